@@ -1,0 +1,96 @@
+"""The settled configuration of a run: file values, then CLI flags over them.
+
+Every field has its default here; `fuzzgate.config.load` fills these from wallfacer.toml /
+fuzzgate.{toml,yaml,yml} and the CLI, and is the only place that knows file syntax.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from fuzzgate.findings import DEFAULT_SEVERITY, Kind, Severity
+
+
+class TargetKind(StrEnum):
+    STDIO = "stdio"
+    HTTP = "http"
+
+
+class GenerationMode(StrEnum):
+    CONFORM = "conform"
+    ADVERSARIAL = "adversarial"
+    MIXED = "mixed"
+
+
+class ProtocolMode(StrEnum):
+    """How to negotiate the protocol era: `auto` probes 2026-07-28 and falls back to the handshake."""
+
+    AUTO = "auto"
+    LEGACY = "legacy"
+    MODERN = "2026-07-28"
+
+
+@dataclass(frozen=True, slots=True)
+class TargetConfig:
+    """The `[target]` section (wallfacer's format)."""
+
+    kind: TargetKind
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    timeout_ms: int = 5000
+    name: str | None = None
+    """A short name for reports (JUnit classname, SARIF category); derived from the command or URL when unset."""
+
+    @property
+    def display_name(self) -> str:
+        if self.name:
+            return self.name
+        if self.kind is TargetKind.HTTP and self.url:
+            return self.url.split("://", 1)[-1].split("/", 1)[0]
+        parts = [Path(self.command or "server").name, *self.args]
+        script = next((Path(a).stem for a in reversed(parts) if a.endswith((".py", ".js", ".ts"))), None)
+        return script or Path(self.command or "server").name
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Everything a run needs to know, already validated."""
+
+    target: TargetConfig
+    source: Path | None = None
+    """The config file this came from (None when the target came only from flags)."""
+    target_line: int = 1
+    """The line of `source` that declares the target (for SARIF locations)."""
+
+    budget_s: float = 60.0
+    cases: int | None = None
+    mode: GenerationMode = GenerationMode.MIXED
+    concurrency: int = 1
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    max_tools: int | None = None
+    seed: int | None = None
+    fail_on: Severity = Severity.MEDIUM
+    out_dir: Path = Path(".fuzzgate/out")
+    secret_patterns: tuple[str, ...] = ()
+    slow_ms: int = 2000
+    max_string: int = 65536
+    replays: int = 3
+    protocol: ProtocolMode = ProtocolMode.AUTO
+    startup_timeout_ms: int = 30000
+    baseline_dir: Path = Path(".fuzzgate/baseline")
+
+    severity: dict[Kind, Severity] = field(default_factory=lambda: dict(DEFAULT_SEVERITY))
+    destructive_patterns: tuple[str, ...] = ()
+    destructive_replace_defaults: bool = False
+    allow_destructive: tuple[str, ...] = ()
+
+    corpus_dir: Path = Path(".wallfacer/corpus")
+    lock_timeout_ms: int = 30000
+    packs: dict[str, dict[str, str]] = field(default_factory=dict)

@@ -1,0 +1,189 @@
+"""What a run finds: kinds, severities, repros and findings.
+
+These frozen types are the vocabulary every stage after `execute` speaks; reports serialize them
+with `to_json()` and read them back with `from_json()`, so `report.json` and baseline files are the
+source of truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+JSONValue = Any
+"""A value that `json.dumps` accepts (dicts, lists, str, int, float, bool, None)."""
+
+
+class Kind(StrEnum):
+    """The classes of bug fuzzgate reports. Names follow wallfacer's `[severity]` keys where they overlap."""
+
+    CRASH = "crash"
+    HANG = "hang"
+    PROTOCOL_ERROR = "protocol_error"
+    INTERNAL_ERROR = "internal_error"
+    SCHEMA_VIOLATION = "schema_violation"
+    SECRET_LEAK = "secret_leak"
+    SLOW = "slow"
+
+
+class Severity(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
+
+    def at_least(self, other: Severity) -> bool:
+        return self.rank >= other.rank
+
+
+_SEVERITY_RANK = {Severity.LOW: 0, Severity.MEDIUM: 1, Severity.HIGH: 2, Severity.CRITICAL: 3}
+
+DEFAULT_SEVERITY: dict[Kind, Severity] = {
+    Kind.CRASH: Severity.CRITICAL,
+    Kind.HANG: Severity.HIGH,
+    Kind.PROTOCOL_ERROR: Severity.HIGH,
+    Kind.INTERNAL_ERROR: Severity.HIGH,
+    Kind.SCHEMA_VIOLATION: Severity.MEDIUM,
+    Kind.SECRET_LEAK: Severity.CRITICAL,
+    Kind.SLOW: Severity.LOW,
+}
+
+
+class Surface(StrEnum):
+    TOOL = "tool"
+    RESOURCE = "resource"
+    PROMPT = "prompt"
+
+
+@dataclass(frozen=True, slots=True)
+class Repro:
+    """Everything needed to send the failing request again.
+
+    `arguments` are the exact tool arguments sent; `case_index` and `seed` regenerate them;
+    `schema_valid` says whether they conformed to the tool's input schema.
+    """
+
+    seed: int
+    case_index: int
+    arguments: dict[str, JSONValue]
+    transport: str
+    schema_valid: bool = True
+
+    def size(self) -> int:
+        """How big the repro is, for keeping the smallest of several."""
+        import json
+
+        return len(json.dumps(self.arguments, sort_keys=True, ensure_ascii=False))
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "seed": self.seed,
+            "case_index": self.case_index,
+            "arguments": self.arguments,
+            "transport": self.transport,
+            "schema_valid": self.schema_valid,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> Repro:
+        return cls(
+            seed=int(data["seed"]),
+            case_index=int(data["case_index"]),
+            arguments=dict(data["arguments"]),
+            transport=str(data["transport"]),
+            schema_valid=bool(data.get("schema_valid", True)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Details:
+    """Evidence: the error the client saw, what the server logged while handling the call, and
+    the source location the server's traceback points at (if any)."""
+
+    error: str | None = None
+    stderr: str | None = None
+    frames: tuple[str, ...] = ()
+    location: tuple[str, int] | None = None
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "error": self.error,
+            "stderr": self.stderr,
+            "frames": list(self.frames),
+            "location": {"path": self.location[0], "line": self.location[1]} if self.location else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> Details:
+        loc = data.get("location")
+        return cls(
+            error=data.get("error"),
+            stderr=data.get("stderr"),
+            frames=tuple(data.get("frames") or ()),
+            location=(str(loc["path"]), int(loc["line"])) if loc else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One bug, identified by `fingerprint`, with the smallest repro seen and how often it was hit.
+
+    `replays`/`reproduced` record the confirmation on fresh servers; `flaky` is true when the repro
+    did not fail every replay, and a flaky finding never fails a run.
+    """
+
+    kind: Kind
+    severity: Severity
+    surface: Surface
+    name: str
+    message: str
+    fingerprint: str
+    repro: Repro
+    details: Details = field(default_factory=Details)
+    count: int = 1
+    replays: int = 0
+    reproduced: int = 0
+    flaky: bool = False
+
+    def merged_with(self, other: Finding) -> Finding:
+        """The same bug hit again: keep the smaller repro (and its evidence), add up the count."""
+        smaller = other if other.repro.size() < self.repro.size() else self
+        return replace(smaller, count=self.count + other.count)
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "fingerprint": self.fingerprint,
+            "kind": self.kind.value,
+            "severity": self.severity.value,
+            "surface": self.surface.value,
+            "name": self.name,
+            "message": self.message,
+            "details": self.details.to_json(),
+            "repro": self.repro.to_json(),
+            "count": self.count,
+            "replays": self.replays,
+            "reproduced": self.reproduced,
+            "flaky": self.flaky,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> Finding:
+        return cls(
+            kind=Kind(data["kind"]),
+            severity=Severity(data["severity"]),
+            surface=Surface(data["surface"]),
+            name=str(data["name"]),
+            message=str(data["message"]),
+            fingerprint=str(data["fingerprint"]),
+            repro=Repro.from_json(data["repro"]),
+            details=Details.from_json(data.get("details") or {}),
+            count=int(data.get("count", 1)),
+            replays=int(data.get("replays", 0)),
+            reproduced=int(data.get("reproduced", 0)),
+            flaky=bool(data.get("flaky", False)),
+        )

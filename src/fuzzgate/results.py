@@ -1,0 +1,192 @@
+"""The result of a run, as every reporter sees it and as `report.json` stores it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from fuzzgate.findings import Finding, JSONValue, Severity, Surface
+
+REPORT_VERSION = 1
+
+
+class Status(StrEnum):
+    """What a run did with one tool, resource template or prompt."""
+
+    FUZZED = "fuzzed"
+    BLOCKED = "blocked"
+    """Looks destructive and is not allowlisted: never called."""
+    SKIPPED = "skipped"
+    """Excluded by a filter, over `max_tools`, or its schema could not be handled."""
+
+
+class BaselineState(StrEnum):
+    NEW = "new"
+    KNOWN = "known"
+    FIXED = "fixed"
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceEntry:
+    """One thing the server offers and what the run did with it."""
+
+    surface: Surface
+    name: str
+    status: Status
+    reason: str | None = None
+    cases: int = 0
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "surface": self.surface.value,
+            "name": self.name,
+            "status": self.status.value,
+            "reason": self.reason,
+            "cases": self.cases,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> SurfaceEntry:
+        return cls(
+            surface=Surface(data["surface"]),
+            name=str(data["name"]),
+            status=Status(data["status"]),
+            reason=data.get("reason"),
+            cases=int(data.get("cases", 0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSummary:
+    """The target as reports may show it: no env values, no header values."""
+
+    name: str
+    kind: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    url: str | None = None
+    protocol_version: str | None = None
+    server_name: str | None = None
+    server_version: str | None = None
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "command": self.command,
+            "args": list(self.args),
+            "url": self.url,
+            "protocol_version": self.protocol_version,
+            "server_name": self.server_name,
+            "server_version": self.server_version,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> TargetSummary:
+        return cls(
+            name=str(data["name"]),
+            kind=str(data["kind"]),
+            command=data.get("command"),
+            args=tuple(data.get("args") or ()),
+            url=data.get("url"),
+            protocol_version=data.get("protocol_version"),
+            server_name=data.get("server_name"),
+            server_version=data.get("server_version"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """Everything one run produced. `findings` are this run's (merged, replayed); `states` maps each
+    fingerprint (this run's and the baseline's) to new/known/fixed; `fixed` holds baseline entries
+    that no longer fail."""
+
+    version: str
+    target: TargetSummary
+    seed: int
+    seed_source: str
+    budget_s: float
+    duration_s: float
+    calls: int
+    mode: str
+    fail_on: Severity
+    entries: tuple[SurfaceEntry, ...]
+    findings: tuple[Finding, ...]
+    verdict: Verdict
+    states: dict[str, BaselineState] = field(default_factory=dict)
+    fixed: tuple[Finding, ...] = ()
+    config_path: str | None = None
+    target_line: int = 1
+    resources: tuple[str, ...] = ()
+    prompts: tuple[str, ...] = ()
+    interrupted: bool = False
+
+    def state_of(self, finding: Finding) -> BaselineState:
+        return self.states.get(finding.fingerprint, BaselineState.NEW)
+
+    def gating(self) -> list[Finding]:
+        """The findings that fail the gate: new, confirmed, at or above fail-on."""
+        return [
+            f
+            for f in self.findings
+            if not f.flaky and f.severity.at_least(self.fail_on) and self.state_of(f) is BaselineState.NEW
+        ]
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "report_version": REPORT_VERSION,
+            "version": self.version,
+            "target": self.target.to_json(),
+            "seed": self.seed,
+            "seed_source": self.seed_source,
+            "budget_s": self.budget_s,
+            "duration_s": round(self.duration_s, 3),
+            "calls": self.calls,
+            "mode": self.mode,
+            "fail_on": self.fail_on.value,
+            "verdict": self.verdict.value,
+            "interrupted": self.interrupted,
+            "config_path": self.config_path,
+            "target_line": self.target_line,
+            "cases_per_tool": {
+                e.name: e.cases for e in self.entries if e.status is Status.FUZZED and e.surface is Surface.TOOL
+            },
+            "entries": [e.to_json() for e in self.entries],
+            "resources": list(self.resources),
+            "prompts": list(self.prompts),
+            "findings": [{**f.to_json(), "baseline_state": self.state_of(f).value} for f in self.findings],
+            "fixed": [f.to_json() for f in self.fixed],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> RunReport:
+        findings = tuple(Finding.from_json(f) for f in data.get("findings", []))
+        fixed = tuple(Finding.from_json(f) for f in data.get("fixed", []))
+        states = {f["fingerprint"]: BaselineState(f.get("baseline_state", "new")) for f in data.get("findings", [])}
+        states.update({f.fingerprint: BaselineState.FIXED for f in fixed})
+        return cls(
+            version=str(data["version"]),
+            target=TargetSummary.from_json(data["target"]),
+            seed=int(data["seed"]),
+            seed_source=str(data["seed_source"]),
+            budget_s=float(data["budget_s"]),
+            duration_s=float(data["duration_s"]),
+            calls=int(data["calls"]),
+            mode=str(data["mode"]),
+            fail_on=Severity(data["fail_on"]),
+            entries=tuple(SurfaceEntry.from_json(e) for e in data.get("entries", [])),
+            findings=findings,
+            verdict=Verdict(data["verdict"]),
+            states=states,
+            fixed=fixed,
+            config_path=data.get("config_path"),
+            target_line=int(data.get("target_line", 1)),
+            resources=tuple(data.get("resources") or ()),
+            prompts=tuple(data.get("prompts") or ()),
+            interrupted=bool(data.get("interrupted", False)),
+        )
