@@ -1,7 +1,199 @@
-"""Placeholder until the CLI lands."""
+"""The `fuzzgate` command. It parses flags, runs the engine, fans events out to reporters and
+decides the exit code; it never speaks MCP itself."""
 
 from __future__ import annotations
 
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
-def main() -> int:
-    return 0
+from rich.console import Console
+from rich.markup import escape
+
+from fuzzgate import __version__
+from fuzzgate.config import Config, Overrides, find_config, load_config, starter_config
+from fuzzgate.errors import ExitCode, FuzzgateError, UsageError
+
+Handler = Callable[[argparse.Namespace, Console], int]
+
+
+def _add_config_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("configuration (each overrides the config file)")
+    g.add_argument("--config", type=Path, help="config file (default: looked up, see README)")
+    g.add_argument("--budget", help="time budget for fuzzing, e.g. 60s, 5m (default 60s)")
+    g.add_argument("--cases", help="at most this many cases per tool")
+    g.add_argument("--mode", choices=["conform", "adversarial", "mixed"], help="generation mode (default mixed)")
+    g.add_argument("--concurrency", help="calls in flight at once (default 1)")
+    g.add_argument("--include", action="append", metavar="GLOB", help="fuzz only tools matching (repeatable)")
+    g.add_argument("--exclude", action="append", metavar="GLOB", help="never fuzz tools matching (repeatable)")
+    g.add_argument("--max-tools", help="fuzz at most this many tools")
+    g.add_argument("--seed", help="master seed: a number or a commit SHA (default: derived from the commit)")
+    g.add_argument("--fail-on", choices=["low", "medium", "high", "critical"], help="lowest failing severity")
+    g.add_argument("--out", type=Path, help="output directory (default .fuzzgate/out)")
+    g.add_argument("--secret-pattern", action="append", metavar="REGEX", help="extra secret pattern (repeatable)")
+    g.add_argument("--slow", help="slow-call threshold, e.g. 2s")
+    g.add_argument("--max-string", help="string size cap, e.g. 64KiB")
+    g.add_argument("--replays", help="replays per finding on fresh servers (default 3)")
+    g.add_argument("--protocol", choices=["auto", "legacy", "2026-07-28"], help="protocol negotiation")
+    g.add_argument("--baseline", type=Path, help="baseline directory (default .fuzzgate/baseline)")
+    g.add_argument("--timeout", help="per-request timeout, e.g. 5s")
+    g.add_argument("--startup-timeout", help="time allowed for the server to start and initialize")
+    t = p.add_argument_group("target (instead of or over the config file's [target])")
+    t.add_argument("--command", dest="target_command", help="stdio server command")
+    t.add_argument("--arg", dest="target_args", action="append", metavar="ARG", help="stdio server argument")
+    t.add_argument("--url", help="streamable HTTP endpoint")
+    t.add_argument("--header", action="append", metavar="'NAME: VALUE'", help="HTTP header (repeatable)")
+
+
+def _overrides(ns: argparse.Namespace) -> Overrides:
+    def tup(values: list[str] | None) -> tuple[str, ...] | None:
+        return tuple(values) if values else None
+
+    return Overrides(
+        budget=ns.budget,
+        cases=ns.cases,
+        mode=ns.mode,
+        concurrency=ns.concurrency,
+        include=tup(ns.include),
+        exclude=tup(ns.exclude),
+        max_tools=ns.max_tools,
+        fail_on=ns.fail_on,
+        out=ns.out,
+        secret_patterns=tup(ns.secret_pattern),
+        slow=ns.slow,
+        max_string=ns.max_string,
+        replays=ns.replays,
+        protocol=ns.protocol,
+        startup_timeout=ns.startup_timeout,
+        baseline=ns.baseline,
+        command=ns.target_command,
+        args=tup(ns.target_args),
+        url=ns.url,
+        headers=tup(ns.header),
+        timeout=ns.timeout,
+    )
+
+
+def load(ns: argparse.Namespace, console: Console) -> Config:
+    cwd = Path.cwd()
+    explicit = ns.config
+    path = None if (explicit is None and (ns.target_command or ns.url)) else find_config(explicit, cwd, os.environ)
+
+    def warn(message: str) -> None:
+        console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
+
+    return load_config(path, _overrides(ns), os.environ, warn=warn)
+
+
+def _cmd_run(ns: argparse.Namespace, console: Console) -> int:
+    from fuzzgate.gate import run_gate
+
+    config = load(ns, console)
+    return run_gate(config, console, seed_flag=ns.seed, trace=ns.trace, quiet=ns.quiet)
+
+
+def _cmd_tools(ns: argparse.Namespace, console: Console) -> int:
+    from fuzzgate.gate import list_tools
+
+    return list_tools(load(ns, console), console, seed_flag=ns.seed)
+
+
+def _cmd_replay(ns: argparse.Namespace, console: Console) -> int:
+    from fuzzgate.gate import replay
+
+    if ns.tool is None and ns.finding is None:
+        raise UsageError("replay needs a FINGERPRINT, a FILE, or --tool with --arguments")
+    return replay(load(ns, console), console, finding=ns.finding, tool=ns.tool, arguments=ns.arguments)
+
+
+def _cmd_init(ns: argparse.Namespace, console: Console) -> int:
+    path: Path = ns.path
+    if path.exists() and not ns.force:
+        raise UsageError(f"{path} already exists", hint="pass --force to overwrite it")
+    from fuzzgate.report.files import write_atomic
+
+    write_atomic(path, starter_config("http" if ns.http else "stdio"))
+    console.print(f"wrote {path}: edit [target], then run `fuzzgate tools` to see what would be fuzzed")
+    return ExitCode.OK
+
+
+def _cmd_baseline(ns: argparse.Namespace, console: Console) -> int:
+    from fuzzgate.gate import baseline_command
+
+    return baseline_command(ns.action, load(ns, console), console)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fuzzgate",
+        description="Deterministic fuzzing gate for MCP servers.",
+        epilog="exit codes: 0 no new finding at or above --fail-on, 1 new findings, "
+        "2 usage/config/baseline error, 3 the server could not be started or initialized",
+    )
+    parser.add_argument("--version", action="version", version=f"fuzzgate {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show tracebacks for errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="fuzz the configured server and gate on new findings")
+    _add_config_flags(run)
+    run.add_argument("--trace", type=Path, help="write every request and outcome as JSON lines")
+    run.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
+    run.set_defaults(handler=_cmd_run)
+
+    tools = sub.add_parser("tools", help="show what a run would fuzz, block and skip, calling nothing")
+    _add_config_flags(tools)
+    tools.set_defaults(handler=_cmd_tools)
+
+    replay = sub.add_parser("replay", help="send a finding's repro again: exit 1 if it still fails")
+    replay.add_argument("finding", nargs="?", help="a fingerprint, or a report/baseline JSON file")
+    replay.add_argument("--tool", help="tool to call (with --arguments) instead of a recorded finding")
+    replay.add_argument("--arguments", default="{}", help="JSON object of arguments for --tool")
+    _add_config_flags(replay)
+    replay.set_defaults(handler=_cmd_replay)
+
+    init = sub.add_parser("init", help="write a commented starter config")
+    init.add_argument("path", nargs="?", type=Path, default=Path("fuzzgate.toml"))
+    init.add_argument("--http", action="store_true", help="for a streamable HTTP server (default stdio)")
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.set_defaults(handler=_cmd_init)
+
+    baseline = sub.add_parser("baseline", help="manage the baseline corpus of known findings")
+    baseline.add_argument("action", choices=["accept", "prune", "list"])
+    _add_config_flags(baseline)
+    baseline.set_defaults(handler=_cmd_baseline)
+    return parser
+
+
+def _print_error(console: Console, error: FuzzgateError) -> None:
+    console.print(f"[bold red]fuzzgate: {error.title}:[/] {escape(error.message)}", highlight=False)
+    if error.detail:
+        console.print(escape(error.detail), highlight=False)
+    if error.hint:
+        console.print(f"[dim]hint:[/] {escape(error.hint)}", highlight=False)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    err = Console(stderr=True, highlight=False)
+    out = Console(highlight=False)
+    if ns.command is None:
+        parser.print_help()
+        return ExitCode.USAGE
+    handler: Handler = ns.handler
+    try:
+        return int(handler(ns, out))
+    except FuzzgateError as error:
+        if ns.verbose:
+            err.print_exception()
+        _print_error(err, error)
+        return int(error.exit_code)
+    except KeyboardInterrupt:
+        err.print("fuzzgate: interrupted; the server was stopped and no partial report was written")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

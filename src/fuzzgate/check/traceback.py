@@ -1,0 +1,123 @@
+"""Finding stack traces in what a server wrote (Python plain or rich-formatted, Node.js), and the
+frames that identify the bug.
+
+Hand-written because no maintained library parses tracebacks out of arbitrary log text in these
+three shapes; the formats are stable and documented by their runtimes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_PY_HEADER = re.compile(r"Traceback \(most recent call last")
+_PY_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[^\s│]+)')
+_RICH_FRAME = re.compile(r"│\s*(?P<path>(?:/|[A-Za-z]:\\|\./|\.\./)?[^\s│:]+\.py):(?P<line>\d+) in (?P<func>[^\s│]+)")
+_EXC_LINE = re.compile(
+    r"^\s*(?P<type>(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit|Interrupt|Warning|Fault|Failure)\w*)(?::\s*(?P<msg>.*))?$"
+)
+_NODE_FRAME = re.compile(r"^\s+at (?:(?P<func>[^\s(]+) \()?(?P<path>(?:file://|node:)?[^\s():]+):(?P<line>\d+):\d+\)?\s*$")
+_LOG_PREFIX = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+)?")
+
+LIBRARY_MARKERS = ("site-packages", "dist-packages", "/lib/python", "node_modules", "<frozen", "node:internal", "internal/")
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    path: str
+    line: int
+    func: str
+
+    @property
+    def in_library(self) -> bool:
+        return any(marker in self.path for marker in LIBRARY_MARKERS) or not (
+            "/" in self.path or "\\" in self.path or self.path.endswith((".py", ".js", ".ts", ".mjs", ".cjs"))
+        )
+
+    def label(self) -> str:
+        name = self.path.replace("\\", "/").rsplit("/", 1)[-1]
+        return f"{name}:{self.func}"
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """One traceback: its frames, outermost first, and the exception it ended in."""
+
+    exc_type: str
+    message: str
+    frames: tuple[Frame, ...]
+
+    def user_frames(self) -> tuple[Frame, ...]:
+        return tuple(f for f in self.frames if not f.in_library)
+
+    def signature(self, depth: int = 3) -> tuple[str, ...]:
+        """Exception type and the innermost user frames, without line numbers, which move with edits."""
+        frames = self.user_frames() or self.frames
+        short = self.exc_type.rsplit(".", 1)[-1]
+        return (short, *(f.label() for f in frames[-depth:]))
+
+
+def _clean(text: str) -> list[str]:
+    return [_ANSI.sub("", line) for line in text.splitlines()]
+
+
+def parse_traces(text: str) -> list[Trace]:
+    """Every traceback in `text`, in order. A chained Python exception gives one Trace per link."""
+    lines = _clean(text)
+    traces: list[Trace] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _PY_HEADER.search(line):
+            trace, i = _parse_python(lines, i + 1)
+            if trace:
+                traces.append(trace)
+            continue
+        if _EXC_LINE.match(_LOG_PREFIX.sub("", line)) and i + 1 < len(lines) and _NODE_FRAME.match(lines[i + 1]):
+            trace, i = _parse_node(lines, i)
+            traces.append(trace)
+            continue
+        i += 1
+    return traces
+
+
+def _parse_python(lines: list[str], i: int) -> tuple[Trace | None, int]:
+    frames: list[Frame] = []
+    boxed = False
+    while i < len(lines):
+        line = lines[i]
+        match = _PY_FRAME.search(line) or _RICH_FRAME.search(line)
+        boxed = boxed or line.lstrip().startswith("│")
+        if match:
+            frames.append(Frame(match["path"], int(match["line"]), match["func"]))
+        elif _PY_HEADER.search(line):
+            break
+        elif frames and not line.lstrip().startswith(("│", "╰", "╭")):
+            # Source lines inside a plain traceback are indented; its exception line is not.
+            exc = _EXC_LINE.match(_LOG_PREFIX.sub("", line).strip())
+            if exc and (boxed or not line.startswith("    ")):
+                return Trace(exc["type"], (exc["msg"] or "").strip(), tuple(frames)), i + 1
+        i += 1
+    return (Trace("Exception", "", tuple(frames)), i) if frames else (None, i)
+
+
+def _parse_node(lines: list[str], i: int) -> tuple[Trace, int]:
+    head = _EXC_LINE.match(_LOG_PREFIX.sub("", lines[i]))
+    assert head is not None
+    frames: list[Frame] = []
+    i += 1
+    while i < len(lines) and (match := _NODE_FRAME.match(lines[i])):
+        path = match["path"].removeprefix("file://")
+        frames.append(Frame(path, int(match["line"]), match["func"] or "<anonymous>"))
+        i += 1
+    # Node prints the innermost frame first; Trace keeps Python's outermost-first order.
+    return Trace(head["type"], (head["msg"] or "").strip(), tuple(reversed(frames))), i
+
+
+def root_cause(traces: list[Trace]) -> Trace | None:
+    """The trace that says most about the bug: the first (root of a chain) that reaches user code."""
+    for trace in traces:
+        if trace.user_frames():
+            return trace
+    return traces[0] if traces else None

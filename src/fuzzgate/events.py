@@ -1,0 +1,99 @@
+"""The stream of small, immutable events the engine yields. Reporters consume them; the engine never
+prints and never exits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fuzzgate.findings import Finding
+from fuzzgate.outcome import CallOutcome
+from fuzzgate.results import RunReport, SurfaceEntry
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    target: str
+    seed: int
+    seed_source: str
+    budget_s: float
+    mode: str
+
+
+@dataclass(frozen=True, slots=True)
+class ServerReady:
+    protocol_version: str
+    server_name: str | None
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class Discovered:
+    entries: tuple[SurfaceEntry, ...]
+    resources: tuple[str, ...]
+    resource_templates: tuple[str, ...]
+    prompts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CallFinished:
+    tool: str
+    case_index: int
+    arguments: dict[str, Any]
+    schema_valid: bool
+    origin: str
+    outcome: CallOutcome
+    observations: int
+    calls: int
+    findings: int
+    elapsed_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class ServerRestarted:
+    reason: str
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class FuzzingStopped:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TriageStarted:
+    findings: int
+    replays: int
+
+
+@dataclass(frozen=True, slots=True)
+class FindingTriaged:
+    finding: Finding
+    dropped: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineReplayed:
+    fingerprint: str
+    still_failing: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    report: RunReport
+
+
+Event = (
+    RunStarted
+    | ServerReady
+    | Discovered
+    | CallFinished
+    | ServerRestarted
+    | FuzzingStopped
+    | TriageStarted
+    | FindingTriaged
+    | BaselineReplayed
+    | RunFinished
+)
+EventSink = Callable[[Event], None]

@@ -1,0 +1,62 @@
+"""What one request to the server came back with, as the oracles see it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class OutcomeStatus(StrEnum):
+    OK = "ok"
+    """A result with `isError: false` (and conforming structured content)."""
+    TOOL_ERROR = "tool_error"
+    """A result with `isError: true`: the tool declined, which is correct behaviour."""
+    RPC_ERROR = "rpc_error"
+    """A JSON-RPC error response."""
+    OUTPUT_INVALID = "output_invalid"
+    """Structured content that does not match the declared output schema."""
+    TIMEOUT = "timeout"
+    """No reply within the timeout."""
+    CLOSED = "closed"
+    """The connection closed (the process died) while the call was pending."""
+    ABORTED = "aborted"
+    """fuzzgate itself tore the connection down (restart after another call hung or crashed)."""
+    UNSENDABLE = "unsendable"
+    """The request could not be sent (e.g. this transport cannot encode a lone surrogate)."""
+    UNSUPPORTED = "unsupported"
+    """The server answered with something fuzzgate does not drive (input-required rounds, extensions)."""
+
+
+class AnomalyKind(StrEnum):
+    NON_JSON = "non_json"
+    INVALID_MESSAGE = "invalid_message"
+    WRONG_ID = "wrong_id"
+    OVERSIZED = "oversized"
+
+
+@dataclass(frozen=True, slots=True)
+class WireAnomaly:
+    """Something on the wire that is not valid JSON-RPC for this conversation."""
+
+    kind: AnomalyKind
+    excerpt: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    status: OutcomeStatus
+    duration_s: float
+    text: str = ""
+    """The result's text content, or the error message, whichever the server sent."""
+    payload: str = ""
+    """Everything the server sent back, serialized, for the secret scan."""
+    rpc_code: int | None = None
+    error: str | None = None
+    schema_path: str | None = None
+    """For OUTPUT_INVALID: where in the output schema the structured content failed."""
+    stderr: str = ""
+    """What the server wrote to stderr while the call was pending."""
+    anomalies: tuple[WireAnomaly, ...] = ()
+    exit_code: int | None = None
+    concurrent: int = 1
+    """How many calls were in flight at once, which makes attribution of process-wide symptoms uncertain."""

@@ -1,0 +1,134 @@
+"""What a person watching the run sees: progress while it runs, a readable summary at the end."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from fuzzgate.events import (
+    CallFinished,
+    Discovered,
+    Event,
+    FindingTriaged,
+    FuzzingStopped,
+    RunStarted,
+    ServerReady,
+    ServerRestarted,
+    TriageStarted,
+)
+from fuzzgate.findings import Finding
+from fuzzgate.report.commands import repro_command
+from fuzzgate.results import BaselineState, RunReport, Status, Verdict
+
+PROGRESS_EVERY_S = 5.0
+
+
+class ConsoleReporter:
+    """Consumes engine events. On a terminal the progress line updates in place; in CI logs it is
+    printed every few seconds instead."""
+
+    def __init__(self, console: Console, *, quiet: bool = False) -> None:
+        self.console = console
+        self.quiet = quiet
+        self._budget = 0.0
+        self._last = 0.0
+        self._status = None
+        self._start = time.monotonic()
+
+    def __call__(self, event: Event) -> None:
+        if self.quiet:
+            return
+        c = self.console
+        if isinstance(event, RunStarted):
+            self._budget = event.budget_s
+            self._start = time.monotonic()
+            c.print(
+                f"[bold]fuzzgate[/] fuzzing [cyan]{escape(event.target)}[/] for {event.budget_s:g}s, "
+                f"mode {event.mode}, seed {event.seed} ({escape(event.seed_source)})"
+            )
+        elif isinstance(event, ServerReady) and event.generation == 0:
+            c.print(f"  server {escape(event.server_name or '?')} speaks protocol {event.protocol_version}")
+        elif isinstance(event, Discovered):
+            fuzzed = "" if not event.entries else f", {len(event.entries)} not fuzzed"
+            c.print(
+                f"  {len(event.resources)} resources, {len(event.resource_templates)} resource templates, "
+                f"{len(event.prompts)} prompts listed{fuzzed}"
+            )
+            for entry in event.entries:
+                c.print(f"  [yellow]{entry.status.value}[/] {escape(entry.name)}: {escape(entry.reason or '')}")
+        elif isinstance(event, CallFinished):
+            self._progress(event)
+        elif isinstance(event, ServerRestarted):
+            c.print(f"  [dim]restarted the server ({escape(event.reason)})[/]")
+        elif isinstance(event, FuzzingStopped):
+            c.print(f"  [red]fuzzing stopped early:[/] {escape(event.reason)}")
+        elif isinstance(event, TriageStarted):
+            self._stop_status()
+            c.print(f"  replaying {event.findings} finding(s) {event.replays}x each on fresh servers")
+        elif isinstance(event, FindingTriaged):
+            f = event.finding
+            label = "dropped (another call's symptom)" if event.dropped else ("flaky" if f.flaky else "confirmed")
+            c.print(f"  {label}: {f.kind.value} in {escape(f.name)} ({f.reproduced}/{f.replays} replays)")
+
+    def _progress(self, event: CallFinished) -> None:
+        now = time.monotonic()
+        left = max(0.0, self._budget - event.elapsed_s)
+        line = f"  {event.calls} calls, {event.findings} finding(s), {left:.0f}s left"
+        if self.console.is_terminal:
+            if self._status is None:
+                self._status = self.console.status(line)
+                self._status.start()
+            else:
+                self._status.update(line)
+        elif now - self._last >= PROGRESS_EVERY_S:
+            self._last = now
+            self.console.print(line)
+
+    def _stop_status(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def summary(self, report: RunReport) -> None:
+        self._stop_status()
+        c = self.console
+        table = Table(title=f"{report.target.name}: {report.calls} calls in {report.duration_s:.1f}s", expand=False)
+        for column in ("tool", "status", "cases", "findings"):
+            table.add_column(column)
+        per_tool: dict[str, list[Finding]] = {}
+        for finding in report.findings:
+            per_tool.setdefault(finding.name, []).append(finding)
+        for entry in report.entries:
+            found = per_tool.get(entry.name, [])
+            status = entry.status.value if entry.status is Status.FUZZED else f"{entry.status.value}: {entry.reason}"
+            table.add_row(
+                escape(entry.name),
+                escape(status),
+                str(entry.cases),
+                ", ".join(sorted({f.kind.value for f in found})) or "-",
+            )
+        c.print(table)
+        for finding in report.findings:
+            state = report.state_of(finding)
+            tag = "flaky" if finding.flaky else state.value
+            colour = "red" if (state is BaselineState.NEW and not finding.flaky) else "yellow"
+            c.print(
+                f"[{colour}]{tag}[/] [bold]{finding.kind.value}[/] ({finding.severity.value}) in "
+                f"[cyan]{escape(finding.name)}[/]: {escape(finding.message)}"
+            )
+            c.print(f"    fingerprint {finding.fingerprint}, hit {finding.count}x, reproduced "
+                    f"{finding.reproduced}/{finding.replays}")
+            c.print(f"    [dim]reproduce:[/] {escape(repro_command(finding, report.config_path))}", soft_wrap=True)
+        for finding in report.fixed:
+            c.print(f"[green]fixed[/] {finding.kind.value} in {escape(finding.name)} ({finding.fingerprint})")
+        gating = report.gating()
+        if report.verdict is Verdict.FAIL:
+            c.print(
+                f"[bold red]FAIL[/]: {len(gating)} new finding(s) at or above {report.fail_on.value} "
+                f"(seed {report.seed})"
+            )
+        else:
+            c.print(f"[bold green]PASS[/]: no new finding at or above {report.fail_on.value} (seed {report.seed})")

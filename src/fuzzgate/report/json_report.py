@@ -1,0 +1,35 @@
+"""`report.json`: the source of truth every other output and `fuzzgate replay` read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fuzzgate.errors import ReportError
+from fuzzgate.report.files import write_atomic
+from fuzzgate.results import RunReport
+
+REPORT_FILE = "report.json"
+
+
+def render(report: RunReport) -> str:
+    return json.dumps(report.to_json(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def write(report: RunReport, out_dir: Path) -> Path:
+    path = out_dir / REPORT_FILE
+    write_atomic(path, render(report))
+    return path
+
+
+def read(path: Path) -> RunReport:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReportError(f"{path}: no such report", hint="run `fuzzgate run` first, or pass --out") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ReportError(f"{path}: not a readable report ({exc})") from None
+    try:
+        return RunReport.from_json(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ReportError(f"{path}: not a fuzzgate report (missing or bad field {exc})") from None

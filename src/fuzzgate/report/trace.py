@@ -1,0 +1,41 @@
+"""`--trace FILE`: every request and its outcome, one JSON object per line.
+
+Requests are written as sent; outcome texts go through the run's redactor first.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO
+
+from fuzzgate.check.secrets import Redactor
+from fuzzgate.events import CallFinished, Event
+
+
+class TraceWriter:
+    def __init__(self, path: Path, redact: Redactor) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle: IO[str] = path.open("w", encoding="utf-8")
+        self._redact = redact
+
+    def __call__(self, event: Event) -> None:
+        if not isinstance(event, CallFinished):
+            return
+        outcome = event.outcome
+        record = {
+            "tool": event.tool,
+            "case": event.case_index,
+            "arguments": event.arguments,
+            "schema_valid": event.schema_valid,
+            "origin": event.origin,
+            "status": outcome.status.value,
+            "duration_ms": round(outcome.duration_s * 1000, 2),
+            "rpc_code": outcome.rpc_code,
+            "text": self._redact(outcome.text[:500]),
+            "observations": event.observations,
+        }
+        self._handle.write(json.dumps(record, ensure_ascii=True) + "\n")
+
+    def close(self) -> None:
+        self._handle.close()

@@ -1,0 +1,264 @@
+"""An MCP session with one server instance, opened through the `mcp` SDK, with fuzzgate's own
+timeouts around every step, and one tool call turned into a `CallOutcome`."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from fuzzgate import __version__
+from fuzzgate.config.model import Config, TargetKind
+from fuzzgate.errors import TargetError
+from fuzzgate.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.target.stdio import ServerProcess, StdioSpec, child_environment, stdio_transport
+
+CONNECTION_CLOSED = -32000
+STDERR_TAIL_LINES = 15
+_SETTLE_S = 0.02
+"""After an error reply, how long to let the stderr reader catch up with what the server logged first."""
+
+
+@dataclass(slots=True)
+class Connection:
+    """An initialized session. `process` is set for stdio targets, which fuzzgate owns."""
+
+    client: Client
+    transport: str
+    process: ServerProcess | None
+    generation: int = 0
+
+    @property
+    def protocol_version(self) -> str:
+        return self.client.protocol_version
+
+    @property
+    def server_info(self) -> types.Implementation | None:
+        return self.client.server_info
+
+    def alive(self) -> bool:
+        return self.process is None or self.process.returncode is None
+
+
+def describe_exception(exc: BaseException) -> str:
+    """The innermost meaningful message of an exception or exception group, on one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, MCPError):
+        return f"{exc.message} (JSON-RPC error {exc.code})"
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _transport_for(config: Config, process: ServerProcess | None) -> AbstractAsyncContextManager[Any]:
+    target = config.target
+    if process is not None:
+        return stdio_transport(process)
+    assert target.url is not None
+    return _http_transport(target.url, target.headers)
+
+
+@asynccontextmanager
+async def _http_transport(url: str, headers: Mapping[str, str]) -> AsyncIterator[Any]:
+    http = httpx2.AsyncClient(headers=dict(headers), timeout=httpx2.Timeout(30.0, read=300.0))
+    async with http, streamable_http_client(url, http_client=http) as streams:
+        yield streams
+
+
+def server_process(config: Config, extra_env: Mapping[str, str]) -> ServerProcess:
+    target = config.target
+    assert target.command is not None
+    cwd = target.cwd
+    spec = StdioSpec(
+        command=target.command,
+        args=target.args,
+        env=child_environment({**extra_env, **target.env}),
+        cwd=cwd,
+    )
+    return ServerProcess(spec)
+
+
+def _startup_error(config: Config, process: ServerProcess | None, reason: str) -> TargetError:
+    target = config.target
+    if target.kind is TargetKind.STDIO:
+        what = " ".join([target.command or "", *target.args]).strip()
+        tail = process.stderr.tail(STDERR_TAIL_LINES) if process else []
+        detail = "\n".join(tail) if tail else None
+        if process is not None and process.returncode is not None:
+            reason = f"{reason}; the server exited with status {process.returncode}"
+        return TargetError(
+            f"could not start the stdio server `{what}`: {reason}",
+            hint="run the command by hand to see why; its last stderr lines follow" if detail else None,
+            detail=detail,
+        )
+    return TargetError(
+        f"could not connect to the MCP server at {target.url}: {reason}",
+        hint="start the server before fuzzgate, and check the URL and headers",
+    )
+
+
+@asynccontextmanager
+async def open_connection(
+    config: Config, *, extra_env: Mapping[str, str] | None = None, generation: int = 0
+) -> AsyncIterator[Connection]:
+    """Start (stdio) or reach (HTTP) the server and initialize a session, or raise `TargetError`.
+
+    The SDK client lives in a task of its own: its task groups must be entered and left by one
+    task, and only then can a timeout around the handshake cancel it cleanly.
+    """
+    process = server_process(config, extra_env or {}) if config.target.kind is TargetKind.STDIO else None
+    client = Client(
+        _transport_for(config, process),
+        mode=config.protocol.value,
+        cache=None,
+        client_info=types.Implementation(name="fuzzgate", version=__version__),
+    )
+    ready = anyio.Event()
+    release = anyio.Event()
+    failure: list[BaseException] = []
+
+    async def hold() -> None:
+        try:
+            async with client:
+                ready.set()
+                await release.wait()
+        except Exception as exc:
+            failure.append(exc)
+        finally:
+            ready.set()
+
+    timeout_s = config.startup_timeout_ms / 1000
+    error: TargetError | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(hold)
+        with anyio.move_on_after(timeout_s) as waiting:
+            await ready.wait()
+        if waiting.cancelled_caught:
+            error = _startup_error(config, process, f"no answer to initialize within {timeout_s:g}s")
+        elif failure:
+            error = _startup_error(config, process, _startup_reason(failure[0]))
+        if error is not None:
+            tg.cancel_scope.cancel()
+        else:
+            try:
+                yield Connection(client=client, transport=config.target.kind.value, process=process, generation=generation)
+            finally:
+                release.set()
+    if error is not None:
+        raise error
+
+
+def _startup_reason(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found ({exc.filename})"
+    if isinstance(exc, PermissionError):
+        return f"permission denied ({exc.filename})"
+    if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
+        return "the server closed the connection during initialization"
+    return describe_exception(exc)
+
+
+def _text_of(result: types.CallToolResult) -> str:
+    parts = [block.text for block in result.content if isinstance(block, types.TextContent)]
+    return "\n".join(parts)
+
+
+def _schema_path(exc: BaseException) -> str | None:
+    cause = exc.__cause__
+    path = getattr(cause, "schema_path", None)
+    if path is None:
+        return "structuredContent" if "did not return structured content" in str(exc) else None
+    return "/".join(str(p) for p in path)
+
+
+def _is_connection_loss(exc: BaseException) -> bool:
+    if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream):
+        return True
+    return isinstance(exc, httpx2.TransportError)
+
+
+async def call_tool(
+    connection: Connection, name: str, arguments: dict[str, Any], timeout_s: float, *, in_flight: int = 1
+) -> CallOutcome:
+    """Send one `tools/call` and classify what came back. Never raises for anything the server does."""
+    process = connection.process
+    err_mark = process.stderr.mark() if process else 0
+    wire_mark = process.wire.mark() if process else 0
+    started = time.perf_counter()
+    fields: dict[str, Any] = {}
+    status: OutcomeStatus
+    try:
+        with anyio.fail_after(timeout_s):
+            result = await connection.client.session.call_tool(name, arguments)
+    except TimeoutError:
+        status = OutcomeStatus.TIMEOUT
+    except MCPError as exc:
+        if exc.code == CONNECTION_CLOSED and "closed" in exc.message.lower():
+            status = OutcomeStatus.CLOSED
+        else:
+            status = OutcomeStatus.RPC_ERROR
+            fields.update(rpc_code=exc.code, text=exc.message, payload=json.dumps(exc.error.model_dump(mode="json")))
+        fields["error"] = describe_exception(exc)
+    except RuntimeError as exc:
+        message = str(exc)
+        if "structured content" in message:
+            status = OutcomeStatus.OUTPUT_INVALID
+            fields.update(schema_path=_schema_path(exc), text=message)
+        else:
+            status = OutcomeStatus.UNSUPPORTED
+        fields["error"] = message
+    except ValidationError as exc:
+        # The reply parsed as JSON-RPC but its result is not a valid CallToolResult.
+        status = OutcomeStatus.UNSUPPORTED
+        fields["error"] = describe_exception(exc)
+        fields["extra_anomaly"] = WireAnomaly(AnomalyKind.INVALID_MESSAGE, str(exc).splitlines()[0][:300])
+    except ValueError as exc:
+        status = OutcomeStatus.UNSENDABLE
+        fields["error"] = describe_exception(exc)
+    except Exception as exc:
+        if not _is_connection_loss(exc):
+            raise
+        status = OutcomeStatus.CLOSED
+        fields["error"] = describe_exception(exc)
+    else:
+        status = OutcomeStatus.TOOL_ERROR if result.is_error else OutcomeStatus.OK
+        fields["text"] = _text_of(result)
+        fields["payload"] = result.model_dump_json(by_alias=True, exclude_none=True)
+    duration = time.perf_counter() - started
+
+    if process is not None:
+        if status is OutcomeStatus.CLOSED or status is OutcomeStatus.TIMEOUT and process.returncode is not None:
+            # The process is gone: wait briefly for its last stderr words and its exit status.
+            with anyio.move_on_after(0.5):
+                while process.returncode is None:
+                    await anyio.sleep(0.01)
+            await anyio.sleep(_SETTLE_S)
+            if process.killed_by_us:
+                status = OutcomeStatus.ABORTED
+            else:
+                status = OutcomeStatus.CLOSED
+            fields["exit_code"] = process.returncode
+        elif status in (OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR, OutcomeStatus.OK) and in_flight == 1:
+            if status is not OutcomeStatus.OK:
+                await anyio.sleep(_SETTLE_S)
+        fields["stderr"] = "\n".join(process.stderr.since(err_mark))
+        anomalies = process.wire.since(wire_mark)
+    else:
+        anomalies = ()
+    extra = fields.pop("extra_anomaly", None)
+    if extra is not None:
+        anomalies = (*anomalies, extra)
+    return CallOutcome(status=status, duration_s=duration, anomalies=anomalies, concurrent=in_flight, **fields)

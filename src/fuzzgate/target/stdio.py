@@ -1,0 +1,281 @@
+"""A stdio MCP server process that fuzzgate owns, and the framing between its pipes and the SDK.
+
+Why not `mcp.stdio_client`: a fuzzer must survive hostile servers. The SDK's transport hands every
+non-JSON line to a logger, drops replies with a wrong id silently, re-joins its buffer for every
+chunk of a large reply, and keeps stderr for itself. Here the process lives in its own session
+(so one `killpg` reaches its children), stderr is kept line by line with a running index so an
+oracle can see what the server logged while one call was pending, and every line on stdout is
+checked before the SDK's `ClientSession` sees it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections import deque
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+from fuzzgate.outcome import AnomalyKind, WireAnomaly
+
+MAX_LINE_BYTES = 128 * 1024 * 1024
+"""A reply longer than this is a protocol error, not something to buffer."""
+
+STDERR_KEEP_LINES = 20_000
+EXCERPT_CHARS = 300
+
+_TERM_GRACE_S = 0.5
+_KILL_GRACE_S = 1.0
+
+
+@dataclass(slots=True)
+class LineLog:
+    """An append-only log with a running index, keeping only the newest lines.
+
+    Callers remember `mark()` before a call and read `since(mark)` after it, which is how stderr
+    and wire anomalies are attributed to the call that was pending when they appeared.
+    """
+
+    keep: int = STDERR_KEEP_LINES
+    _lines: deque[str] = field(default_factory=deque)
+    _count: int = 0
+
+    def append(self, line: str) -> None:
+        self._lines.append(line)
+        self._count += 1
+        if len(self._lines) > self.keep:
+            self._lines.popleft()
+
+    def mark(self) -> int:
+        return self._count
+
+    def since(self, mark: int) -> list[str]:
+        available = min(self._count - mark, len(self._lines))
+        if available <= 0:
+            return []
+        return list(self._lines)[-available:]
+
+    def tail(self, n: int) -> list[str]:
+        return list(self._lines)[-n:]
+
+
+@dataclass(slots=True)
+class WireLog:
+    """Protocol anomalies seen on stdout, indexed like `LineLog`."""
+
+    _items: list[WireAnomaly] = field(default_factory=list)
+
+    def add(self, anomaly: WireAnomaly) -> None:
+        self._items.append(anomaly)
+
+    def mark(self) -> int:
+        return len(self._items)
+
+    def since(self, mark: int) -> tuple[WireAnomaly, ...]:
+        return tuple(self._items[mark:])
+
+
+def _excerpt(data: bytes | str) -> str:
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
+
+
+def _encode(message: types.JSONRPCMessage) -> bytes:
+    try:
+        text = message.model_dump_json(by_alias=True, exclude_unset=True)
+    except ValueError:
+        # Pydantic refuses lone surrogates; JSON itself allows them escaped, and fuzzing wants them.
+        text = json.dumps(message.model_dump(mode="json", by_alias=True, exclude_unset=True), ensure_ascii=True)
+    return text.encode("utf-8", "surrogatepass") + b"\n"
+
+
+@dataclass(frozen=True, slots=True)
+class StdioSpec:
+    command: str
+    args: tuple[str, ...]
+    env: dict[str, str]
+    cwd: Path | None
+
+
+class ServerProcess:
+    """One running server: its pipes, its stderr log, its wire log, and its death."""
+
+    def __init__(self, spec: StdioSpec) -> None:
+        self.spec = spec
+        self.stderr = LineLog()
+        self.wire = WireLog()
+        self.pending: set[str | int] = set()
+        self._process: Process | None = None
+        self.killed_by_us = False
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode if self._process else None
+
+    async def start(self) -> None:
+        self._process = await anyio.open_process(
+            [self.spec.command, *self.spec.args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.spec.env,
+            cwd=self.spec.cwd,
+            start_new_session=True,
+        )
+
+    async def pump_stderr(self) -> None:
+        assert self._process and self._process.stderr
+        buffered = BufferedByteReceiveStream(self._process.stderr)
+        with suppress(anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            while True:
+                try:
+                    raw = await buffered.receive_until(b"\n", 1024 * 1024)
+                except anyio.DelimiterNotFound:
+                    raw = await buffered.receive_exactly(1024 * 1024)
+                self.stderr.append(raw.decode("utf-8", "replace").rstrip("\r"))
+
+    async def pump_stdout(self, sink: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+        assert self._process and self._process.stdout
+        buffered = BufferedByteReceiveStream(self._process.stdout)
+        async with sink:
+            with suppress(anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                while True:
+                    try:
+                        raw = await buffered.receive_until(b"\n", MAX_LINE_BYTES)
+                    except anyio.DelimiterNotFound:
+                        self.wire.add(WireAnomaly(AnomalyKind.OVERSIZED, f"a line over {MAX_LINE_BYTES} bytes"))
+                        return
+                    message = self._check_line(raw.rstrip(b"\r"))
+                    if message is not None:
+                        await sink.send(SessionMessage(message))
+
+    def _check_line(self, raw: bytes) -> types.JSONRPCMessage | None:
+        if not raw.strip():
+            return None
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            self.wire.add(WireAnomaly(AnomalyKind.NON_JSON, _excerpt(raw)))
+            return None
+        try:
+            message = types.jsonrpc_message_adapter.validate_python(data, by_name=False)
+        except ValidationError:
+            self.wire.add(WireAnomaly(AnomalyKind.INVALID_MESSAGE, _excerpt(raw)))
+            return None
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None:
+            if message.id not in self.pending:
+                self.wire.add(WireAnomaly(AnomalyKind.WRONG_ID, _excerpt(raw)))
+                return None
+            self.pending.discard(message.id)
+        return message
+
+    async def pump_stdin(self, source: MemoryObjectReceiveStream[SessionMessage]) -> None:
+        assert self._process and self._process.stdin
+        stdin = self._process.stdin
+        async with source:
+            try:
+                async for session_message in source:
+                    message = session_message.message
+                    if isinstance(message, types.JSONRPCRequest):
+                        self.pending.add(message.id)
+                    await stdin.send(_encode(message))
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                return
+
+    async def stop(self) -> None:
+        """Close stdin, then SIGTERM and SIGKILL the whole process group, and reap it.
+
+        Shielded and bounded: it runs on every exit path, Ctrl-C and cancellation included.
+        """
+        process = self._process
+        if process is None:
+            return
+        with anyio.CancelScope(shield=True):
+            if process.stdin is not None:
+                with suppress(Exception):
+                    await process.stdin.aclose()
+            for sig, grace in ((None, _TERM_GRACE_S), (signal.SIGTERM, _KILL_GRACE_S), (signal.SIGKILL, 5.0)):
+                if sig is not None:
+                    self.killed_by_us = True
+                    _signal_group(process.pid, sig)
+                with anyio.move_on_after(grace):
+                    while process.returncode is None:
+                        await anyio.sleep(0.01)
+                if process.returncode is not None:
+                    break
+            # The leader is gone; children it left in its group go too.
+            _signal_group(process.pid, signal.SIGKILL)
+            for stream in (process.stdout, process.stderr):
+                if stream is not None:
+                    with suppress(Exception):
+                        await stream.aclose()
+            with suppress(Exception), anyio.move_on_after(1):
+                await process.wait()
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+@asynccontextmanager
+async def stdio_transport(
+    server: ServerProcess,
+) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]]:
+    """Start `server` and yield the stream pair `mcp.Client` expects; stop it on exit."""
+    await server.start()
+    to_session, from_server = anyio.create_memory_object_stream[SessionMessage | Exception](64)
+    to_server, from_session = anyio.create_memory_object_stream[SessionMessage](64)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.pump_stderr)
+            tg.start_soon(server.pump_stdout, to_session)
+            tg.start_soon(server.pump_stdin, from_session)
+            try:
+                yield from_server, to_server
+            finally:
+                await server.stop()
+                tg.cancel_scope.cancel()
+    finally:
+        for stream in (from_server, to_server):
+            stream.close()
+        await server.stop()
+
+
+def child_environment(extra: dict[str, str]) -> dict[str, str]:
+    """The server's environment: the SDK's safe defaults, settings that make tracebacks parseable,
+    then the user's `env` on top."""
+    inherited = {k: v for k in ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL") if (v := os.environ.get(k))}
+    # Wide, uncoloured console output: rich-formatted tracebacks then keep one frame per line.
+    defaults = {"COLUMNS": "400", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}
+    # A virtualenv's interpreter finds its packages without this; `python` on PATH needs it.
+    if venv := os.environ.get("VIRTUAL_ENV"):
+        defaults["VIRTUAL_ENV"] = venv
+    return {**inherited, **defaults, **extra}
+
+
+def iter_group_pids(pid: int) -> Iterator[int]:
+    """Processes still in `pid`'s process group (for tests that check nothing is left behind)."""
+    proc = Path("/proc")
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        with suppress(OSError):
+            if os.getpgid(int(entry.name)) == pid:
+                yield int(entry.name)
