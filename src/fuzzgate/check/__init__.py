@@ -105,9 +105,14 @@ class Oracles:
                 signature = ("exit", what)
                 message = f"the server died during the call ({what})"
             found.append(Observation(Kind.CRASH, message, signature, _trace_details(stderr_trace, outcome), ambiguous))
-        elif status is OutcomeStatus.TIMEOUT and not has_lone_surrogate(arguments):
+        elif (
+            status is OutcomeStatus.TIMEOUT
+            and not has_lone_surrogate(arguments)
+            and not any(a.kind is AnomalyKind.WRONG_ID for a in outcome.anomalies)
+        ):
             # A request the server could not decode is dropped by some SDKs instead of answered
-            # with a parse error; that is the SDK's choice, not this server's bug.
+            # with a parse error; that is the SDK's choice, not this server's bug. And a reply
+            # with the wrong id explains the wait: that is one protocol error, not also a hang.
             found.append(
                 Observation(
                     Kind.HANG,

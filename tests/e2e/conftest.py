@@ -1,0 +1,86 @@
+"""End-to-end fixtures: the real CLI in a subprocess against the project's example servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVERS = ROOT / "examples" / "servers"
+
+
+@dataclass
+class CliRun:
+    code: int
+    stdout: str
+    stderr: str
+    out: Path
+
+    @property
+    def report(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.out / "report.json").read_text())
+        return data
+
+    def findings(self, **match: Any) -> list[dict[str, Any]]:
+        return [f for f in self.report["findings"] if all(f.get(k) == v for k, v in match.items())]
+
+
+def stdio_target(script: str, *extra: str) -> list[str]:
+    return ["--command", sys.executable, "--arg", str(SERVERS / script), *(a for x in extra for a in ("--arg", x))]
+
+
+def fuzzgate(
+    *args: str, cwd: Path, out: Path | None = None, env: dict[str, str] | None = None, timeout: float = 240
+) -> CliRun:
+    out = out or cwd / "out"
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FUZZGATE_", "WALLFACER_"))}
+    full_env.update(env or {})
+    command = [sys.executable, "-m", "fuzzgate", *args]
+    if args and args[0] in ("run",) and "--out" not in args:
+        command += ["--out", str(out)]
+    proc = subprocess.run(command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, check=False)
+    return CliRun(proc.returncode, proc.stdout, proc.stderr, out)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The buggy example server over streamable HTTP on a free loopback port."""
+    port = free_port()
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    env = {**os.environ, "FUZZGATE_EXAMPLE_MARKER_DIR": str(markers)}
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVERS / "buggy_server.py"), "--transport", "http", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp", markers
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)

@@ -1,0 +1,133 @@
+"""`fuzzgate run` against the buggy example server over stdio: every planted bug class is found,
+destructive tools are never called, and the outputs say so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import SERVERS, CliRun, fuzzgate, stdio_target
+
+pytestmark = pytest.mark.e2e
+
+EXPECTED = {
+    "crash": {"format_label", "batch_export"},
+    "hang": {"sync_repository"},
+    "slow": {"analyze_dependencies"},
+    "internal_error": {"split_bill", "parse_config"},
+    "schema_violation": {"get_stock_level"},
+    "protocol_error": {"export_csv"},
+    "secret_leak": {"read_note", "debug_env"},
+}
+CLEAN = {"echo", "add", "search", "preview_cleanup"}
+
+
+@pytest.fixture(scope="module")
+def buggy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliRun, Path]:
+    work = tmp_path_factory.mktemp("buggy")
+    markers = work / "markers"
+    markers.mkdir()
+    run = fuzzgate(
+        "run", *stdio_target("buggy_server.py"),
+        "--budget", "25s", "--seed", "1234", "--timeout", "3s", "--slow", "2s",
+        "--baseline", str(work / "baseline"), "--trace", str(work / "trace.jsonl"),
+        cwd=work, env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(markers)},
+    )  # fmt: skip
+    return run, markers
+
+
+def test_exit_code_and_outputs(buggy_run: tuple[CliRun, Path]) -> None:
+    run, _ = buggy_run
+    assert run.code == 1, run.stderr
+    for name in ("report.json", "fuzzgate.sarif", "junit.xml", "summary.md"):
+        assert (run.out / name).is_file(), name
+    report = run.report
+    assert report["verdict"] == "fail"
+    assert report["seed"] == 1234 and report["seed_source"] == "--seed"
+    assert report["calls"] > 0 and report["target"]["protocol_version"] == "2026-07-28"
+
+
+def test_every_planted_bug_class_is_found(buggy_run: tuple[CliRun, Path]) -> None:
+    run, _ = buggy_run
+    found: dict[str, set[str]] = {}
+    for f in run.report["findings"]:
+        found.setdefault(f["kind"], set()).add(f["name"])
+    for kind, tools in EXPECTED.items():
+        assert tools <= found.get(kind, set()), f"{kind}: expected {tools}, found {found.get(kind)}"
+
+
+def test_no_false_positives_on_clean_tools(buggy_run: tuple[CliRun, Path]) -> None:
+    run, _ = buggy_run
+    noisy = [f for f in run.report["findings"] if f["name"] in CLEAN]
+    assert noisy == []
+
+
+def test_destructive_tools_blocked_and_never_called(buggy_run: tuple[CliRun, Path]) -> None:
+    run, markers = buggy_run
+    entries = {e["name"]: e for e in run.report["entries"]}
+    assert entries["delete_all_notes"]["status"] == "blocked"
+    assert entries["archive_project"]["status"] == "blocked"
+    assert "destructiveHint" in entries["archive_project"]["reason"]
+    assert entries["preview_cleanup"]["status"] == "fuzzed"
+    assert not list(markers.iterdir())
+
+
+def test_findings_carry_repro_and_confirmation(buggy_run: tuple[CliRun, Path]) -> None:
+    run, _ = buggy_run
+    for f in run.report["findings"]:
+        assert f["repro"]["seed"] == 1234 and isinstance(f["repro"]["arguments"], dict)
+        assert f["replays"] == 3 and f["flaky"] == (f["reproduced"] < f["replays"])
+        assert len(f["fingerprint"]) == 20 and f["count"] >= 1
+        if f["kind"] in ("crash", "internal_error", "hang", "schema_violation", "protocol_error"):
+            if f["name"] != "render_thumbnail":
+                assert not f["flaky"], f
+    fingerprints = [f["fingerprint"] for f in run.report["findings"]]
+    assert len(fingerprints) == len(set(fingerprints))
+
+
+def test_flaky_crash_never_fails_the_gate(buggy_run: tuple[CliRun, Path]) -> None:
+    run, _ = buggy_run
+    flaky = run.findings(name="render_thumbnail", kind="crash")
+    assert flaky, "the flaky crash was not hit"
+    assert flaky[0]["flaky"] == (flaky[0]["reproduced"] < flaky[0]["replays"])
+
+
+def test_secrets_are_redacted(buggy_run: tuple[CliRun, Path]) -> None:
+    run, _ = buggy_run
+    leaks = run.findings(kind="secret_leak")
+    assert leaks
+    env_file = (SERVERS / ".env.example").read_text()
+    token = next(w.split("=", 1)[1] for w in env_file.split() if w.startswith(("GITHUB_TOKEN=", "GH_TOKEN=")) or "ghp_" in w)
+    token = token[token.find("ghp_"):] if "ghp_" in token else token
+    for name in ("report.json", "fuzzgate.sarif", "junit.xml", "summary.md"):
+        text = (run.out / name).read_text()
+        assert token not in text, name
+        assert "fzgcanary" not in text, name
+
+
+def test_trace_records_every_call(buggy_run: tuple[CliRun, Path]) -> None:
+    import json
+
+    run, _ = buggy_run
+    lines = (run.out.parent / "trace.jsonl").read_text().splitlines()
+    assert len(lines) == run.report["calls"]
+    per_tool: dict[str, list[int]] = {}
+    for line in lines:
+        record = json.loads(line)
+        per_tool.setdefault(record["tool"], []).append(record["case"])
+    for tool, cases in per_tool.items():
+        assert sorted(cases) == list(range(len(cases)))
+        assert run.report["cases_per_tool"][tool] == len(cases)
+
+
+def test_replay_by_fingerprint_and_adhoc(buggy_run: tuple[CliRun, Path]) -> None:
+    run, _ = buggy_run
+    crash = run.findings(name="split_bill", kind="internal_error")[0]
+    cwd = run.out.parent
+    target = stdio_target("buggy_server.py")
+    again = fuzzgate("replay", crash["fingerprint"], "--out", str(run.out), "--baseline", str(cwd / "baseline"), *target, cwd=cwd)
+    assert again.code == 1, again.stdout + again.stderr
+    assert "still fails" in again.stdout
+    ok = fuzzgate("replay", "--tool", "echo", "--arguments", '{"text": "hi"}', *target, cwd=cwd)
+    assert ok.code == 0, ok.stdout + ok.stderr

@@ -1,0 +1,67 @@
+"""A raw JSON-RPC stdio server that misbehaves on purpose, below what any SDK would let it do.
+
+    python hostile.py [--die-at-start | --never-initialize]
+
+Tool `misbehave(mode)`: "ok" answers properly; "wrong_id" answers with another id; "garbage"
+prints a non-JSON line first; "invalid" sends a response without result or error; "exit" exits 3
+with a message on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+TOOL = {
+    "name": "misbehave",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"mode": {"enum": ["ok", "wrong_id", "garbage", "invalid", "exit"]}},
+        "required": ["mode"],
+    },
+}
+
+
+def send(obj: dict[str, object]) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    if "--die-at-start" in sys.argv:
+        print("fatal: missing DATABASE_URL", file=sys.stderr)
+        sys.exit(4)
+    for line in sys.stdin:
+        msg = json.loads(line)
+        method, rid = msg.get("method"), msg.get("id")
+        if rid is None:
+            continue
+        if method == "initialize":
+            if "--never-initialize" in sys.argv:
+                continue
+            send({"jsonrpc": "2.0", "id": rid, "result": {
+                "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                "serverInfo": {"name": "hostile", "version": "0"}}})  # fmt: skip
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
+        elif method == "tools/call":
+            mode = msg["params"]["arguments"].get("mode")
+            ok = {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "fine"}]}}
+            if mode == "wrong_id":
+                send({**ok, "id": rid + 1000})
+            elif mode == "garbage":
+                sys.stdout.write("DEBUG: this is not json\n")
+                send(ok)
+            elif mode == "invalid":
+                send({"jsonrpc": "2.0", "id": rid, "foo": 1})
+            elif mode == "exit":
+                print("panic: exiting", file=sys.stderr, flush=True)
+                sys.exit(3)
+            else:
+                send(ok)
+        else:
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "method not found"}})
+
+
+if __name__ == "__main__":
+    main()
