@@ -39,13 +39,16 @@ class TargetConfig:
     kind: TargetKind
     command: str | None = None
     args: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict, repr=False)
     cwd: Path | None = None
     url: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    """`env` and `headers` hold secrets (tokens), so they stay out of `repr` and tracebacks."""
     timeout_ms: int = 5000
     name: str | None = None
-    """A short name for reports (JUnit classname, SARIF category); derived from the command or URL when unset."""
+    """A short name for reports (JUnit classname, SARIF category).
+
+    Derived from the command or URL when unset."""
 
     @property
     def display_name(self) -> str:
@@ -87,6 +90,9 @@ class Config:
     baseline_dir: Path = Path(".fuzzgate/baseline")
 
     severity: dict[Kind, Severity] = field(default_factory=lambda: dict(DEFAULT_SEVERITY))
+    extra_severity: dict[str, Severity] = field(default_factory=dict)
+    """`[severity]` entries for wallfacer kinds fuzzgate never reports (property_failure,
+    state_leak, sequence_failure): kept so a wallfacer.toml loads unchanged, otherwise unused."""
     destructive_patterns: tuple[str, ...] = ()
     destructive_replace_defaults: bool = False
     allow_destructive: tuple[str, ...] = ()

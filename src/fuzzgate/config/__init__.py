@@ -1,0 +1,31 @@
+"""Configuration: find the file, read it (TOML or YAML, wallfacer-compatible), lay the flags over it.
+
+The reference for every section and key is docs/configuration.md.
+"""
+
+from __future__ import annotations
+
+from fuzzgate.config._durations import format_duration, parse_duration, parse_size
+from fuzzgate.config._overrides import OVERRIDE_FLAGS, Overrides
+from fuzzgate.config._schema import CONFIG_FILE_NAMES
+from fuzzgate.config.load import CONFIG_ENV_VARS, find_config, load_config
+from fuzzgate.config.model import Config, GenerationMode, ProtocolMode, TargetConfig, TargetKind
+from fuzzgate.config.starter import starter_config
+
+__all__ = [
+    "CONFIG_ENV_VARS",
+    "CONFIG_FILE_NAMES",
+    "OVERRIDE_FLAGS",
+    "Config",
+    "GenerationMode",
+    "Overrides",
+    "ProtocolMode",
+    "TargetConfig",
+    "TargetKind",
+    "find_config",
+    "format_duration",
+    "load_config",
+    "parse_duration",
+    "parse_size",
+    "starter_config",
+]

@@ -1,0 +1,80 @@
+"""Command-line settings that win over the config file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+
+@dataclass(frozen=True, slots=True)
+class Overrides:
+    """One optional value per overridable setting; None means the flag was not given.
+
+    Values may be the raw strings a command line holds ("100" for `cases`): they are validated
+    with the same rules as file values, and errors name the flag (`--cases: expected ...`) as
+    spelled in `OVERRIDE_FLAGS`.
+    """
+
+    budget: str | float | None = None
+    cases: int | str | None = None
+    mode: str | None = None
+    concurrency: int | str | None = None
+    include: tuple[str, ...] | None = None
+    """Replaces the file's `include` list."""
+    exclude: tuple[str, ...] | None = None
+    """Replaces the file's `exclude` list."""
+    max_tools: int | str | None = None
+    seed: int | str | None = None
+    fail_on: str | None = None
+    out: Path | str | None = None
+    secret_patterns: tuple[str, ...] | None = None
+    """Added to the file's `secret_patterns`, not replacing them."""
+    slow: str | float | None = None
+    max_string: str | int | None = None
+    replays: int | str | None = None
+    protocol: str | None = None
+    startup_timeout: str | float | None = None
+    baseline: Path | str | None = None
+    name: str | None = None
+
+    command: str | None = None
+    """A stdio target: replaces the file's command and its args (give new ones in `args`)."""
+    args: tuple[str, ...] | None = None
+    """Arguments of the stdio command; replace the file's `args`."""
+    url: str | None = None
+    """An HTTP target: replaces the file's URL."""
+    headers: tuple[str, ...] | None = None
+    """`"Name: value"` strings, laid over the file's headers (a name given here, in any case, wins)."""
+    timeout: str | float | None = None
+    """Per-request timeout, replacing `[target] timeout_ms`."""
+
+
+OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "budget": "--budget",
+        "cases": "--cases",
+        "mode": "--mode",
+        "concurrency": "--concurrency",
+        "include": "--include",
+        "exclude": "--exclude",
+        "max_tools": "--max-tools",
+        "seed": "--seed",
+        "fail_on": "--fail-on",
+        "out": "--out",
+        "secret_patterns": "--secret-pattern",
+        "slow": "--slow",
+        "max_string": "--max-string",
+        "replays": "--replays",
+        "protocol": "--protocol",
+        "startup_timeout": "--startup-timeout",
+        "baseline": "--baseline",
+        "name": "--name",
+        "command": "--command",
+        "args": "--arg",
+        "url": "--url",
+        "headers": "--header",
+        "timeout": "--timeout",
+    }
+)
+"""`Overrides` field -> the flag that sets it, as error messages name it (`max_tools` -> `--max-tools`)."""

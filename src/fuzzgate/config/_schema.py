@@ -1,0 +1,59 @@
+"""Every section and key a config file may hold, in the order the documentation lists them.
+
+The loader warns about keys not listed here and suggests the nearest listed one.
+"""
+
+from __future__ import annotations
+
+from fuzzgate.findings import Kind
+
+CONFIG_FILE_NAMES = ("fuzzgate.toml", "fuzzgate.yaml", "fuzzgate.yml", "wallfacer.toml")
+"""Looked for, in this order, in the working directory and each parent up to the repository root."""
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+STDIO_KEYS = ("command", "args", "env", "cwd")
+HTTP_KEYS = ("url", "headers")
+TARGET_KEYS = ("kind", *STDIO_KEYS, *HTTP_KEYS, "timeout_ms")
+
+WALLFACER_ONLY_KINDS = ("property_failure", "state_leak", "sequence_failure")
+"""wallfacer `[severity]` kinds fuzzgate accepts and keeps but never reports."""
+
+SEVERITY_KEYS = (*(kind.value for kind in Kind), *WALLFACER_ONLY_KINDS)
+
+FUZZGATE_KEYS = (
+    "name",
+    "budget",
+    "cases",
+    "mode",
+    "concurrency",
+    "include",
+    "exclude",
+    "max_tools",
+    "seed",
+    "fail_on",
+    "out",
+    "baseline",
+    "secret_patterns",
+    "slow",
+    "max_string",
+    "replays",
+    "protocol",
+    "startup_timeout",
+)
+
+SECTION_KEYS: dict[str, tuple[str, ...]] = {
+    "target": TARGET_KEYS,
+    "output": ("corpus_dir", "lock_timeout_ms"),
+    "severity": SEVERITY_KEYS,
+    "destructive": ("patterns", "replace_defaults"),
+    "allow_destructive": ("tools",),
+    "packs": (),
+    "fuzzgate": FUZZGATE_KEYS,
+}
+"""Known keys per top-level section; `packs` holds one free-form table per rule pack."""
+
+
+def sections_holding(key: str) -> list[str]:
+    """The sections where `key` is a known key (to point at the right one when it is misplaced)."""
+    return [name for name, keys in SECTION_KEYS.items() if key in keys]

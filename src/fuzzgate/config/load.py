@@ -1,0 +1,264 @@
+"""Finding and loading the config file, and laying the command line over it.
+
+Precedence, highest first: flags (`Overrides`), the file, the defaults in `Config`. Every value
+is validated the same way wherever it came from; a mistake is a `ConfigError` naming the file,
+section and key (or the flag), and an unknown key is a warning, with the nearest known key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from enum import StrEnum
+from pathlib import Path
+from typing import TypeVar
+
+from fuzzgate.config._document import Document, Section, read_document
+from fuzzgate.config._messages import did_you_mean
+from fuzzgate.config._overrides import OVERRIDE_FLAGS, Overrides
+from fuzzgate.config._schema import CONFIG_FILE_NAMES, SECTION_KEYS, WALLFACER_ONLY_KINDS, sections_holding
+from fuzzgate.config._target import settle_target
+from fuzzgate.config._values import (
+    as_bool,
+    as_choice,
+    as_int,
+    as_millis,
+    as_nonempty_str,
+    as_path,
+    as_regex_list,
+    as_seed,
+    as_size,
+    as_str_list,
+    as_str_map,
+)
+from fuzzgate.config.model import Config, GenerationMode, ProtocolMode
+from fuzzgate.errors import ConfigError
+from fuzzgate.findings import DEFAULT_SEVERITY, Severity
+
+_T = TypeVar("_T")
+_E = TypeVar("_E", bound=StrEnum)
+
+CONFIG_ENV_VARS = ("FUZZGATE_CONFIG", "WALLFACER_CONFIG")
+
+
+def find_config(explicit: Path | None, cwd: Path, environ: Mapping[str, str]) -> Path | None:
+    """The config file to use: `--config`, `$FUZZGATE_CONFIG`, `$WALLFACER_CONFIG`, then a search.
+
+    The search looks in `cwd` and each parent for the names in `CONFIG_FILE_NAMES` (in that order
+    within a directory) and stops after the directory holding `.git`, or at the filesystem root.
+    A path given explicitly or through the environment must exist; relative ones are taken
+    relative to `cwd`.
+    """
+    if explicit is not None:
+        return _existing(explicit, cwd, "--config")
+    for variable in CONFIG_ENV_VARS:
+        value = environ.get(variable)
+        if value:
+            return _existing(Path(value), cwd, f"${variable}")
+    start = cwd.absolute()
+    for directory in (start, *start.parents):
+        for name in CONFIG_FILE_NAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+        if (directory / ".git").exists():
+            break
+    return None
+
+
+def _existing(path: Path, cwd: Path, what: str) -> Path:
+    path = path.expanduser()
+    if not path.is_absolute():
+        path = cwd / path
+    if path.is_dir():
+        raise ConfigError(f"{what}: expected a config file, got a directory: {path}")
+    if not path.is_file():
+        raise ConfigError(
+            f"{what}: no such file: {path}",
+            hint="check the path, or run `fuzzgate init` to create fuzzgate.toml",
+        )
+    return path
+
+
+def load_config(
+    path: Path | None, overrides: Overrides, environ: Mapping[str, str], *, warn: Callable[[str], None]
+) -> Config:
+    """The settled `Config` from the file at `path` (None: flags only) with `overrides` on top.
+
+    `environ` supplies `${VAR}` values. Warnings (unknown keys, keys that do not apply) go to
+    `warn`, one line each, after the whole configuration has loaded without error.
+    """
+    document = read_document(path, environ) if path is not None else Document.empty()
+    warnings = _unknown_key_warnings(document)
+    settings = _Settings(document.section("fuzzgate"), overrides)
+    target = settle_target(
+        document, overrides, name=settings.read("name", _plain(as_nonempty_str), None), warnings=warnings
+    )
+    config = _wallfacer_settings(document, Config(target=target, source=document.path))
+    config = _fuzzgate_settings(settings, replace(config, target_line=document.target_line))
+    for warning in warnings:
+        warn(warning)
+    return config
+
+
+_Reader = Callable[[object, str, bool], _T]
+"""Reads one value: (value, how messages name it, whether it came from a flag)."""
+
+
+def _plain(reader: Callable[[object, str], _T]) -> _Reader[_T]:
+    return lambda value, where, _from_flag: reader(value, where)
+
+
+def _integer(low: int, high: int | None = None) -> _Reader[int]:
+    return lambda value, where, from_flag: as_int(value, where, low=low, high=high, from_flag=from_flag)
+
+
+def _choice(choices: type[_E]) -> _Reader[_E]:
+    return lambda value, where, _from_flag: as_choice(value, where, choices)
+
+
+def _seconds(value: object, where: str, _from_flag: bool) -> float:
+    return as_millis(value, where) / 1000
+
+
+def _directory(value: object, where: str, _from_flag: bool) -> Path:
+    return as_path(str(value) if isinstance(value, Path) else value, where)
+
+
+class _Settings:
+    """Reads each `[fuzzgate]` setting from its flag if given, else from the file."""
+
+    def __init__(self, section: Section, overrides: Overrides) -> None:
+        self.section = section
+        self.overrides = overrides
+
+    def read(self, key: str, reader: _Reader[_T], default: _T) -> _T:
+        flagged = getattr(self.overrides, key)
+        if flagged is not None:
+            return reader(flagged, OVERRIDE_FLAGS[key], True)
+        value = self.section.get(key)
+        if value is not None:
+            return reader(value, self.section.where(key), False)
+        return default
+
+
+def _fuzzgate_settings(settings: _Settings, config: Config) -> Config:
+    return replace(
+        config,
+        budget_s=settings.read("budget", _seconds, config.budget_s),
+        cases=settings.read("cases", _integer(1), config.cases),
+        mode=settings.read("mode", _choice(GenerationMode), config.mode),
+        concurrency=settings.read("concurrency", _integer(1, 64), config.concurrency),
+        include=settings.read("include", _globs, config.include),
+        exclude=settings.read("exclude", _globs, config.exclude),
+        max_tools=settings.read("max_tools", _integer(1), config.max_tools),
+        seed=settings.read("seed", _plain(as_seed), config.seed),
+        fail_on=settings.read("fail_on", _choice(Severity), config.fail_on),
+        out_dir=settings.read("out", _directory, config.out_dir),
+        baseline_dir=settings.read("baseline", _directory, config.baseline_dir),
+        secret_patterns=_secret_patterns(settings),
+        slow_ms=settings.read("slow", _plain(as_millis), config.slow_ms),
+        max_string=settings.read("max_string", _plain(as_size), config.max_string),
+        replays=settings.read("replays", _integer(0, 20), config.replays),
+        protocol=settings.read("protocol", _choice(ProtocolMode), config.protocol),
+        startup_timeout_ms=settings.read("startup_timeout", _plain(as_millis), config.startup_timeout_ms),
+    )
+
+
+def _globs(value: object, where: str, from_flag: bool) -> tuple[str, ...]:
+    return as_str_list(value, where, item="a glob pattern", from_flag=from_flag)
+
+
+def _secret_patterns(settings: _Settings) -> tuple[str, ...]:
+    """The file's patterns plus the flag's: `--secret-pattern` adds, it does not replace."""
+    section = settings.section
+    patterns: tuple[str, ...] = ()
+    if section.get("secret_patterns") is not None:
+        patterns = as_regex_list(
+            section.get("secret_patterns"), section.where("secret_patterns"), secret=True
+        )
+    if settings.overrides.secret_patterns is not None:
+        flag = OVERRIDE_FLAGS["secret_patterns"]
+        patterns += as_regex_list(settings.overrides.secret_patterns, flag, secret=True, from_flag=True)
+    return patterns
+
+
+def _wallfacer_settings(document: Document, config: Config) -> Config:
+    """The sections wallfacer defines besides `[target]`, read as wallfacer reads them."""
+    severity = document.section("severity")
+    output = document.section("output")
+    destructive = document.section("destructive")
+    allow = document.section("allow_destructive")
+    packs = document.section("packs")
+
+    def read(section: Section, key: str, reader: Callable[[object, str], _T], default: _T) -> _T:
+        value = section.get(key)
+        return default if value is None else reader(value, section.where(key))
+
+    def severity_of(value: object, where: str) -> Severity:
+        return as_choice(value, where, Severity)
+
+    return replace(
+        config,
+        severity={
+            kind: read(severity, kind.value, severity_of, default)
+            for kind, default in DEFAULT_SEVERITY.items()
+        },
+        extra_severity={
+            kind: severity_of(severity.get(kind), severity.where(kind))
+            for kind in WALLFACER_ONLY_KINDS
+            if severity.get(kind) is not None
+        },
+        corpus_dir=read(output, "corpus_dir", as_path, config.corpus_dir),
+        lock_timeout_ms=read(output, "lock_timeout_ms", _plain_int(0), config.lock_timeout_ms),
+        destructive_patterns=read(destructive, "patterns", as_regex_list, config.destructive_patterns),
+        destructive_replace_defaults=read(
+            destructive, "replace_defaults", as_bool, config.destructive_replace_defaults
+        ),
+        allow_destructive=read(allow, "tools", as_regex_list, config.allow_destructive),
+        packs={str(name): _pack(packs.table(str(name), secret=True)) for name in packs.values},
+    )
+
+
+def _pack(section: Section) -> dict[str, str]:
+    """A rule pack's parameters: strings, possibly credentials, so never echoed."""
+    return as_str_map(section.values, section.where(), secret=True)
+
+
+def _plain_int(low: int) -> Callable[[object, str], int]:
+    return lambda value, where: as_int(value, where, low=low)
+
+
+def _unknown_key_warnings(document: Document) -> list[str]:
+    """One warning per key or section fuzzgate does not know, with the nearest known name."""
+    warnings = []
+    for raw_key, value in document.data.items():
+        key = str(raw_key)
+        if key in SECTION_KEYS:
+            section = document.section(key)
+            if key != "packs":
+                warnings.extend(_unknown_in_section(section, SECTION_KEYS[key]))
+        elif isinstance(value, dict):
+            warnings.append(
+                f"{document.display}: [{key}]: unknown section, ignored{did_you_mean(key, SECTION_KEYS)}"
+            )
+        else:
+            warnings.append(
+                f"{document.display}: {key}: unknown top-level key, ignored{_elsewhere(key, None)}"
+            )
+    return warnings
+
+
+def _unknown_in_section(section: Section, known: tuple[str, ...]) -> list[str]:
+    noun = "finding kind" if section.name == "severity" else "key"
+    warnings = []
+    for key in map(str, section.values):
+        if key not in known:
+            suggestion = did_you_mean(key, known) or _elsewhere(key, section.name)
+            warnings.append(f"{section.where(key)}: unknown {noun}, ignored{suggestion}")
+    return warnings
+
+
+def _elsewhere(key: str, current: str | None) -> str:
+    homes = [name for name in sections_holding(key) if name != current]
+    return f" ('{key}' belongs in [{homes[0]}])" if homes else ""

@@ -1,0 +1,112 @@
+"""The commented `fuzzgate.toml` that `fuzzgate init` writes.
+
+It loads without error or warning as written, and every commented-out `key = value` line shows
+a valid value (the default, where there is one), so uncommenting any of them is safe.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fuzzgate.findings import DEFAULT_SEVERITY
+
+_HEADER = """\
+# fuzzgate.toml: how `fuzzgate` reaches and fuzzes this project's MCP server.
+# Reference for every key: docs/configuration.md in the fuzzgate repository.
+# fuzzgate also reads an existing wallfacer.toml, and this same content written as YAML
+# (fuzzgate.yaml).
+#
+# Values can come from the environment: a dollar sign followed by {NAME} is replaced by the
+# variable NAME before the file is read (comments included), so tokens stay out of the
+# repository; two dollar signs stand for one.
+"""
+
+_STDIO_TARGET = """
+[target]
+# "stdio": fuzzgate starts the server and speaks MCP over its stdin and stdout.
+kind = "stdio"
+command = "python"
+args = ["server.py"]
+# Working directory of the server, relative to this file (default: fuzzgate's own).
+# cwd = "."
+# Environment variables for the server.
+# env = { LOG_LEVEL = "debug" }
+# How long one request may take before it counts as a hang, in milliseconds.
+# timeout_ms = 5000
+"""
+
+_HTTP_TARGET = """
+[target]
+# "http": fuzzgate connects to a running server over streamable HTTP.
+kind = "http"
+url = "http://127.0.0.1:8000/mcp"
+# How long one request may take before it counts as a hang, in milliseconds.
+# timeout_ms = 5000
+# Headers sent with every request (take tokens from the environment, see the top of this file).
+# headers = { Authorization = "Bearer <token>" }
+"""
+
+_FUZZGATE = """
+[fuzzgate]
+# Everything below is optional and shows the default (or an example where there is none).
+# The command line wins over this file: --budget, --cases, --seed, ...
+
+# Name of the server in reports (default: derived from the command or URL).
+# name = "my-server"
+# Total fuzzing time of a run.
+# budget = "60s"
+# Test cases per tool (default: as many as the budget allows).
+# cases = 100
+# Inputs to generate: "conform" (valid for the tool's input schema), "adversarial"
+# (deliberately invalid) or "mixed".
+# mode = "mixed"
+# Calls in flight at once, 1 to 64.
+# concurrency = 1
+# Tools to fuzz and to skip, as glob patterns on tool names ("search_*"); no include means all.
+# include = []
+# exclude = []
+# Fuzz at most this many tools (default: no limit).
+# max_tools = 20
+# Seed of the run (default: derived from the commit under test); an integer or "0x..." hex.
+# seed = 42
+# Lowest severity of a new finding that fails the run: "low", "medium", "high", "critical".
+# fail_on = "medium"
+# Where reports go, and where accepted findings are kept; relative to the working directory.
+# out = ".fuzzgate/out"
+# baseline = ".fuzzgate/baseline"
+# Regular expressions for secrets that must never appear in a reply (added to the built-in ones).
+# secret_patterns = []
+# A call slower than this is a "slow" finding.
+# slow = "2s"
+# Longest string generated for an argument.
+# max_string = "64KiB"
+# Times a finding is replayed on a fresh server to confirm it, 0 to 20.
+# replays = 3
+# Protocol: "auto" (try 2026-07-28, fall back to the initialize handshake), "legacy" or "2026-07-28".
+# protocol = "auto"
+# How long the server may take to start and answer its first request.
+# startup_timeout = "30s"
+"""
+
+_WALLFACER = """
+# Severity of each kind of finding ("low", "medium", "high", "critical"); the defaults:
+# [severity]
+{severity}
+# Tool names (regular expressions) treated as destructive and not called, on top of the built-in
+# delete, drop, destroy, truncate, kill, wipe, purge and reset (replace_defaults drops those).
+# [destructive]
+# patterns = []
+# replace_defaults = false
+# Destructive tools that may be called anyway (regular expressions).
+# [allow_destructive]
+# tools = []
+"""
+
+
+def starter_config(kind: Literal["stdio", "http"]) -> str:
+    """The starter `fuzzgate.toml` for a server reached over `kind`."""
+    severity = "\n".join(
+        f'# {finding.value} = "{level.value}"' for finding, level in DEFAULT_SEVERITY.items()
+    )
+    target = _STDIO_TARGET if kind == "stdio" else _HTTP_TARGET
+    return _HEADER + target + _FUZZGATE + _WALLFACER.format(severity=severity)

@@ -1,0 +1,71 @@
+"""The `fuzzgate init` starter files load cleanly; the reference documents every key and flag."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Literal
+
+import pytest
+
+from fuzzgate.config import OVERRIDE_FLAGS, Config, TargetKind, starter_config
+from fuzzgate.config._schema import FUZZGATE_KEYS, SECTION_KEYS, TARGET_KEYS, WALLFACER_ONLY_KINDS
+
+Loader = Callable[..., tuple[Config, list[str]]]
+KINDS: list[Literal["stdio", "http"]] = ["stdio", "http"]
+DOCS = Path(__file__).parents[2] / "docs" / "configuration.md"
+
+_COMMENTED = re.compile(r"^# ((?:[a-z_]+ = .*)|(?:\[[a-z_.]+\]))$", re.M)
+
+
+def uncommented(text: str) -> str:
+    return _COMMENTED.sub(r"\1", text)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_starter_loads_without_warnings_and_with_defaults(
+    load: Loader, kind: Literal["stdio", "http"]
+) -> None:
+    config, warnings = load(starter_config(kind), environ={})
+    assert warnings == []
+    assert config.target.kind is TargetKind(kind)
+    assert config.target_line == starter_config(kind).splitlines().index("[target]") + 1
+    assert replace(config, source=None, target_line=1) == Config(target=config.target)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_uncommenting_every_example_still_loads_and_shows_the_defaults(
+    load: Loader, kind: Literal["stdio", "http"]
+) -> None:
+    text = uncommented(starter_config(kind))
+    assert text.count("\n# ") < starter_config(kind).count("\n# ")
+    config, warnings = load(text, environ={})
+    assert warnings == []
+    examples = {"cases": 100, "max_tools": 20, "seed": 42}  # keys without a default show an example
+    defaults = Config(target=config.target)
+    assert replace(config, source=None, target_line=1, cases=None, max_tools=None, seed=None) == defaults
+    assert {key: getattr(config, key) for key in examples} == examples
+    assert config.target.name == "my-server"
+    assert config.target.timeout_ms == 5000
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_starter_shows_every_fuzzgate_key(kind: Literal["stdio", "http"]) -> None:
+    text = starter_config(kind)
+    for key in FUZZGATE_KEYS:
+        assert re.search(rf"^# {key} = ", text, re.M), key
+    assert "${" not in text  # an unset variable in a comment would be an error
+
+
+def test_docs_cover_every_section_key_and_flag() -> None:
+    docs = DOCS.read_text(encoding="utf-8")
+    for section, keys in SECTION_KEYS.items():
+        assert f"[{section}" in docs, section
+        for key in keys:
+            assert f"`{key}`" in docs, f"{section}.{key}"
+    for key in (*TARGET_KEYS, *WALLFACER_ONLY_KINDS):
+        assert f"`{key}`" in docs, key
+    for flag in OVERRIDE_FLAGS.values():
+        assert f"`{flag}" in docs, flag
