@@ -24,15 +24,21 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--config", type=Path, help="config file (default: looked up, see README)")
     g.add_argument("--budget", help="time budget for fuzzing, e.g. 60s, 5m (default 60s)")
     g.add_argument("--cases", help="at most this many cases per tool")
-    g.add_argument("--mode", choices=["conform", "adversarial", "mixed"], help="generation mode (default mixed)")
+    g.add_argument(
+        "--mode", choices=["conform", "adversarial", "mixed"], help="generation mode (default mixed)"
+    )
     g.add_argument("--concurrency", help="calls in flight at once (default 1)")
     g.add_argument("--include", action="append", metavar="GLOB", help="fuzz only tools matching (repeatable)")
-    g.add_argument("--exclude", action="append", metavar="GLOB", help="never fuzz tools matching (repeatable)")
+    g.add_argument(
+        "--exclude", action="append", metavar="GLOB", help="never fuzz tools matching (repeatable)"
+    )
     g.add_argument("--max-tools", help="fuzz at most this many tools")
     g.add_argument("--seed", help="master seed: a number or a commit SHA (default: derived from the commit)")
     g.add_argument("--fail-on", choices=["low", "medium", "high", "critical"], help="lowest failing severity")
     g.add_argument("--out", type=Path, help="output directory (default .fuzzgate/out)")
-    g.add_argument("--secret-pattern", action="append", metavar="REGEX", help="extra secret pattern (repeatable)")
+    g.add_argument(
+        "--secret-pattern", action="append", metavar="REGEX", help="extra secret pattern (repeatable)"
+    )
     g.add_argument("--slow", help="slow-call threshold, e.g. 2s")
     g.add_argument("--max-string", help="string size cap, e.g. 64KiB")
     g.add_argument("--replays", help="replays per finding on fresh servers (default 3)")
@@ -40,6 +46,7 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--baseline", type=Path, help="baseline directory (default .fuzzgate/baseline)")
     g.add_argument("--timeout", help="per-request timeout, e.g. 5s")
     g.add_argument("--startup-timeout", help="time allowed for the server to start and initialize")
+    g.add_argument("--name", help="the target's name in reports (default: derived from the command or URL)")
     t = p.add_argument_group("target (instead of or over the config file's [target])")
     t.add_argument("--command", dest="target_command", help="stdio server command")
     t.add_argument("--arg", dest="target_args", action="append", metavar="ARG", help="stdio server argument")
@@ -68,6 +75,7 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
         protocol=ns.protocol,
         startup_timeout=ns.startup_timeout,
         baseline=ns.baseline,
+        name=ns.name,
         command=ns.target_command,
         args=tup(ns.target_args),
         url=ns.url,
@@ -79,7 +87,11 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
 def load(ns: argparse.Namespace, console: Console) -> Config:
     cwd = Path.cwd()
     explicit = ns.config
-    path = None if (explicit is None and (ns.target_command or ns.url)) else find_config(explicit, cwd, os.environ)
+    path = (
+        None
+        if (explicit is None and (ns.target_command or ns.url))
+        else find_config(explicit, cwd, os.environ)
+    )
 
     def warn(message: str) -> None:
         console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
@@ -112,7 +124,7 @@ def _cmd_init(ns: argparse.Namespace, console: Console) -> int:
     path: Path = ns.path
     if path.exists() and not ns.force:
         raise UsageError(f"{path} already exists", hint="pass --force to overwrite it")
-    from fuzzgate.report.files import write_atomic
+    from fuzzgate.files import write_atomic
 
     write_atomic(path, starter_config("http" if ns.http else "stdio"))
     console.print(f"wrote {path}: edit [target], then run `fuzzgate tools` to see what would be fuzzed")

@@ -17,6 +17,7 @@ from rich.table import Table
 from fuzzgate import __version__
 from fuzzgate.check import Oracles
 from fuzzgate.check.secrets import SecretScanner, canary_environment
+from fuzzgate.commands import prune_command
 from fuzzgate.config.model import Config, TargetKind
 from fuzzgate.discover import discover
 from fuzzgate.errors import ExitCode, ReportError, UsageError
@@ -26,7 +27,6 @@ from fuzzgate.findings import Finding, Repro, Surface
 from fuzzgate.plan import select
 from fuzzgate.report import json_report
 from fuzzgate.report.annotations import annotations
-from fuzzgate.report.commands import prune_command
 from fuzzgate.report.console import ConsoleReporter
 from fuzzgate.report.junit import write_junit
 from fuzzgate.report.sarif import write_sarif
@@ -46,7 +46,12 @@ def repository_root(cwd: Path) -> Path:
         return Path(workspace).resolve()
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         )
         if out.returncode == 0 and out.stdout.strip():
             return Path(out.stdout.strip()).resolve()
@@ -101,7 +106,9 @@ def _config_path_for_reports(config: Config, repo_root: Path) -> str | None:
         return str(source)
 
 
-def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: Path | None, quiet: bool) -> int:
+def run_gate(
+    config: Config, console: Console, *, seed_flag: str | None, trace: Path | None, quiet: bool
+) -> int:
     cwd = Path.cwd()
     choice = choose_seed(seed_flag, config.seed, os.environ, cwd)
     if choice.warning:
@@ -118,7 +125,9 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
         sinks.append(tracer)
     emit = _fan_out(*sinks)
     engine.emit = emit
-    emit(RunStarted(config.target.display_name, choice.seed, choice.source, config.budget_s, config.mode.value))
+    emit(
+        RunStarted(config.target.display_name, choice.seed, choice.source, config.budget_s, config.mode.value)
+    )
 
     async def body() -> tuple[set[str], EngineResult]:
         still_failing = await _replay_baseline(config, known, emit)
@@ -244,7 +253,9 @@ def _find_fingerprint(config: Config, fingerprint: str) -> Finding:
         candidates += json_report.read(report_path).findings
     candidates += Baseline.open(config.baseline_dir).findings()
     for finding in candidates:
-        if finding.fingerprint == fingerprint or (len(fingerprint) >= 6 and finding.fingerprint.startswith(fingerprint)):
+        if finding.fingerprint == fingerprint or (
+            len(fingerprint) >= 6 and finding.fingerprint.startswith(fingerprint)
+        ):
             return finding
     raise ReportError(
         f"no finding with fingerprint {fingerprint} in {report_path} or {config.baseline_dir}",
@@ -263,7 +274,11 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
         return _replay_adhoc(config, console, tool, args)
     assert finding is not None
     path = Path(finding)
-    findings = _findings_from_file(path) if path.suffix == ".json" or path.is_file() else [_find_fingerprint(config, finding)]
+    findings = (
+        _findings_from_file(path)
+        if path.suffix == ".json" or path.is_file()
+        else [_find_fingerprint(config, finding)]
+    )
 
     async def body() -> list[bool]:
         return [await _still_failing(config, f, config.replays) for f in findings]
@@ -307,7 +322,9 @@ def baseline_command(action: str, config: Config, console: Console) -> int:
         entries = baseline.findings()
         for f in entries:
             console.print(f"{f.fingerprint}  {f.kind.value:<16} {escape(f.name)}: {escape(f.message)}")
-        console.print(f"{len(entries)} baseline entr{'y' if len(entries) == 1 else 'ies'} in {config.baseline_dir}")
+        console.print(
+            f"{len(entries)} baseline entr{'y' if len(entries) == 1 else 'ies'} in {config.baseline_dir}"
+        )
         return ExitCode.OK
     if action == "accept":
         report = json_report.read(config.out_dir / json_report.REPORT_FILE)

@@ -15,14 +15,26 @@ def test_name_words(name: str, words: list[str]) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["delete_file", "deleteAll", "DropTable", "kill_process", "purgeCache", "reset", "wipe-disk", "rm.remove"]
+    "name",
+    [
+        "delete_file",
+        "deleteAll",
+        "DropTable",
+        "kill_process",
+        "purgeCache",
+        "reset",
+        "wipe-disk",
+        "rm.remove",
+    ],
 )
 def test_builtin_keywords_block(name: str) -> None:
     guard = DestructiveGuard.from_settings((), ())
     assert guard.blocks(name, None, None) is not None
 
 
-@pytest.mark.parametrize("name", ["skill_list", "echo", "search", "get_stock_level", "add", "preview_cleanup"])
+@pytest.mark.parametrize(
+    "name", ["skill_list", "echo", "search", "get_stock_level", "add", "preview_cleanup"]
+)
 def test_innocent_names_pass(name: str) -> None:
     assert DestructiveGuard.from_settings((), ()).blocks(name, None, None) is None
 

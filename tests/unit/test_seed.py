@@ -45,7 +45,20 @@ def test_git_head_then_zero(tmp_path: Path) -> None:
     assert (choice.seed, choice.source) == (0, "default") and choice.warning
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     subprocess.run(
-        ["git", "-C", str(tmp_path), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x"],
+        [
+            "git",
+            "-C",
+            str(tmp_path),
+            "-c",
+            "user.email=a@b",
+            "-c",
+            "user.name=a",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
         check=True,
     )
     choice = choose_seed(None, None, {}, tmp_path)

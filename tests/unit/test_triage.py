@@ -23,7 +23,14 @@ def test_fingerprint_is_a_function_of_the_bug_only(kind: Kind, name: str, sig: t
     assert len(fingerprint(kind, Surface.TOOL, name, sig)) == 20
 
 
-@given(st.sampled_from(list(Kind)), st.sampled_from(list(Kind)), st.text(max_size=10), st.text(max_size=10), signatures, signatures)
+@given(
+    st.sampled_from(list(Kind)),
+    st.sampled_from(list(Kind)),
+    st.text(max_size=10),
+    st.text(max_size=10),
+    signatures,
+    signatures,
+)
 def test_different_bugs_get_different_fingerprints(
     k1: Kind, k2: Kind, n1: str, n2: str, s1: tuple[str, ...], s2: tuple[str, ...]
 ) -> None:
@@ -64,7 +71,9 @@ def test_findings_are_redacted() -> None:
         ([True, False, False], True, ("flaky", 1)),
     ],
 )
-def test_confirm_labels(monkeypatch: pytest.MonkeyPatch, results: list[bool], ambiguous: bool, expected: tuple[str, int]) -> None:
+def test_confirm_labels(
+    monkeypatch: pytest.MonkeyPatch, results: list[bool], ambiguous: bool, expected: tuple[str, int]
+) -> None:
     answers = iter(results)
 
     async def fake_replay(*_: Any) -> tuple[bool, list[Observation]]:

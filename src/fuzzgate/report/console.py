@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from fuzzgate.commands import repro_command
 from fuzzgate.events import (
     CallFinished,
     Discovered,
@@ -20,7 +21,6 @@ from fuzzgate.events import (
     TriageStarted,
 )
 from fuzzgate.findings import Finding
-from fuzzgate.report.commands import repro_command
 from fuzzgate.results import BaselineState, RunReport, Status, Verdict
 
 PROGRESS_EVERY_S = 5.0
@@ -58,7 +58,9 @@ class ConsoleReporter:
                 f"{len(event.prompts)} prompts listed{fuzzed}"
             )
             for entry in event.entries:
-                c.print(f"  [yellow]{entry.status.value}[/] {escape(entry.name)}: {escape(entry.reason or '')}")
+                c.print(
+                    f"  [yellow]{entry.status.value}[/] {escape(entry.name)}: {escape(entry.reason or '')}"
+                )
         elif isinstance(event, CallFinished):
             self._progress(event)
         elif isinstance(event, ServerRestarted):
@@ -70,7 +72,9 @@ class ConsoleReporter:
             c.print(f"  replaying {event.findings} finding(s) {event.replays}x each on fresh servers")
         elif isinstance(event, FindingTriaged):
             f = event.finding
-            label = "dropped (another call's symptom)" if event.dropped else ("flaky" if f.flaky else "confirmed")
+            label = (
+                "dropped (another call's symptom)" if event.dropped else ("flaky" if f.flaky else "confirmed")
+            )
             c.print(f"  {label}: {f.kind.value} in {escape(f.name)} ({f.reproduced}/{f.replays} replays)")
 
     def _progress(self, event: CallFinished) -> None:
@@ -95,7 +99,9 @@ class ConsoleReporter:
     def summary(self, report: RunReport) -> None:
         self._stop_status()
         c = self.console
-        table = Table(title=f"{report.target.name}: {report.calls} calls in {report.duration_s:.1f}s", expand=False)
+        table = Table(
+            title=f"{report.target.name}: {report.calls} calls in {report.duration_s:.1f}s", expand=False
+        )
         for column in ("tool", "status", "cases", "findings"):
             table.add_column(column)
         per_tool: dict[str, list[Finding]] = {}
@@ -103,7 +109,11 @@ class ConsoleReporter:
             per_tool.setdefault(finding.name, []).append(finding)
         for entry in report.entries:
             found = per_tool.get(entry.name, [])
-            status = entry.status.value if entry.status is Status.FUZZED else f"{entry.status.value}: {entry.reason}"
+            status = (
+                entry.status.value
+                if entry.status is Status.FUZZED
+                else f"{entry.status.value}: {entry.reason}"
+            )
             table.add_row(
                 escape(entry.name),
                 escape(status),
@@ -119,9 +129,13 @@ class ConsoleReporter:
                 f"[{colour}]{tag}[/] [bold]{finding.kind.value}[/] ({finding.severity.value}) in "
                 f"[cyan]{escape(finding.name)}[/]: {escape(finding.message)}"
             )
-            c.print(f"    fingerprint {finding.fingerprint}, hit {finding.count}x, reproduced "
-                    f"{finding.reproduced}/{finding.replays}")
-            c.print(f"    [dim]reproduce:[/] {escape(repro_command(finding, report.config_path))}", soft_wrap=True)
+            c.print(
+                f"    fingerprint {finding.fingerprint}, hit {finding.count}x, reproduced "
+                f"{finding.reproduced}/{finding.replays}"
+            )
+            c.print(
+                f"    [dim]reproduce:[/] {escape(repro_command(finding, report.config_path))}", soft_wrap=True
+            )
         for finding in report.fixed:
             c.print(f"[green]fixed[/] {finding.kind.value} in {escape(finding.name)} ({finding.fingerprint})")
         gating = report.gating()
@@ -131,4 +145,6 @@ class ConsoleReporter:
                 f"(seed {report.seed})"
             )
         else:
-            c.print(f"[bold green]PASS[/]: no new finding at or above {report.fail_on.value} (seed {report.seed})")
+            c.print(
+                f"[bold green]PASS[/]: no new finding at or above {report.fail_on.value} (seed {report.seed})"
+            )

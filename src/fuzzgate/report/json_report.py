@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from fuzzgate.errors import ReportError
-from fuzzgate.report.files import write_atomic
+from fuzzgate.files import write_atomic
 from fuzzgate.results import RunReport
 
 REPORT_FILE = "report.json"

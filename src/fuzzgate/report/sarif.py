@@ -1,0 +1,355 @@
+"""SARIF 2.1.0 for GitHub code scanning: one run, a rule per finding kind, a result per finding.
+
+Choices, and why:
+
+- **Which findings.** Results are this run's new and known findings. Fixed baseline entries are
+  left out rather than sent as `baselineState: "absent"`: code scanning ignores `baselineState`,
+  so an absent result would keep its alert open, while a result missing from the latest upload
+  of a category is what closes an alert.
+- **baselineState.** new -> `"new"`, known -> `"unchanged"`.
+- **Flaky findings** (failed some replays, not all) never fail a run, so they never open an
+  alert: a new flaky finding is left out. A known one stays in, at level `note` with the tag
+  `flaky`, so its alert does not close and reopen as the replays come and go.
+- **Level** comes from the finding's own severity (critical/high -> error, medium -> warning,
+  low -> note), as does `properties.security-severity` on the result. Code scanning reads
+  `security-severity` from the rule only; a rule carries its kind's default severity.
+- **Location.** Code scanning rejects a whole upload if one result has no location, so every
+  result has exactly one, chosen by `source_location` (the JUnit report and the annotations use
+  the same one). URIs are relative to the repository root and percent-encoded, without
+  `uriBaseId` (code scanning does not read `originalUriBaseIds`).
+- **Category.** `automationDetails.id` is `fuzzgate/<target>/`, so several servers fuzzed in one
+  repository keep separate alert sets instead of replacing each other's.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from jschema_to_python.to_json import to_json
+from sarif_om import (
+    ArtifactLocation,
+    Location,
+    Message,
+    MultiformatMessageString,
+    PhysicalLocation,
+    Region,
+    ReportingConfiguration,
+    ReportingDescriptor,
+    Result,
+    Run,
+    RunAutomationDetails,
+    SarifLog,
+    Tool,
+    ToolComponent,
+)
+
+from fuzzgate.commands import repro_command
+from fuzzgate.files import write_atomic
+from fuzzgate.findings import DEFAULT_SEVERITY, Finding, JSONValue, Kind, Severity
+from fuzzgate.results import BaselineState, RunReport
+
+SARIF_FILENAME = "fuzzgate.sarif"
+SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/fuzzgate/fuzzgate"
+
+FALLBACK_PATH = "fuzzgate.toml"
+"""Where a finding points when nothing better is known: the default config file name. Code
+scanning accepts a path with no file behind it (the alert shows without a snippet)."""
+
+_NOT_REPOSITORY_CODE = frozenset({".venv", "site-packages", "dist-packages", "node_modules"})
+"""Directories whose files are installed, not written in the repository: a traceback ending in
+one does not locate the bug in the repository's code."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """A place in the repository: a POSIX path relative to its root, and a 1-based line."""
+
+    path: str
+    line: int = 1
+
+
+def source_location(finding: Finding | None, report: RunReport, repo_root: Path) -> SourceLocation:
+    """Where in the repository a finding (or, with None, the target) is reported.
+
+    In order: the code location from the server's traceback, if it is a file in the repository
+    and not installed code; the config file that declares the target, at the target's line; the
+    server script named in the target's command line, if it is a file in the repository;
+    `FALLBACK_PATH`. Relative paths are taken relative to `repo_root`.
+    """
+    if finding is not None and finding.details.location is not None:
+        path, line = finding.details.location
+        relative = _in_repository(path, repo_root)
+        if relative is not None and not _NOT_REPOSITORY_CODE.intersection(PurePosixPath(relative).parts):
+            return SourceLocation(relative, max(line, 1))
+    if report.config_path:
+        relative = _in_repository(report.config_path, repo_root)
+        if relative is not None:
+            return SourceLocation(relative, max(report.target_line, 1))
+    for word in (*report.target.args, report.target.command or ""):
+        relative = _in_repository(word, repo_root) if word.endswith((".py", ".js", ".mjs", ".ts")) else None
+        if relative is not None and (repo_root / relative).is_file():
+            return SourceLocation(relative)
+    return SourceLocation(FALLBACK_PATH)
+
+
+def _in_repository(path: str, repo_root: Path) -> str | None:
+    """`path` relative to `repo_root` in POSIX form, or None when it is outside (or is the root)."""
+    root = repo_root.resolve()
+    try:
+        relative = (root / Path(path)).resolve().relative_to(root)
+    except (ValueError, OSError, RuntimeError):
+        return None
+    return relative.as_posix() if relative.parts else None
+
+
+@dataclass(frozen=True, slots=True)
+class _RuleText:
+    name: str
+    short: str
+    full: str
+    fix: str
+    tags: tuple[str, ...]
+    precision: str
+
+
+_RULES: dict[Kind, _RuleText] = {
+    Kind.CRASH: _RuleText(
+        name="ServerCrash",
+        short="The MCP server process died or dropped the connection while handling a request.",
+        full=(
+            "A request made the server exit or close its transport instead of answering. Every client "
+            "connected to the server loses its session, so one bad input from a model or a user takes "
+            "the server down for everyone."
+        ),
+        fix=(
+            "Find the exception or signal in the server's stderr, handle the input that caused it, and "
+            "return a tool error result (`isError: true`) instead of letting the process exit."
+        ),
+        tags=("availability", "external/cwe/cwe-248"),
+        precision="very-high",
+    ),
+    Kind.HANG: _RuleText(
+        name="RequestHang",
+        short="The MCP server did not answer a request within the timeout.",
+        full=(
+            "A request got no response within the configured timeout. A request that never finishes "
+            "ties up the client and often the server's worker, and repeated ones exhaust it."
+        ),
+        fix=(
+            "Bound loops, retries and I/O by time and by input size; reject inputs too large to "
+            "process; make blocking calls asynchronous or give them timeouts."
+        ),
+        tags=("availability", "external/cwe/cwe-400"),
+        precision="high",
+    ),
+    Kind.PROTOCOL_ERROR: _RuleText(
+        name="ProtocolViolation",
+        short="The MCP server sent something that is not valid JSON-RPC for the conversation.",
+        full=(
+            "The server wrote a message that breaks the protocol: text that is not JSON, a malformed "
+            "JSON-RPC message, a response with the wrong id, or an oversized message. Clients drop "
+            "the connection or mismatch responses when this happens."
+        ),
+        fix=(
+            "On stdio, write logs to stderr and nothing but protocol messages to stdout; answer each "
+            "request once, with its id; use the MCP SDK's transport instead of writing messages by hand."
+        ),
+        tags=("reliability", "external/cwe/cwe-684"),
+        precision="high",
+    ),
+    Kind.INTERNAL_ERROR: _RuleText(
+        name="InternalError",
+        short="The MCP server answered a request with a JSON-RPC error from an unhandled failure.",
+        full=(
+            "Instead of a result, or a tool error result explaining what was wrong with the input, the "
+            "server returned a JSON-RPC error such as -32603 (internal error). This usually means an "
+            "exception escaped the handler, and its text may reveal internals to the client."
+        ),
+        fix=(
+            "Validate the arguments the handler receives and catch the failure at the tool boundary; "
+            "return `isError: true` with a short message the model can act on."
+        ),
+        tags=("reliability", "external/cwe/cwe-755"),
+        precision="high",
+    ),
+    Kind.SCHEMA_VIOLATION: _RuleText(
+        name="OutputSchemaViolation",
+        short="A result did not match the output schema the server declared.",
+        full=(
+            "The tool declared an output schema, and the structured content it returned does not "
+            "conform to it. Clients that rely on the declared shape fail or misread the result."
+        ),
+        fix=(
+            "Make the result conform to the declared schema for every input, including edge cases "
+            "(empty, missing and null values), or correct the schema."
+        ),
+        tags=("correctness", "external/cwe/cwe-684"),
+        precision="high",
+    ),
+    Kind.SECRET_LEAK: _RuleText(
+        name="SecretLeak",
+        short="A response contained a secret from the server's environment or matching a secret pattern.",
+        full=(
+            "Something the server sent back (a result, an error message) contains a value from the "
+            "server's configured secrets or matches a secret pattern. Anything a server returns can "
+            "end up in a model's context, its logs and its output."
+        ),
+        fix=(
+            "Do not echo configuration, environment variables, headers or raw exception text to the "
+            "client; return a generic message and log the details on the server side."
+        ),
+        tags=("confidentiality", "external/cwe/cwe-200"),
+        precision="high",
+    ),
+    Kind.SLOW: _RuleText(
+        name="SlowResponse",
+        short="The MCP server took longer than the configured limit to answer a request.",
+        full=(
+            "A request was answered, but only after the slow-response threshold. Inputs that make a "
+            "server slow are a cheap way to exhaust it."
+        ),
+        fix="Profile the request with the reproduced input and bound the work it does by input size.",
+        tags=("performance", "external/cwe/cwe-400"),
+        precision="medium",
+    ),
+}
+
+_SECURITY_SEVERITY: dict[Severity, str] = {
+    Severity.CRITICAL: "9.5",
+    Severity.HIGH: "8.0",
+    Severity.MEDIUM: "5.5",
+    Severity.LOW: "3.0",
+}
+
+_LEVEL: dict[Severity, str] = {
+    Severity.CRITICAL: "error",
+    Severity.HIGH: "error",
+    Severity.MEDIUM: "warning",
+    Severity.LOW: "note",
+}
+
+_REPRODUCE_TEXT = (
+    "Each alert's message ends with a `fuzzgate replay` command that sends the failing request to "
+    "the server again; run it from the repository root. `fuzzgate replay FINGERPRINT` replays a "
+    "finding recorded in the baseline or the last report."
+)
+
+
+def _rule(kind: Kind) -> Any:
+    text = _RULES[kind]
+    severity = DEFAULT_SEVERITY[kind]
+    help_text = f"{text.full}\n\nHow to fix: {text.fix}\n\nHow to reproduce: {_REPRODUCE_TEXT}"
+    help_markdown = (
+        f"**{text.short}**\n\n{text.full}\n\n"
+        f"### How to fix\n\n{text.fix}\n\n"
+        f"### How to reproduce\n\n{_REPRODUCE_TEXT}\n\n"
+        f"Default severity: {severity.value}. Findings that fail some replays are reported as flaky "
+        f"and never fail a run."
+    )
+    return ReportingDescriptor(
+        id=kind.value,
+        name=text.name,
+        short_description=MultiformatMessageString(text=text.short),
+        full_description=MultiformatMessageString(text=text.full),
+        help=MultiformatMessageString(text=help_text, markdown=help_markdown),
+        default_configuration=ReportingConfiguration(level=_LEVEL[severity]),
+        properties={
+            "tags": ["security", "mcp", "fuzzing", *text.tags],
+            "precision": text.precision,
+            "security-severity": _SECURITY_SEVERITY[severity],
+        },
+    )
+
+
+def reported_findings(report: RunReport) -> list[Finding]:
+    """The findings that become SARIF results: new and known, minus new flaky ones."""
+    return [
+        f
+        for f in report.findings
+        if report.state_of(f) is BaselineState.KNOWN
+        or (report.state_of(f) is BaselineState.NEW and not f.flaky)
+    ]
+
+
+def _result(finding: Finding, report: RunReport, repo_root: Path, rule_index: int) -> Any:
+    command = repro_command(finding, report.config_path)
+    where = source_location(finding, report, repo_root)
+    known = report.state_of(finding) is BaselineState.KNOWN
+    properties: dict[str, JSONValue] = {
+        "fingerprint": finding.fingerprint,
+        "kind": finding.kind.value,
+        "severity": finding.severity.value,
+        "security-severity": _SECURITY_SEVERITY[finding.severity],
+        "surface": finding.surface.value,
+        "name": finding.name,
+        "repro": command,
+        "flaky": finding.flaky,
+        "count": finding.count,
+        "replays": finding.replays,
+        "reproduced": finding.reproduced,
+    }
+    if finding.flaky:
+        properties["tags"] = ["flaky"]
+    return Result(
+        rule_id=finding.kind.value,
+        rule_index=rule_index,
+        level="note" if finding.flaky else _LEVEL[finding.severity],
+        message=Message(
+            text=f"{finding.surface.value} {finding.name}: {finding.message}\nReproduce: {command}"
+        ),
+        baseline_state="unchanged" if known else "new",
+        locations=[
+            Location(
+                physical_location=PhysicalLocation(
+                    artifact_location=ArtifactLocation(uri=urllib.parse.quote(where.path)),
+                    region=Region(start_line=where.line),
+                )
+            )
+        ],
+        partial_fingerprints={"primaryLocationLineHash": finding.fingerprint},
+        fingerprints={"fuzzgate/v1": finding.fingerprint},
+        properties=properties,
+    )
+
+
+def sarif_log(report: RunReport, repo_root: Path) -> Any:
+    """The run as a `sarif_om.SarifLog`."""
+    kinds = list(Kind)
+    run = Run(
+        tool=Tool(
+            driver=ToolComponent(
+                name="fuzzgate",
+                version=report.version,
+                semantic_version=report.version,
+                information_uri=INFORMATION_URI,
+                rules=[_rule(kind) for kind in kinds],
+            )
+        ),
+        automation_details=RunAutomationDetails(id=f"fuzzgate/{report.target.name}/"),
+        results=[_result(f, report, repo_root, kinds.index(f.kind)) for f in reported_findings(report)],
+        properties={
+            "seed": report.seed,
+            "seedSource": report.seed_source,
+            "mode": report.mode,
+            "failOn": report.fail_on.value,
+            "verdict": report.verdict.value,
+        },
+    )
+    return SarifLog(version="2.1.0", schema_uri=SARIF_SCHEMA_URI, runs=[run])
+
+
+def render_sarif(report: RunReport, repo_root: Path) -> str:
+    """The SARIF log for `report` as JSON text, paths relative to `repo_root`."""
+    text: str = to_json(sarif_log(report, repo_root))
+    return text + "\n"
+
+
+def write_sarif(report: RunReport, repo_root: Path, out_dir: Path) -> Path:
+    """Write `fuzzgate.sarif` into `out_dir` atomically; returns its path."""
+    path = out_dir / SARIF_FILENAME
+    write_atomic(path, render_sarif(report, repo_root))
+    return path

@@ -1,0 +1,28 @@
+"""The store stage: findings kept between runs (the baseline) and the diff against them."""
+
+from __future__ import annotations
+
+from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
+from fuzzgate.store.database import (
+    CorpusDatabase,
+    DirectoryDatabase,
+    InMemoryDatabase,
+    MultiplexedDatabase,
+    ReadOnlyDatabase,
+    write_atomic,
+)
+from fuzzgate.store.diff import Classification, classify
+
+__all__ = [
+    "BASELINE_FORMAT",
+    "Baseline",
+    "BaselineEntry",
+    "Classification",
+    "CorpusDatabase",
+    "DirectoryDatabase",
+    "InMemoryDatabase",
+    "MultiplexedDatabase",
+    "ReadOnlyDatabase",
+    "classify",
+    "write_atomic",
+]
