@@ -67,7 +67,9 @@ def target_summary(config: Config, connection: Connection | None = None) -> Targ
 def redactor_for(config: Config, canaries: Mapping[str, str]) -> Redactor:
     """Env values, header values and canaries never reach a report."""
     target = config.target
-    return Redactor([*target.env.values(), *target.headers.values(), *canaries.values()], config.secret_patterns)
+    return Redactor(
+        [*target.env.values(), *target.headers.values(), *canaries.values()], config.secret_patterns
+    )
 
 
 class ServerKeeper:
@@ -90,7 +92,9 @@ class ServerKeeper:
         failures = 0
         while True:
             try:
-                async with open_connection(self._config, extra_env=self._extra_env, generation=generation) as conn:
+                async with open_connection(
+                    self._config, extra_env=self._extra_env, generation=generation
+                ) as conn:
                     failures = 0
                     self._connection = conn
                     if generation == 0:
@@ -232,5 +236,7 @@ class Engine:
                 )
             )
             dropped_request = surrogate and outcome.status is OutcomeStatus.TIMEOUT
-            if outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not dropped_request or not connection.alive():
+            if (
+                outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not dropped_request
+            ) or not connection.alive():
                 keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}")

@@ -87,5 +87,3 @@ def choose_seed(
     if head := _git_head(cwd):
         return SeedChoice(sha_to_seed(head), f"git HEAD {head[:12]}")
     return SeedChoice(0, "default", warning="no seed given and no git commit found: using seed 0")
-
-

@@ -98,8 +98,12 @@ def test_secrets_are_redacted(buggy_run: tuple[CliRun, Path]) -> None:
     leaks = run.findings(kind="secret_leak")
     assert leaks
     env_file = (SERVERS / ".env.example").read_text()
-    token = next(w.split("=", 1)[1] for w in env_file.split() if w.startswith(("GITHUB_TOKEN=", "GH_TOKEN=")) or "ghp_" in w)
-    token = token[token.find("ghp_"):] if "ghp_" in token else token
+    token = next(
+        w.split("=", 1)[1]
+        for w in env_file.split()
+        if w.startswith(("GITHUB_TOKEN=", "GH_TOKEN=")) or "ghp_" in w
+    )
+    token = token[token.find("ghp_") :] if "ghp_" in token else token
     for name in ("report.json", "fuzzgate.sarif", "junit.xml", "summary.md"):
         text = (run.out / name).read_text()
         assert token not in text, name
@@ -126,7 +130,16 @@ def test_replay_by_fingerprint_and_adhoc(buggy_run: tuple[CliRun, Path]) -> None
     crash = run.findings(name="split_bill", kind="internal_error")[0]
     cwd = run.out.parent
     target = stdio_target("buggy_server.py")
-    again = fuzzgate("replay", crash["fingerprint"], "--out", str(run.out), "--baseline", str(cwd / "baseline"), *target, cwd=cwd)
+    again = fuzzgate(
+        "replay",
+        crash["fingerprint"],
+        "--out",
+        str(run.out),
+        "--baseline",
+        str(cwd / "baseline"),
+        *target,
+        cwd=cwd,
+    )
     assert again.code == 1, again.stdout + again.stderr
     assert "still fails" in again.stdout
     ok = fuzzgate("replay", "--tool", "echo", "--arguments", '{"text": "hi"}', *target, cwd=cwd)

@@ -20,6 +20,9 @@ STDERR_EXCERPT_LINES = 40
 INTERNAL_ERROR_CODES = frozenset({-32603, 0})
 """JSON-RPC internal error, and the code 0 handshake-era SDK servers use for unhandled exceptions."""
 
+_SDK_UNHANDLED = re.compile(r"Error executing tool [^\s:]+")
+"""What the Python SDK's MCPServer answers, and only that, when a tool raises an unexpected exception."""
+
 _ANOMALY_TEXT = {
     AnomalyKind.NON_JSON: "wrote a line that is not JSON to stdout",
     AnomalyKind.INVALID_MESSAGE: "sent a message that is not valid JSON-RPC",
@@ -89,7 +92,9 @@ class Oracles:
         self._slow_s = slow_s
         self._scanner = scanner
 
-    def observe(self, arguments: dict[str, Any], schema_valid: bool, outcome: CallOutcome) -> list[Observation]:
+    def observe(
+        self, arguments: dict[str, Any], schema_valid: bool, outcome: CallOutcome
+    ) -> list[Observation]:
         found: list[Observation] = []
         ambiguous = outcome.concurrent > 1
         traces = parse_traces(outcome.stderr) if outcome.stderr else []
@@ -104,7 +109,9 @@ class Oracles:
             else:
                 signature = ("exit", what)
                 message = f"the server died during the call ({what})"
-            found.append(Observation(Kind.CRASH, message, signature, _trace_details(stderr_trace, outcome), ambiguous))
+            found.append(
+                Observation(Kind.CRASH, message, signature, _trace_details(stderr_trace, outcome), ambiguous)
+            )
         elif (
             status is OutcomeStatus.TIMEOUT
             and not has_lone_surrogate(arguments)
@@ -155,7 +162,21 @@ class Oracles:
                         _trace_details(text_trace, outcome),
                     )
                 )
-            elif status is OutcomeStatus.RPC_ERROR and schema_valid and outcome.rpc_code in INTERNAL_ERROR_CODES:
+            elif status is OutcomeStatus.TOOL_ERROR and _SDK_UNHANDLED.fullmatch(outcome.text.strip()):
+                # Without the server's stderr (HTTP), the Python SDK's bare message is the only sign.
+                found.append(
+                    Observation(
+                        Kind.INTERNAL_ERROR,
+                        f"unhandled exception ({outcome.text.strip()!r}, the SDK's message for one)",
+                        ("sdk-unhandled",),
+                        Details(error=outcome.text.strip()),
+                    )
+                )
+            elif (
+                status is OutcomeStatus.RPC_ERROR
+                and schema_valid
+                and outcome.rpc_code in INTERNAL_ERROR_CODES
+            ):
                 found.append(
                     Observation(
                         Kind.INTERNAL_ERROR,
@@ -176,8 +197,15 @@ class Oracles:
                 )
             )
 
-        if status in (OutcomeStatus.OK, OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR, OutcomeStatus.OUTPUT_INVALID):
-            for hit in dict.fromkeys(h.pattern for h in self._scanner.scan(outcome.payload or outcome.text, arguments)):
+        if status in (
+            OutcomeStatus.OK,
+            OutcomeStatus.TOOL_ERROR,
+            OutcomeStatus.RPC_ERROR,
+            OutcomeStatus.OUTPUT_INVALID,
+        ):
+            for hit in dict.fromkeys(
+                h.pattern for h in self._scanner.scan(outcome.payload or outcome.text, arguments)
+            ):
                 found.append(
                     Observation(
                         Kind.SECRET_LEAK,

@@ -29,7 +29,8 @@ _MIN_SECRET_LEN = 6
 def canary_environment(seed: int) -> dict[str, str]:
     """Canary values for the server's environment: deterministic per seed, unguessable by a fuzzer."""
     return {
-        name: "fzgcanary" + hashlib.sha256(f"{name}:{seed}".encode()).hexdigest()[:24] for name in CANARY_NAMES
+        name: "fzgcanary" + hashlib.sha256(f"{name}:{seed}".encode()).hexdigest()[:24]
+        for name in CANARY_NAMES
     }
 
 

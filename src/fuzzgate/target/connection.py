@@ -4,6 +4,7 @@ timeouts around every step, and one tool call turned into a `CallOutcome`."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import httpx2
 import mcp_types as types
 from mcp import Client
@@ -25,9 +27,10 @@ from fuzzgate.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomal
 from fuzzgate.target.stdio import ServerProcess, StdioSpec, child_environment, stdio_transport
 
 CONNECTION_CLOSED = -32000
+_BARE_SDK_ERROR = re.compile(r"Error executing tool [^\s:]+")
 STDERR_TAIL_LINES = 15
-_SETTLE_S = 0.02
-"""After an error reply, how long to let the stderr reader catch up with what the server logged first."""
+_SETTLE_S = 0.05
+"""After an error reply that mentions an exception, how long to wait for its traceback on stderr."""
 
 
 @dataclass(slots=True)
@@ -152,7 +155,9 @@ async def open_connection(
             tg.cancel_scope.cancel()
         else:
             try:
-                yield Connection(client=client, transport=config.target.kind.value, process=process, generation=generation)
+                yield Connection(
+                    client=client, transport=config.target.kind.value, process=process, generation=generation
+                )
             finally:
                 release.set()
     if error is not None:
@@ -169,6 +174,17 @@ def _startup_reason(exc: BaseException) -> str:
     if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
         return "the server closed the connection during initialization"
     return describe_exception(exc)
+
+
+async def _let_stderr_catch_up(process: ServerProcess, mark: int, exception_hinted: bool) -> None:
+    """A server logs a traceback before it answers, but on another pipe: give the stderr reader a
+    few turns of the event loop, and a little longer when the answer says an exception happened."""
+    for _ in range(3):
+        await anyio.lowlevel.checkpoint()
+    if exception_hinted and process.stderr.mark() == mark:
+        with anyio.move_on_after(_SETTLE_S):
+            while process.stderr.mark() == mark:
+                await anyio.sleep(0.002)
 
 
 def _text_of(result: types.CallToolResult) -> str:
@@ -210,7 +226,9 @@ async def call_tool(
             status = OutcomeStatus.CLOSED
         else:
             status = OutcomeStatus.RPC_ERROR
-            fields.update(rpc_code=exc.code, text=exc.message, payload=json.dumps(exc.error.model_dump(mode="json")))
+            fields.update(
+                rpc_code=exc.code, text=exc.message, payload=json.dumps(exc.error.model_dump(mode="json"))
+            )
         fields["error"] = describe_exception(exc)
     except RuntimeError as exc:
         message = str(exc)
@@ -240,7 +258,9 @@ async def call_tool(
     duration = time.perf_counter() - started
 
     if process is not None:
-        if status is OutcomeStatus.CLOSED or status is OutcomeStatus.TIMEOUT and process.returncode is not None:
+        if status is OutcomeStatus.CLOSED or (
+            status is OutcomeStatus.TIMEOUT and process.returncode is not None
+        ):
             # The process is gone: wait briefly for its last stderr words and its exit status.
             with anyio.move_on_after(0.5):
                 while process.returncode is None:
@@ -251,9 +271,10 @@ async def call_tool(
             else:
                 status = OutcomeStatus.CLOSED
             fields["exit_code"] = process.returncode
-        elif status in (OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR, OutcomeStatus.OK) and in_flight == 1:
-            if status is not OutcomeStatus.OK:
-                await anyio.sleep(_SETTLE_S)
+        elif status is not OutcomeStatus.OK:
+            text = str(fields.get("text", "")).strip()
+            hinted = fields.get("rpc_code") in (-32603, 0) or _BARE_SDK_ERROR.fullmatch(text) is not None
+            await _let_stderr_catch_up(process, err_mark, hinted)
         fields["stderr"] = "\n".join(process.stderr.since(err_mark))
         anomalies = process.wire.since(wire_mark)
     else:
@@ -261,4 +282,6 @@ async def call_tool(
     extra = fields.pop("extra_anomaly", None)
     if extra is not None:
         anomalies = (*anomalies, extra)
-    return CallOutcome(status=status, duration_s=duration, anomalies=anomalies, concurrent=in_flight, **fields)
+    return CallOutcome(
+        status=status, duration_s=duration, anomalies=anomalies, concurrent=in_flight, **fields
+    )

@@ -1,0 +1,141 @@
+"""The CI gate end to end on the example server: new findings fail, `baseline accept` makes them
+known, other seeds find the same bugs as known, fixed entries are reported and pruned, a corrupt
+baseline is an error; and the outputs of a real run validate against their schemas."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from tests.e2e.conftest import CliRun, fuzzgate, stdio_target
+
+pytestmark = pytest.mark.e2e
+
+TOOLS = ROOT_TOOLS = (
+    Path(__file__).resolve().parents[1] / ".tools" / "node_modules" / "@microsoft" / "sarif-multitool-linux"
+)
+INCLUDE = ("--include", "split_bill", "--include", "get_stock_level", "--include", "echo", "--include", "add")
+
+
+def gate_run(work: Path, seed: str, *extra: str) -> CliRun:
+    return fuzzgate(
+        "run", *stdio_target("buggy_server.py"), *INCLUDE, "--budget", "5s", "--seed", seed,
+        "--baseline", str(work / "baseline"), *extra, cwd=work, out=work / f"out-{seed}",
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def cycle(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CliRun]:
+    work = tmp_path_factory.mktemp("gate")
+    runs = {"first": gate_run(work, "101")}
+    runs["accept"] = fuzzgate(
+        "baseline", "accept", *stdio_target("buggy_server.py"), "--out", str(work / "out-101"),
+        "--baseline", str(work / "baseline"), cwd=work,
+    )  # fmt: skip
+    for seed in ("202", "303", "404"):
+        runs[seed] = gate_run(work, seed)
+    return runs
+
+
+def test_first_run_fails_on_new_findings(cycle: dict[str, CliRun]) -> None:
+    first = cycle["first"]
+    assert first.code == 1, first.stderr
+    assert {f["baseline_state"] for f in first.report["findings"]} == {"new"}
+    assert {f["name"] for f in first.report["findings"]} == {"split_bill", "get_stock_level"}
+
+
+def test_accept_writes_one_reviewable_file_per_fingerprint(cycle: dict[str, CliRun]) -> None:
+    accept = cycle["accept"]
+    assert accept.code == 0, accept.stderr
+    baseline = accept.out.parent / "baseline"
+    files = sorted(baseline.glob("*.json"))
+    fingerprints = {f["fingerprint"] for f in cycle["first"].report["findings"]}
+    assert {p.stem for p in files} == fingerprints
+    for path in files:
+        text = path.read_text()
+        data = json.loads(text)
+        assert text == json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        assert "count" not in data and "stderr" not in json.dumps(data)
+
+
+@pytest.mark.parametrize("seed", ["202", "303", "404"])
+def test_other_seeds_find_the_same_bugs_as_known(cycle: dict[str, CliRun], seed: str) -> None:
+    run = cycle[seed]
+    assert run.code == 0, run.stdout + run.stderr
+    report = run.report
+    assert report["verdict"] == "pass"
+    assert [f for f in report["findings"] if f["baseline_state"] == "new"] == []
+    assert {f["fingerprint"] for f in report["findings"]} == {
+        f["fingerprint"] for f in cycle["first"].report["findings"]
+    }
+
+
+def test_fixed_entry_is_reported_then_pruned(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline"
+    baseline.mkdir()
+    entry = {
+        "fuzzgate_baseline": 1, "fingerprint": "0123456789abcdef0123", "kind": "internal_error",
+        "severity": "high", "surface": "tool", "name": "echo", "message": "unhandled KeyError: 'x'",
+        "repro": {"seed": 1, "case_index": 0, "arguments": {"text": "hi"}, "transport": "stdio", "schema_valid": True},
+    }  # fmt: skip
+    (baseline / "0123456789abcdef0123.json").write_text(json.dumps(entry, sort_keys=True, indent=2) + "\n")
+    run = fuzzgate(
+        "run", *stdio_target("buggy_server.py"), "--include", "echo", "--budget", "3s", "--seed", "9",
+        "--baseline", str(baseline), cwd=tmp_path,
+    )  # fmt: skip
+    assert run.code == 0, run.stdout + run.stderr
+    assert [f["fingerprint"] for f in run.report["fixed"]] == ["0123456789abcdef0123"]
+    assert "fuzzgate baseline prune" in (run.out / "summary.md").read_text()
+    prune = fuzzgate(
+        "baseline", "prune", *stdio_target("buggy_server.py"), "--baseline", str(baseline), cwd=tmp_path
+    )
+    assert prune.code == 0, prune.stderr
+    assert list(baseline.glob("*.json")) == []
+
+
+def test_corrupt_baseline_is_a_clear_error(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline"
+    baseline.mkdir()
+    (baseline / "deadbeef.json").write_text("{not json")
+    run = fuzzgate(
+        "run", *stdio_target("buggy_server.py"), "--budget", "2s", "--baseline", str(baseline), cwd=tmp_path
+    )
+    assert run.code == 2
+    assert "deadbeef.json" in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_real_outputs_validate(cycle: dict[str, CliRun]) -> None:
+    import xmlschema
+    from junitparser import JUnitXml
+
+    first = cycle["first"]
+    sarif = json.loads((first.out / "fuzzgate.sarif").read_text())
+    schema_path = TOOLS / "sarif-2.1.0.json"
+    if not schema_path.is_file():
+        pytest.skip("SARIF validator not installed: run scripts/install-validators.sh")
+    Draft202012Validator(json.loads(schema_path.read_text())).validate(sarif)
+    log = first.out.parent / "multitool.sarif"
+    proc = subprocess.run(
+        [str(TOOLS / "Sarif.Multitool"), "validate", str(first.out / "fuzzgate.sarif"), "--rule-kind", "Gh;Sarif",
+         "-o", str(log), "--force"],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "DOTNET_SYSTEM_GLOBALIZATION_INVARIANT": "1"},
+    )  # fmt: skip
+    assert not [line for line in proc.stdout.splitlines() if ": error " in line], proc.stdout
+    results = sarif["runs"][0]["results"]
+    assert {r["ruleId"] for r in results} == {"internal_error", "schema_violation"}
+    assert all(r["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1 for r in results)
+
+    xsd = Path(__file__).resolve().parents[1] / "report" / "junit.xsd"
+    xmlschema.XMLSchema(str(xsd)).validate(str(first.out / "junit.xml"))
+    suites = list(JUnitXml.fromfile(str(first.out / "junit.xml")))
+    failures = [
+        case.name for suite in suites for case in suite if any(r._tag == "failure" for r in case.result)
+    ]
+    assert set(failures) >= {"split_bill", "get_stock_level"}

@@ -1,0 +1,133 @@
+"""`fuzzgate run` on a clean server, a handshake-only server, over HTTP, and when the target or
+the configuration is wrong."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import fuzzgate, stdio_target
+
+pytestmark = pytest.mark.e2e
+HOSTILE = Path(__file__).resolve().parents[1] / "servers" / "hostile.py"
+
+
+def test_clean_server_passes_with_no_findings(tmp_path: Path) -> None:
+    run = fuzzgate("run", *stdio_target("clean_server.py"), "--budget", "8s", "--seed", "5", cwd=tmp_path)
+    assert run.code == 0, run.stdout + run.stderr
+    report = run.report
+    assert report["verdict"] == "pass" and report["findings"] == []
+    assert all(e["status"] == "fuzzed" and e["cases"] > 0 for e in report["entries"])
+    assert report["calls"] > 50
+
+
+def test_handshake_era_server(tmp_path: Path) -> None:
+    run = fuzzgate(
+        "run", *stdio_target("buggy_server.py", "--legacy"), "--budget", "6s", "--seed", "3",
+        "--include", "split_bill", "--include", "echo", cwd=tmp_path,
+    )  # fmt: skip
+    assert run.code == 1, run.stdout + run.stderr
+    report = run.report
+    assert report["target"]["protocol_version"] in ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+    assert {f["name"] for f in report["findings"]} == {"split_bill"}
+    skipped = {e["name"] for e in report["entries"] if e["status"] == "skipped"}
+    assert "echo" not in skipped and "search" in skipped
+
+
+def test_forced_legacy_protocol_on_a_modern_server(tmp_path: Path) -> None:
+    run = fuzzgate(
+        "run", *stdio_target("clean_server.py"), "--protocol", "legacy", "--budget", "3s", "--seed", "1",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.report["target"]["protocol_version"] == "2025-11-25"
+
+
+def test_streamable_http(tmp_path: Path, http_server: tuple[str, Path]) -> None:
+    url, markers = http_server
+    run = fuzzgate(
+        "run", "--url", url, "--budget", "8s", "--seed", "11", "--exclude", "format_label",
+        "--exclude", "batch_export", "--exclude", "render_thumbnail", "--timeout", "3s", cwd=tmp_path,
+    )  # fmt: skip
+    assert run.code == 1, run.stdout + run.stderr
+    report = run.report
+    assert report["target"]["kind"] == "http" and report["target"]["url"] == url
+    kinds = {(f["kind"], f["name"]) for f in report["findings"]}
+    assert ("internal_error", "split_bill") in kinds
+    assert ("schema_violation", "get_stock_level") in kinds
+    assert all(f["repro"]["transport"] == "http" for f in report["findings"])
+    assert not list(markers.iterdir())
+
+
+def _requests(trace: Path) -> dict[str, list[str]]:
+    per_tool: dict[str, list[tuple[int, str]]] = {}
+    for line in trace.read_text().splitlines():
+        record = json.loads(line)
+        per_tool.setdefault(record["tool"], []).append(
+            (record["case"], json.dumps(record["arguments"], sort_keys=True))
+        )
+    return {tool: [args for _, args in sorted(items)] for tool, items in per_tool.items()}
+
+
+def test_same_seed_same_requests_whatever_the_concurrency(tmp_path: Path) -> None:
+    traces = []
+    for i, concurrency in enumerate(("1", "1", "3")):
+        trace = tmp_path / f"trace{i}.jsonl"
+        run = fuzzgate(
+            "run", *stdio_target("clean_server.py"), "--seed", "77", "--cases", "25", "--budget", "5m",
+            "--concurrency", concurrency, "--trace", str(trace), cwd=tmp_path, out=tmp_path / f"out{i}",
+        )  # fmt: skip
+        assert run.code == 0, run.stdout + run.stderr
+        traces.append(_requests(trace))
+    assert traces[0] == traces[1] == traces[2]
+    assert all(len(cases) == 25 for cases in traces[0].values())
+    other = tmp_path / "other.jsonl"
+    fuzzgate(
+        "run", *stdio_target("clean_server.py"), "--seed", "78", "--cases", "25", "--budget", "5m",
+        "--trace", str(other), cwd=tmp_path, out=tmp_path / "out-other",
+    )  # fmt: skip
+    assert _requests(other) != traces[0]
+
+
+def test_missing_server_binary_exits_3(tmp_path: Path) -> None:
+    run = fuzzgate("run", "--command", "/nonexistent/server-binary", "--budget", "2s", cwd=tmp_path)
+    assert run.code == 3
+    assert "/nonexistent/server-binary" in run.stderr and "command not found" in run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_server_dying_at_start_exits_3_with_its_stderr(tmp_path: Path) -> None:
+    run = fuzzgate(
+        "run", "--command", sys.executable, "--arg", str(HOSTILE), "--arg", "--die-at-start", cwd=tmp_path
+    )
+    assert run.code == 3
+    assert "missing DATABASE_URL" in run.stderr and "status 4" in run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_config_error_exits_2_naming_file_section_key(tmp_path: Path) -> None:
+    (tmp_path / "fuzzgate.toml").write_text(
+        '[target]\ncommand = "x"\n\n[fuzzgate]\nbudgett = "5s"\nbudget = "fast"\n'
+    )
+    run = fuzzgate("run", cwd=tmp_path)
+    assert run.code == 2
+    assert "fuzzgate.toml" in run.stderr and "budget" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_tools_lists_without_calling(tmp_path: Path) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    run = fuzzgate(
+        "tools",
+        *stdio_target("buggy_server.py"),
+        cwd=tmp_path,
+        env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(markers)},
+    )
+    assert run.code == 0, run.stderr
+    assert "delete_all_notes" in run.stdout and "blocked" in run.stdout and "destructiveHint" in run.stdout
+    assert "summarize_note" in run.stdout and "notes://note/{name}" in run.stdout
+    assert not list(markers.iterdir())
