@@ -29,7 +29,7 @@ from fuzzgate.events import (
 )
 from fuzzgate.findings import Finding, Repro, Surface
 from fuzzgate.outcome import OutcomeStatus
-from fuzzgate.plan import Scheduler, select
+from fuzzgate.plan import Scheduler, ToolPlan, select
 from fuzzgate.results import Status, SurfaceEntry, TargetSummary
 from fuzzgate.target.connection import Connection, call_tool, open_connection
 from fuzzgate.triage import FindingSet, confirm
@@ -86,6 +86,7 @@ class ServerKeeper:
         self._reason = ""
         self.failure: TargetError | None = None
         self.restarts = 0
+        self.culprit: ToolPlan | None = None
 
     async def run(self, *, task_status: TaskStatus[Connection]) -> None:
         generation = 0
@@ -103,7 +104,6 @@ class ServerKeeper:
                         self._emit(ServerRestarted(self._reason, generation))
                     self._ready.set()
                     await self._restart.wait()
-                    self._ready = anyio.Event()
                     self._restart = anyio.Event()
             except TargetError as exc:
                 if generation == 0:
@@ -124,6 +124,9 @@ class ServerKeeper:
     def restart(self, connection: Connection, reason: str) -> None:
         if self._connection is connection and not self._restart.is_set():
             self._reason = reason
+            # No worker may pick up the old connection while the keeper is tearing it down.
+            self._connection = None
+            self._ready = anyio.Event()
             self._restart.set()
 
 
@@ -195,7 +198,12 @@ class Engine:
         while (item := scheduler.next()) is not None:
             plan, index = item
             case = plan.generator.case(index)
+            waited = time.monotonic()
             connection = await keeper.get()
+            if keeper.culprit is not None:
+                # A restart is the cost of the call that crashed or hung the server: charge its tool.
+                scheduler.record(keeper.culprit, time.monotonic() - waited, finished=False)
+                keeper.culprit = None
             if connection is None:
                 scheduler.stopped = True
                 reason = keeper.failure.message if keeper.failure else "the server could not be restarted"
@@ -240,3 +248,4 @@ class Engine:
                 outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not dropped_request
             ) or not connection.alive():
                 keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}")
+                keeper.culprit = plan

@@ -106,9 +106,9 @@ class Scheduler:
         plan.used_s += 1e-6
         return plan, index
 
-    def record(self, plan: ToolPlan, duration_s: float) -> None:
+    def record(self, plan: ToolPlan, duration_s: float, *, finished: bool = True) -> None:
         plan.used_s += duration_s
-        plan.finished += 1
+        plan.finished += finished
 
     def time_left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())

@@ -214,13 +214,14 @@ class ServerProcess:
         process = self._process
         if process is None:
             return
+        # From here on, the server ending is fuzzgate's doing, not a crash.
+        self.killed_by_us = True
         with anyio.CancelScope(shield=True):
             if process.stdin is not None:
                 with suppress(Exception):
                     await process.stdin.aclose()
             for sig, grace in ((None, _TERM_GRACE_S), (signal.SIGTERM, _KILL_GRACE_S), (signal.SIGKILL, 5.0)):
                 if sig is not None:
-                    self.killed_by_us = True
                     _signal_group(process.pid, sig)
                 with anyio.move_on_after(grace):
                     while process.returncode is None:
