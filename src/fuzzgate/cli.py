@@ -142,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fuzzgate",
         description="Deterministic fuzzing gate for MCP servers.",
         epilog="exit codes: 0 no new finding at or above --fail-on, 1 new findings, "
-        "2 usage/config/baseline error, 3 the server could not be started or initialized",
+        "2 usage/config/baseline error, 3 the server could not be started or initialized, 4 internal error",
     )
     parser.add_argument("--version", action="version", version=f"fuzzgate {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="show tracebacks for errors")
@@ -196,7 +196,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.USAGE
     handler: Handler = ns.handler
     try:
-        return int(handler(ns, out))
+        try:
+            return int(handler(ns, out))
+        except BaseExceptionGroup as group:
+            # anyio task groups wrap what their tasks raise; the user's error is the one inside.
+            raise _single(group) from None
     except FuzzgateError as error:
         if ns.verbose:
             err.print_exception()
@@ -205,6 +209,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("fuzzgate: interrupted; the server was stopped and no partial report was written")
         return 130
+    except Exception:
+        err.print_exception()
+        err.print("[bold red]fuzzgate: internal error[/] (a bug in fuzzgate, please report it with the traceback above)")
+        return int(ExitCode.INTERNAL)
+
+
+def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one meaningful exception in a (nested) group: a user error or an interrupt if there is one."""
+    leaves: list[BaseException] = []
+
+    def walk(exc: BaseException) -> None:
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                walk(inner)
+        else:
+            leaves.append(exc)
+
+    walk(group)
+    for wanted in (KeyboardInterrupt, FuzzgateError):
+        for leaf in leaves:
+            if isinstance(leaf, wanted):
+                return leaf
+    return leaves[0] if leaves else group
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ class ExitCode(IntEnum):
     FINDINGS = 1
     USAGE = 2
     TARGET = 3
+    INTERNAL = 4
 
 
 class FuzzgateError(Exception):
