@@ -1,0 +1,246 @@
+"""The generation worker: one child process that runs every Hypothesis draw for this process.
+
+Why a separate process: Hypothesis mixes constants harvested from every *local* module loaded in
+the process (any source file outside site-packages and the stdlib: an editable install, a console
+script, a user's plugin) into its draws, and harvests again whenever `sys.modules` grows. In the
+caller's process the same seed would then give different values depending on what else had been
+imported, and when. The worker imports only this package, runs with a fixed PYTHONHASHSEED, no
+Hypothesis plugins and a private storage directory, so a seed always means the same values; it also
+keeps Hypothesis's output and warnings away from the caller's stdout and threads.
+
+Protocol: one JSON object per line in each direction, strictly request then reply.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import IO, Any, Final
+
+from fuzzgate.generate._model import UnsupportedSchema, canonical_json
+
+_SOURCE_CACHE: Final = 64
+_PREFETCH_CACHE: Final = 16
+_STOP_GRACE_S: Final = 0.5
+_PASSED_ENV: Final = ("PATH", "LD_LIBRARY_PATH", "PYTHONHOME", "SYSTEMROOT", "TMPDIR")
+"""What the interpreter itself may need; nothing else of the caller's environment reaches the worker."""
+
+
+class GenerationError(RuntimeError):
+    """The generation worker failed in a way that is a fuzzgate bug, not a schema problem."""
+
+
+# -- inside the worker -----------------------------------------------------------------------
+
+
+class _Worker:
+    def __init__(self) -> None:
+        from fuzzgate.generate._source import CaseSource
+
+        self._source_type = CaseSource
+        self._sources: OrderedDict[str, CaseSource] = OrderedDict()
+        self._prefetched: OrderedDict[str, Any] = OrderedDict()
+
+    def _source(self, request: dict[str, Any]) -> Any:
+        key = f"{request['max_string']}:{canonical_json(request['schema'])}"
+        source = self._sources.get(key)
+        if source is None:
+            source = self._source_type(request["schema"], max_string=request["max_string"])
+            self._sources[key] = source
+            if len(self._sources) > _SOURCE_CACHE:
+                self._sources.popitem(last=False)
+        self._sources.move_to_end(key)
+        return source
+
+    def handle(self, request: dict[str, Any]) -> Any:
+        source = self._source(request)
+        if request["op"] == "fixed":
+            return source.fixed()
+        if request["op"] == "prefetch":
+            return None
+        key = self._draw_key(request, request["stream"], request["seed"])
+        found = self._prefetched.pop(key, None)
+        if found is None:
+            found = self._draw(source, request, request)
+        return found
+
+    @staticmethod
+    def _draw(source: Any, request: dict[str, Any], chunk: dict[str, Any]) -> Any:
+        return source.draw(
+            chunk["stream"], seed=chunk["seed"], count=request["count"], base_seed=chunk.get("base_seed")
+        )
+
+    def ready(self, request: dict[str, Any]) -> list[Any]:
+        """Announced chunks that are already drawn, handed over early so that the caller need not
+        come back for them at a moment when the worker is busy drawing something else."""
+        ready = []
+        for then in request.get("prefetch", ()):
+            found = self._prefetched.pop(self._draw_key(request, then["stream"], then["seed"]), None)
+            if found is not None:
+                ready.append([then["stream"], then["seed"], found])
+        return ready
+
+    def prefetch(self, request: dict[str, Any]) -> None:
+        """Draw the chunks the caller said it will want next, while it is busy elsewhere."""
+        for then in request.get("prefetch", ()):
+            key = self._draw_key(request, then["stream"], then["seed"])
+            if key not in self._prefetched:
+                source = self._source(request)
+                self._prefetched[key] = self._draw(source, request, then)
+                if len(self._prefetched) > _PREFETCH_CACHE:
+                    self._prefetched.popitem(last=False)
+
+    @staticmethod
+    def _draw_key(request: dict[str, Any], stream: str, seed: int) -> str:
+        return canonical_json([request["max_string"], request["schema"], stream, seed, request["count"]])
+
+
+def main() -> None:
+    """Serve requests on stdin until it closes."""
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="ascii")
+    # Anything a library prints must not corrupt the reply stream.
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    worker = _Worker()
+    for line in sys.stdin:
+        request: dict[str, Any] = {}
+        try:
+            request = json.loads(line)
+            reply: dict[str, Any] = {"ok": worker.handle(request), "ready": worker.ready(request)}
+        except UnsupportedSchema as exc:
+            reply = {"unsupported": str(exc)}
+        except Exception as exc:
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        replies.write(json.dumps(reply, ensure_ascii=True, allow_nan=False) + "\n")
+        replies.flush()
+        # A failed prefetch is recomputed (and reported) when the chunk is really asked for.
+        with contextlib.suppress(Exception):
+            worker.prefetch(request)
+
+
+# -- in the caller ---------------------------------------------------------------------------
+
+
+class GenerationWorker:
+    """The caller's handle on the worker process: started on first use, shared, thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def request(self, payload: dict[str, Any]) -> tuple[Any, list[Any]]:
+        """Send one request; returns its result and the announced chunks that were ready.
+
+        Raises UnsupportedSchema or GenerationError.
+        """
+        line = (json.dumps(payload, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
+        with self._lock:
+            answer = self._exchange(line) or self._restart_and_exchange(line)
+        reply = json.loads(answer)
+        if "unsupported" in reply:
+            raise UnsupportedSchema(reply["unsupported"])
+        if "error" in reply:
+            raise GenerationError(f"the generation worker failed: {reply['error']}")
+        return reply["ok"], reply.get("ready", [])
+
+    def _restart_and_exchange(self, line: bytes) -> bytes:
+        self._stop()
+        answer = self._exchange(line)
+        if not answer:
+            raise GenerationError("the generation worker process exited unexpectedly")
+        return answer
+
+    def _exchange(self, line: bytes) -> bytes:
+        process = self._start()
+        stdin, stdout = _pipes(process)
+        try:
+            stdin.write(line)
+            stdin.flush()
+            answer = stdout.readline()
+        except OSError:
+            return b""
+        # A reply cut short means the worker died while writing it.
+        return answer if answer.endswith(b"\n") else b""
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._process is not None and self._process.poll() is None:
+            return self._process
+        self._stop()
+        home = _storage_directory()
+        package_root = str(Path(__file__).resolve().parents[2])
+        env = {name: os.environ[name] for name in _PASSED_ENV if name in os.environ}
+        env |= {
+            "PYTHONPATH": package_root,
+            "PYTHONHASHSEED": "0",
+            "PYTHONUTF8": "1",
+            "HYPOTHESIS_NO_PLUGINS": "1",
+            "HYPOTHESIS_STORAGE_DIRECTORY": home,
+        }
+        self._process = subprocess.Popen(
+            [sys.executable, "-P", "-c", "from fuzzgate.generate._worker import main; main()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=home,
+            env=env,
+            start_new_session=True,
+        )
+        return self._process
+
+    def stop(self) -> None:
+        """Stop the worker (it is restarted on the next request)."""
+        with self._lock:
+            self._stop()
+
+    def _stop(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            stdin, stdout = _pipes(process)
+            try:
+                stdin.close()
+                process.wait(timeout=_STOP_GRACE_S)
+            except (OSError, subprocess.TimeoutExpired):
+                _kill_group(process)
+                process.wait()
+            stdout.close()
+
+    def _forget(self) -> None:
+        """In a forked child: the worker belongs to the parent, so drop the handle without stopping it."""
+        self._lock = threading.Lock()
+        self._process = None
+
+
+def _storage_directory() -> str:
+    """Where Hypothesis keeps its caches: computing its Unicode tables takes seconds, so they persist
+    in the user's cache directory, never in the current directory (a user's repository)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    home = os.path.join(base, "fuzzgate", "hypothesis")
+    try:
+        os.makedirs(home, exist_ok=True)
+    except OSError:
+        home = os.path.join(tempfile.gettempdir(), f"fuzzgate-hypothesis-{os.getuid()}")
+        os.makedirs(home, exist_ok=True)
+    return home
+
+
+def _pipes(process: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes]]:
+    assert process.stdin is not None and process.stdout is not None
+    return process.stdin, process.stdout
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+WORKER: Final = GenerationWorker()
+atexit.register(WORKER.stop)
+os.register_at_fork(after_in_child=WORKER._forget)
