@@ -32,6 +32,7 @@ from fuzzgate.target.connection import call_tool, open_connection
 
 FINGERPRINT_VERSION = "fuzzgate/1"
 FINGERPRINT_CHARS = 20
+REPLAYS_IN_PARALLEL = 4
 
 
 def fingerprint(kind: Kind, surface: Surface, name: str, signature: tuple[str, ...]) -> str:
@@ -115,7 +116,8 @@ async def confirm(
     was most likely another call's symptom and is dropped.
     """
     results: dict[str, Finding] = {}
-    limiter = anyio.CapacityLimiter(max(1, min(3, config.concurrency + 1)))
+    # Replays are independent fresh servers; a few at once keeps triage short without starving the CPU.
+    limiter = anyio.CapacityLimiter(REPLAYS_IN_PARALLEL)
 
     async def one(finding: Finding, ambiguous: bool) -> None:
         async with limiter:

@@ -55,10 +55,12 @@ HOSTILE_STRINGS: Final = (
     "null",
     "%s%n%x",
     "' OR '1'='1",
+    "..",
+    "../",
     "../../../../etc/passwd",
 )
 """NUL, RTL override, emoji, a ZWJ sequence, stacked combining marks, a lone surrogate (which JSON
-escapes can carry and transports may refuse), and the usual injection probes."""
+escapes can carry and transports may refuse), and the usual injection and path traversal probes."""
 MAX_LISTED_ITEMS: Final = 64
 
 
