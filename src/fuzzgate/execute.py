@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import anyio
+import anyio.to_thread
 from anyio.abc import TaskStatus
 
 from fuzzgate.check import Oracles, has_lone_surrogate
@@ -197,7 +198,8 @@ class Engine:
         timeout_s = config.target.timeout_ms / 1000
         while (item := scheduler.next()) is not None:
             plan, index = item
-            case = plan.generator.case(index)
+            # Generation may wait on the worker process: never block the event loop with it.
+            case = await anyio.to_thread.run_sync(plan.generator.case, index)
             waited = time.monotonic()
             connection = await keeper.get()
             if keeper.culprit is not None:
