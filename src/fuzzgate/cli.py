@@ -49,7 +49,10 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--name", help="the target's name in reports (default: derived from the command or URL)")
     t = p.add_argument_group("target (instead of or over the config file's [target])")
     t.add_argument("--command", dest="target_command", help="stdio server command")
-    t.add_argument("--arg", dest="target_args", action="append", metavar="ARG", help="stdio server argument")
+    t.add_argument(
+        "--arg", dest="target_args", action="append", metavar="ARG",
+        help="stdio server argument (repeatable; write --arg=--flag for one that starts with --)",
+    )  # fmt: skip
     t.add_argument("--url", help="streamable HTTP endpoint")
     t.add_argument("--header", action="append", metavar="'NAME: VALUE'", help="HTTP header (repeatable)")
 
@@ -189,8 +192,11 @@ def _print_error(console: Console, error: FuzzgateError) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
-    err = Console(stderr=True, highlight=False)
+    # Errors stay one line however narrow the terminal; CI logs are not a terminal and get room for tables.
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, width=160)
     if ns.command is None:
         parser.print_help()
         return ExitCode.USAGE

@@ -209,8 +209,9 @@ def list_tools(config: Config, console: Console, *, seed_flag: str | None) -> in
     async def body() -> None:
         async with open_connection(config, extra_env=canary_environment(choice.seed)) as connection:
             inventory = await discover(connection, config.target.timeout_ms / 1000)
+            protocol = connection.protocol_version
         selection = select(inventory, config, choice.seed)
-        table = Table(title=f"{config.target.display_name} (protocol {connection.protocol_version})")
+        table = Table(title=f"{config.target.display_name} (protocol {protocol})")
         table.add_column("tool")
         table.add_column("would be")
         table.add_column("reason")

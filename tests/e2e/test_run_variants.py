@@ -101,7 +101,7 @@ def test_missing_server_binary_exits_3(tmp_path: Path) -> None:
 
 def test_server_dying_at_start_exits_3_with_its_stderr(tmp_path: Path) -> None:
     run = fuzzgate(
-        "run", "--command", sys.executable, "--arg", str(HOSTILE), "--arg", "--die-at-start", cwd=tmp_path
+        "run", "--command", sys.executable, f"--arg={HOSTILE}", "--arg=--die-at-start", cwd=tmp_path
     )
     assert run.code == 3
     assert "missing DATABASE_URL" in run.stderr and "status 4" in run.stderr

@@ -98,3 +98,7 @@ def test_sdk_bare_unhandled_message_without_stderr() -> None:
         OutcomeStatus.TOOL_ERROR, 0.01, text="Error executing tool split_bill", stderr=PLAIN
     )
     assert [o.signature[0] for o in ORACLES.observe({}, True, with_trace)] == ["trace"]
+
+
+def test_echoed_stack_trace_is_not_an_exception() -> None:
+    assert kinds(CallOutcome(OutcomeStatus.OK, 0.01, text=f"you said: {PLAIN}"), {"text": PLAIN}) == []

@@ -6,6 +6,7 @@ correct behaviour and never an observation.
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 from dataclasses import dataclass
@@ -70,6 +71,12 @@ def _exit_label(code: int | None) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"exit status {code}"
+
+
+def _echoed(trace: Trace, arguments: dict[str, Any]) -> bool:
+    """A tool that echoes its input echoes a stack trace the fuzzer sent: that is no exception."""
+    sent = json.dumps(arguments, ensure_ascii=False)
+    return bool(trace.exc_type) and trace.exc_type in sent and (not trace.message or trace.message in sent)
 
 
 def normalize_schema_path(path: str | None) -> str:
@@ -153,6 +160,8 @@ class Oracles:
             )
         elif status in (OutcomeStatus.OK, OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR):
             text_trace = root_cause(parse_traces(outcome.text)) if outcome.text else None
+            if text_trace is not None and _echoed(text_trace, arguments):
+                text_trace = None
             if text_trace is not None:
                 found.append(
                     Observation(
