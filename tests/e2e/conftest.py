@@ -36,13 +36,8 @@ class CliRun:
 
 
 def stdio_target(script: str, *extra: str) -> list[str]:
-    return [
-        "--command",
-        sys.executable,
-        "--arg",
-        str(SERVERS / script),
-        *(a for x in extra for a in ("--arg", x)),
-    ]
+    # `--arg=VALUE`: a value that starts with `--` would otherwise read as a flag of fuzzgate's own.
+    return ["--command", sys.executable, f"--arg={SERVERS / script}", *(f"--arg={x}" for x in extra)]
 
 
 def fuzzgate(
