@@ -24,21 +24,15 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--config", type=Path, help="config file (default: looked up, see README)")
     g.add_argument("--budget", help="time budget for fuzzing, e.g. 60s, 5m (default 60s)")
     g.add_argument("--cases", help="at most this many cases per tool")
-    g.add_argument(
-        "--mode", choices=["conform", "adversarial", "mixed"], help="generation mode (default mixed)"
-    )
+    g.add_argument("--mode", choices=["conform", "adversarial", "mixed"], help="generation mode (default mixed)")
     g.add_argument("--concurrency", help="calls in flight at once (default 1)")
     g.add_argument("--include", action="append", metavar="GLOB", help="fuzz only tools matching (repeatable)")
-    g.add_argument(
-        "--exclude", action="append", metavar="GLOB", help="never fuzz tools matching (repeatable)"
-    )
+    g.add_argument("--exclude", action="append", metavar="GLOB", help="never fuzz tools matching (repeatable)")
     g.add_argument("--max-tools", help="fuzz at most this many tools")
     g.add_argument("--seed", help="master seed: a number or a commit SHA (default: derived from the commit)")
     g.add_argument("--fail-on", choices=["low", "medium", "high", "critical"], help="lowest failing severity")
     g.add_argument("--out", type=Path, help="output directory (default .fuzzgate/out)")
-    g.add_argument(
-        "--secret-pattern", action="append", metavar="REGEX", help="extra secret pattern (repeatable)"
-    )
+    g.add_argument("--secret-pattern", action="append", metavar="REGEX", help="extra secret pattern (repeatable)")
     g.add_argument("--slow", help="slow-call threshold, e.g. 2s")
     g.add_argument("--max-string", help="string size cap, e.g. 64KiB")
     g.add_argument("--replays", help="replays per finding on fresh servers (default 3)")
@@ -90,11 +84,7 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
 def load(ns: argparse.Namespace, console: Console) -> Config:
     cwd = Path.cwd()
     explicit = ns.config
-    path = (
-        None
-        if (explicit is None and (ns.target_command or ns.url))
-        else find_config(explicit, cwd, os.environ)
-    )
+    path = None if (explicit is None and (ns.target_command or ns.url)) else find_config(explicit, cwd, os.environ)
 
     def warn(message: str) -> None:
         console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
@@ -217,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception:
         err.print_exception()
-        err.print("[bold red]fuzzgate: internal error[/] (a bug in fuzzgate, please report it with the traceback above)")
+        err.print("[bold red]fuzzgate: internal error[/] (a bug in fuzzgate: please report it with the traceback)")
         return int(ExitCode.INTERNAL)
 
 

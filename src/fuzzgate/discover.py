@@ -83,9 +83,7 @@ async def discover(connection: Connection, timeout_s: float) -> Inventory:
     caps = client.server_capabilities
     try:
         with anyio.fail_after(timeout_s * 4):
-            tools = await _paginate(
-                lambda c: client.list_tools(cursor=c, cache_mode="bypass"), lambda p: p.tools
-            )
+            tools = await _paginate(lambda c: client.list_tools(cursor=c, cache_mode="bypass"), lambda p: p.tools)
             resources = await _optional(
                 caps.resources is not None,
                 lambda c: client.list_resources(cursor=c, cache_mode="bypass"),
@@ -102,9 +100,7 @@ async def discover(connection: Connection, timeout_s: float) -> Inventory:
                 lambda p: [pr.name for pr in p.prompts],
             )
     except TimeoutError:
-        raise TargetError(
-            "the server did not answer tools/list in time", hint="raise [target] timeout_ms"
-        ) from None
+        raise TargetError("the server did not answer tools/list in time", hint="raise [target] timeout_ms") from None
     except Exception as exc:
         raise TargetError(f"could not list the server's tools: {describe_exception(exc)}") from None
     return Inventory(

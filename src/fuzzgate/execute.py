@@ -68,9 +68,7 @@ def target_summary(config: Config, connection: Connection | None = None) -> Targ
 def redactor_for(config: Config, canaries: Mapping[str, str]) -> Redactor:
     """Env values, header values and canaries never reach a report."""
     target = config.target
-    return Redactor(
-        [*target.env.values(), *target.headers.values(), *canaries.values()], config.secret_patterns
-    )
+    return Redactor([*target.env.values(), *target.headers.values(), *canaries.values()], config.secret_patterns)
 
 
 class ServerKeeper:
@@ -94,9 +92,7 @@ class ServerKeeper:
         failures = 0
         while True:
             try:
-                async with open_connection(
-                    self._config, extra_env=self._extra_env, generation=generation
-                ) as conn:
+                async with open_connection(self._config, extra_env=self._extra_env, generation=generation) as conn:
                     failures = 0
                     self._connection = conn
                     if generation == 0:
@@ -157,9 +153,7 @@ class Engine:
             inventory = await discover(first, config.target.timeout_ms / 1000)
             selection = select(inventory, config, self.seed)
             self.emit(
-                Discovered(
-                    selection.entries, inventory.resources, inventory.resource_templates, inventory.prompts
-                )
+                Discovered(selection.entries, inventory.resources, inventory.resource_templates, inventory.prompts)
             )
             scheduler = Scheduler(selection.plans, time.monotonic() + config.budget_s, config.cases)
             async with anyio.create_task_group() as workers:

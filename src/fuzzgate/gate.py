@@ -25,8 +25,8 @@ from fuzzgate.events import BaselineReplayed, Event, EventSink, RunFinished, Run
 from fuzzgate.execute import Engine, EngineResult, redactor_for
 from fuzzgate.findings import Finding, Repro, Surface
 from fuzzgate.plan import select
+from fuzzgate.report import annotations as github_annotations
 from fuzzgate.report import json_report
-from fuzzgate.report.annotations import annotations
 from fuzzgate.report.console import ConsoleReporter
 from fuzzgate.report.junit import write_junit
 from fuzzgate.report.sarif import write_sarif
@@ -106,9 +106,7 @@ def _config_path_for_reports(config: Config, repo_root: Path) -> str | None:
         return str(source)
 
 
-def run_gate(
-    config: Config, console: Console, *, seed_flag: str | None, trace: Path | None, quiet: bool
-) -> int:
+def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: Path | None, quiet: bool) -> int:
     cwd = Path.cwd()
     choice = choose_seed(seed_flag, config.seed, os.environ, cwd)
     if choice.warning:
@@ -125,9 +123,7 @@ def run_gate(
         sinks.append(tracer)
     emit = _fan_out(*sinks)
     engine.emit = emit
-    emit(
-        RunStarted(config.target.display_name, choice.seed, choice.source, config.budget_s, config.mode.value)
-    )
+    emit(RunStarted(config.target.display_name, choice.seed, choice.source, config.budget_s, config.mode.value))
 
     async def body() -> tuple[set[str], EngineResult]:
         still_failing = await _replay_baseline(config, known, emit)
@@ -199,7 +195,7 @@ def _github_extras(report: RunReport, repo_root: Path) -> None:
         with open(summary_path, "a", encoding="utf-8") as handle:
             handle.write(render_summary(report, repo_root) + "\n")
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        for line in annotations(report, repo_root):
+        for line in github_annotations.annotations(report, repo_root):
             print(line, flush=True)
 
 
@@ -276,9 +272,7 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
     assert finding is not None
     path = Path(finding)
     findings = (
-        _findings_from_file(path)
-        if path.suffix == ".json" or path.is_file()
-        else [_find_fingerprint(config, finding)]
+        _findings_from_file(path) if path.suffix == ".json" or path.is_file() else [_find_fingerprint(config, finding)]
     )
 
     async def body() -> list[bool]:
@@ -323,9 +317,7 @@ def baseline_command(action: str, config: Config, console: Console) -> int:
         entries = baseline.findings()
         for f in entries:
             console.print(f"{f.fingerprint}  {f.kind.value:<16} {escape(f.name)}: {escape(f.message)}")
-        console.print(
-            f"{len(entries)} baseline entr{'y' if len(entries) == 1 else 'ies'} in {config.baseline_dir}"
-        )
+        console.print(f"{len(entries)} baseline entr{'y' if len(entries) == 1 else 'ies'} in {config.baseline_dir}")
         return ExitCode.OK
     if action == "accept":
         report = json_report.read(config.out_dir / json_report.REPORT_FILE)

@@ -154,9 +154,7 @@ class RunReport:
             "config_path": self.config_path,
             "target_line": self.target_line,
             "cases_per_tool": {
-                e.name: e.cases
-                for e in self.entries
-                if e.status is Status.FUZZED and e.surface is Surface.TOOL
+                e.name: e.cases for e in self.entries if e.status is Status.FUZZED and e.surface is Surface.TOOL
             },
             "entries": [e.to_json() for e in self.entries],
             "resources": list(self.resources),
@@ -169,9 +167,7 @@ class RunReport:
     def from_json(cls, data: dict[str, JSONValue]) -> RunReport:
         findings = tuple(Finding.from_json(f) for f in data.get("findings", []))
         fixed = tuple(Finding.from_json(f) for f in data.get("fixed", []))
-        states = {
-            f["fingerprint"]: BaselineState(f.get("baseline_state", "new")) for f in data.get("findings", [])
-        }
+        states = {f["fingerprint"]: BaselineState(f.get("baseline_state", "new")) for f in data.get("findings", [])}
         states.update({f.fingerprint: BaselineState.FIXED for f in fixed})
         return cls(
             version=str(data["version"]),

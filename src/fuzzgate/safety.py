@@ -36,9 +36,7 @@ class DestructiveGuard:
             use_builtin=not replace_defaults,
         )
 
-    def why_destructive(
-        self, name: str, destructive_hint: bool | None, read_only_hint: bool | None
-    ) -> str | None:
+    def why_destructive(self, name: str, destructive_hint: bool | None, read_only_hint: bool | None) -> str | None:
         """The reason a tool looks destructive, or None."""
         if self.use_builtin:
             for word in name_words(name):

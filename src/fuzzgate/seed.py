@@ -70,9 +70,7 @@ def _git_head(cwd: Path) -> str | None:
     return sha if out.returncode == 0 and _HEX_SHA.match(sha) else None
 
 
-def choose_seed(
-    flag: str | None, config_seed: int | None, environ: Mapping[str, str], cwd: Path
-) -> SeedChoice:
+def choose_seed(flag: str | None, config_seed: int | None, environ: Mapping[str, str], cwd: Path) -> SeedChoice:
     """`--seed`, `$FUZZGATE_SEED`, the config file, the PR head SHA, `$GITHUB_SHA`, `git rev-parse HEAD`, 0."""
     if flag is not None:
         return SeedChoice(parse_seed(flag, what="--seed"), "--seed")

@@ -96,8 +96,7 @@ async def replay_once(
         outcome = await call_tool(connection, finding.name, arguments, config.target.timeout_ms / 1000)
     observations = oracles.observe(arguments, finding.repro.schema_valid, outcome)
     same = any(
-        fingerprint(o.kind, finding.surface, finding.name, o.signature) == finding.fingerprint
-        for o in observations
+        fingerprint(o.kind, finding.surface, finding.name, o.signature) == finding.fingerprint for o in observations
     )
     return same, observations
 

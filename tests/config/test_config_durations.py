@@ -76,9 +76,7 @@ def test_parse_duration_adds_up_its_parts(
     hours: int, minutes: int, seconds: int, millis: int, keep: list[bool]
 ) -> None:
     parts = [(hours, "h"), (minutes, "m"), (seconds, "s"), (millis, "ms")]
-    chosen = [(value, unit) for (value, unit), wanted in zip(parts, keep, strict=True) if wanted] or [
-        (seconds, "s")
-    ]
+    chosen = [(value, unit) for (value, unit), wanted in zip(parts, keep, strict=True) if wanted] or [(seconds, "s")]
     text = "".join(f"{value}{unit}" for value, unit in chosen)
     expected = sum(value * {"h": 3600, "m": 60, "s": 1, "ms": 0.001}[unit] for value, unit in chosen)
     assert math.isclose(parse_duration(text, what="x"), expected, abs_tol=1e-9)

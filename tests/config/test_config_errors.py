@@ -72,13 +72,11 @@ BAD_VALUES = [
     ),
     (
         STDIO + '[fuzzgate]\nseed = "abc"\n',
-        'fuzzgate.toml: [fuzzgate] seed: expected a non-negative integer or a hex string like "0x2a", '
-        'got "abc"',
+        'fuzzgate.toml: [fuzzgate] seed: expected a non-negative integer or a hex string like "0x2a", got "abc"',
     ),
     (
         STDIO + '[fuzzgate]\nfail_on = "severe"\n',
-        'fuzzgate.toml: [fuzzgate] fail_on: expected one of "low", "medium", "high", "critical", '
-        'got "severe"',
+        'fuzzgate.toml: [fuzzgate] fail_on: expected one of "low", "medium", "high", "critical", got "severe"',
     ),
     (STDIO + '[fuzzgate]\nout = ""\n', 'fuzzgate.toml: [fuzzgate] out: expected a non-empty string, got ""'),
     (STDIO + "[fuzzgate]\nbaseline = 5\n", "fuzzgate.toml: [fuzzgate] baseline: expected a string, got 5"),
@@ -100,13 +98,11 @@ BAD_VALUES = [
     ),
     (
         STDIO + '[fuzzgate]\nprotocol = "2025-06-18"\n',
-        'fuzzgate.toml: [fuzzgate] protocol: expected one of "auto", "legacy", "2026-07-28", '
-        'got "2025-06-18"',
+        'fuzzgate.toml: [fuzzgate] protocol: expected one of "auto", "legacy", "2026-07-28", got "2025-06-18"',
     ),
     (
         STDIO + "[fuzzgate]\nprotocol = 2026-07-28\n",
-        'fuzzgate.toml: [fuzzgate] protocol: expected one of "auto", "legacy", "2026-07-28", '
-        "got a date or time",
+        'fuzzgate.toml: [fuzzgate] protocol: expected one of "auto", "legacy", "2026-07-28", got a date or time',
     ),
     (
         STDIO + "[fuzzgate]\nstartup_timeout = []\n",
@@ -148,8 +144,7 @@ BAD_VALUES = [
     ),
     (
         '[target]\nurl = "localhost:8000/mcp"\n',
-        "fuzzgate.toml: [target] url: expected an http:// or https:// URL, "
-        "got a string without http:// or https://",
+        "fuzzgate.toml: [target] url: expected an http:// or https:// URL, got a string without http:// or https://",
     ),
     (
         '[target]\nurl = "http:///mcp"\n',
@@ -157,8 +152,7 @@ BAD_VALUES = [
     ),
     (
         HTTP + '[target.headers]\n"Bad Name" = "x"\n',
-        "fuzzgate.toml: [target.headers]: expected header names made of letters, digits and -, "
-        'got "Bad Name"',
+        'fuzzgate.toml: [target.headers]: expected header names made of letters, digits and -, got "Bad Name"',
     ),
     (
         '[target]\ncommand = "srv"\nurl = "http://h/mcp"\n',
@@ -200,8 +194,7 @@ BAD_VALUES = [
     ),
     (
         STDIO + '[allow_destructive]\ntools = "reset"\n',
-        "fuzzgate.toml: [allow_destructive] tools: expected a list of strings (a regular expression each), "
-        'got "reset"',
+        'fuzzgate.toml: [allow_destructive] tools: expected a list of strings (a regular expression each), got "reset"',
     ),
     (STDIO + "[packs]\nauth = 5\n", "fuzzgate.toml: [packs.auth]: expected a table, got an integer"),
     (

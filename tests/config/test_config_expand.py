@@ -66,18 +66,14 @@ def test_unset_variable_in_a_comment_is_an_error_with_a_hint(load: Loader) -> No
 
 
 def test_unset_variable_in_yaml(load: Loader) -> None:
-    with pytest.raises(
-        ConfigError, match=r"^fuzzgate\.yaml: line 2, column 12: environment variable \$\{U\}"
-    ):
+    with pytest.raises(ConfigError, match=r"^fuzzgate\.yaml: line 2, column 12: environment variable \$\{U\}"):
         load("target:\n  command: ${U}\n", "fuzzgate.yaml")
 
 
 def test_expansion_happens_before_parsing_in_both_formats(load: Loader) -> None:
     environ = {"CMD": "python", "BUDGET": "5m", "SECTION": "fuzzgate"}
     toml, _ = load('[target]\ncommand = "${CMD}"\n[${SECTION}]\nbudget = "${BUDGET}"\n', environ=environ)
-    yaml, _ = load(
-        "target: {command: ${CMD}}\n${SECTION}:\n  budget: ${BUDGET}\n", "fuzzgate.yaml", environ=environ
-    )
+    yaml, _ = load("target: {command: ${CMD}}\n${SECTION}:\n  budget: ${BUDGET}\n", "fuzzgate.yaml", environ=environ)
     assert toml.target.command == yaml.target.command == "python"
     assert toml.budget_s == yaml.budget_s == 300.0
 

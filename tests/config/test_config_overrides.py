@@ -163,9 +163,7 @@ def test_flag_errors_name_the_flag(load: Loader, overrides: Overrides, message: 
 
 
 def test_a_bad_file_value_behind_a_flag_is_not_read(load: Loader) -> None:
-    config, _ = load(
-        '[target]\ncommand = "x"\n[fuzzgate]\nbudget = "fast"\n', overrides=Overrides(budget="1m")
-    )
+    config, _ = load('[target]\ncommand = "x"\n[fuzzgate]\nbudget = "fast"\n', overrides=Overrides(budget="1m"))
     assert config.budget_s == 60.0
 
 

@@ -25,9 +25,7 @@ def uncommented(text: str) -> str:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_starter_loads_without_warnings_and_with_defaults(
-    load: Loader, kind: Literal["stdio", "http"]
-) -> None:
+def test_starter_loads_without_warnings_and_with_defaults(load: Loader, kind: Literal["stdio", "http"]) -> None:
     config, warnings = load(starter_config(kind), environ={})
     assert warnings == []
     assert config.target.kind is TargetKind(kind)

@@ -44,16 +44,12 @@ def fuzzgate(
     *args: str, cwd: Path, out: Path | None = None, env: dict[str, str] | None = None, timeout: float = 240
 ) -> CliRun:
     out = out or cwd / "out"
-    full_env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FUZZGATE_", "WALLFACER_"))
-    }
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FUZZGATE_", "WALLFACER_"))}
     full_env.update(env or {})
     command = [sys.executable, "-m", "fuzzgate", *args]
     if args and args[0] in ("run",) and "--out" not in args:
         command += ["--out", str(out)]
-    proc = subprocess.run(
-        command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, check=False
-    )
+    proc = subprocess.run(command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, check=False)
     return CliRun(proc.returncode, proc.stdout, proc.stderr, out)
 
 

@@ -91,9 +91,7 @@ def test_fixed_entry_is_reported_then_pruned(tmp_path: Path) -> None:
     assert run.code == 0, run.stdout + run.stderr
     assert [f["fingerprint"] for f in run.report["fixed"]] == ["0123456789abcdef0123"]
     assert "fuzzgate baseline prune" in (run.out / "summary.md").read_text()
-    prune = fuzzgate(
-        "baseline", "prune", *stdio_target("buggy_server.py"), "--baseline", str(baseline), cwd=tmp_path
-    )
+    prune = fuzzgate("baseline", "prune", *stdio_target("buggy_server.py"), "--baseline", str(baseline), cwd=tmp_path)
     assert prune.code == 0, prune.stderr
     assert list(baseline.glob("*.json")) == []
 
@@ -102,9 +100,7 @@ def test_corrupt_baseline_is_a_clear_error(tmp_path: Path) -> None:
     baseline = tmp_path / "baseline"
     baseline.mkdir()
     (baseline / "deadbeef.json").write_text("{not json")
-    run = fuzzgate(
-        "run", *stdio_target("buggy_server.py"), "--budget", "2s", "--baseline", str(baseline), cwd=tmp_path
-    )
+    run = fuzzgate("run", *stdio_target("buggy_server.py"), "--budget", "2s", "--baseline", str(baseline), cwd=tmp_path)
     assert run.code == 2
     assert "deadbeef.json" in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "out").exists()
@@ -135,7 +131,5 @@ def test_real_outputs_validate(cycle: dict[str, CliRun]) -> None:
     xsd = Path(__file__).resolve().parents[1] / "report" / "junit.xsd"
     xmlschema.XMLSchema(str(xsd)).validate(str(first.out / "junit.xml"))
     suites = list(JUnitXml.fromfile(str(first.out / "junit.xml")))
-    failures = [
-        case.name for suite in suites for case in suite if any(r._tag == "failure" for r in case.result)
-    ]
+    failures = [case.name for suite in suites for case in suite if any(r._tag == "failure" for r in case.result)]
     assert set(failures) >= {"split_bill", "get_stock_level"}

@@ -100,18 +100,14 @@ def test_missing_server_binary_exits_3(tmp_path: Path) -> None:
 
 
 def test_server_dying_at_start_exits_3_with_its_stderr(tmp_path: Path) -> None:
-    run = fuzzgate(
-        "run", "--command", sys.executable, f"--arg={HOSTILE}", "--arg=--die-at-start", cwd=tmp_path
-    )
+    run = fuzzgate("run", "--command", sys.executable, f"--arg={HOSTILE}", "--arg=--die-at-start", cwd=tmp_path)
     assert run.code == 3
     assert "missing DATABASE_URL" in run.stderr and "status 4" in run.stderr
     assert not (tmp_path / "out").exists()
 
 
 def test_config_error_exits_2_naming_file_section_key(tmp_path: Path) -> None:
-    (tmp_path / "fuzzgate.toml").write_text(
-        '[target]\ncommand = "x"\n\n[fuzzgate]\nbudgett = "5s"\nbudget = "fast"\n'
-    )
+    (tmp_path / "fuzzgate.toml").write_text('[target]\ncommand = "x"\n\n[fuzzgate]\nbudgett = "5s"\nbudget = "fast"\n')
     run = fuzzgate("run", cwd=tmp_path)
     assert run.code == 2
     assert "fuzzgate.toml" in run.stderr and "budget" in run.stderr

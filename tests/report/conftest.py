@@ -32,9 +32,7 @@ def report(repo: Path, sample: Sample) -> RunReport:
     return sample_report(repo, sample)
 
 
-MULTITOOL_DIR = (
-    Path(__file__).resolve().parents[1] / ".tools" / "node_modules" / "@microsoft" / "sarif-multitool-linux"
-)
+MULTITOOL_DIR = Path(__file__).resolve().parents[1] / ".tools" / "node_modules" / "@microsoft" / "sarif-multitool-linux"
 _INSTALL_HINT = "run scripts/install-validators.sh to install @microsoft/sarif-multitool into tests/.tools"
 
 

@@ -152,9 +152,7 @@ def sample_report(repo: Path, sample: Sample | None = None, **changes: object) -
             SurfaceEntry(Surface.TOOL, "divide", Status.FUZZED, cases=400),
             SurfaceEntry(Surface.TOOL, "echo", Status.FUZZED, cases=380),
             SurfaceEntry(Surface.TOOL, "lookup", Status.FUZZED, cases=390),
-            SurfaceEntry(
-                Surface.TOOL, "delete_all", Status.BLOCKED, reason="looks destructive (matches 'delete')"
-            ),
+            SurfaceEntry(Surface.TOOL, "delete_all", Status.BLOCKED, reason="looks destructive (matches 'delete')"),
             SurfaceEntry(Surface.TOOL, "upload", Status.SKIPPED, reason="excluded by --exclude upload"),
             SurfaceEntry(Surface.RESOURCE, "file:///{path}", Status.FUZZED, cases=50),
             SurfaceEntry(Surface.PROMPT, "summarize", Status.FUZZED, cases=40),

@@ -45,8 +45,7 @@ def test_one_error_per_gating_finding(report: RunReport, repo: Path, sample: Sam
     props, message = parsed[0]
     assert props["title"] == "fuzzgate: crash (critical) in tool divide"
     assert message == (
-        "ZeroDivisionError: division by zero\n"
-        f"Reproduce: {repro_command(sample.crash_in_repo, 'fuzzgate.toml')}"
+        f"ZeroDivisionError: division by zero\nReproduce: {repro_command(sample.crash_in_repo, 'fuzzgate.toml')}"
     )
 
 
@@ -67,9 +66,7 @@ def test_no_annotations_for_a_clean_run(repo: Path) -> None:
 
 def test_awkward_text_is_escaped(repo: Path, sample: Sample) -> None:
     (repo / "a,b:c").mkdir()
-    finding = make_finding(
-        "fp-odd", name="to,ol:x", message="100% broken\r\nline two", location=("a,b:c/mod.py", 4)
-    )
+    finding = make_finding("fp-odd", name="to,ol:x", message="100% broken\r\nline two", location=("a,b:c/mod.py", 4))
     (line,) = github_annotations(sample_report(repo, sample, findings=(finding,)), repo)
     assert line.startswith(
         "::error file=a%2Cb%3Ac/mod.py,line=4,title=fuzzgate%3A crash (critical) in tool to%2Col%3Ax::"

@@ -45,8 +45,7 @@ def cases(suite: TestSuite) -> dict[str, LocatedCase]:
 def test_xsd_rejects_what_it_should(schema: xmlschema.XMLSchema) -> None:
     assert not schema.is_valid('<testsuites><testsuite name="x"/></testsuites>')  # no counts
     assert not schema.is_valid(
-        '<testsuite name="x" tests="1" failures="0" errors="0">'
-        '<testcase name="t" classname="c" line="0"/></testsuite>'
+        '<testsuite name="x" tests="1" failures="0" errors="0"><testcase name="t" classname="c" line="0"/></testsuite>'
     )
     assert schema.is_valid(
         '<testsuite name="x" tests="1" failures="0" errors="0">'
@@ -64,9 +63,7 @@ def test_valid_against_the_junit_xsd(schema: xmlschema.XMLSchema, repo: Path, va
     schema.validate(render_junit(report, repo))
 
 
-def test_one_suite_named_after_the_target_with_a_case_per_entry(
-    report: RunReport, repo: Path, tmp_path: Path
-) -> None:
+def test_one_suite_named_after_the_target_with_a_case_per_entry(report: RunReport, repo: Path, tmp_path: Path) -> None:
     suite = read(report, repo, tmp_path)
     assert suite.name == "calc"
     assert list(cases(suite)) == [
@@ -142,12 +139,8 @@ def test_blocked_and_skipped_entries_are_skipped_with_their_reason(
     assert isinstance(skipped, Skipped) and skipped.message == "skipped: excluded by --exclude upload"
 
 
-def test_several_gating_findings_on_one_tool_make_one_failure(
-    repo: Path, tmp_path: Path, sample: Sample
-) -> None:
-    hang = make_finding(
-        "fp-hang", kind=Kind.HANG, severity=Severity.HIGH, message="no reply", arguments={"b": 9}
-    )
+def test_several_gating_findings_on_one_tool_make_one_failure(repo: Path, tmp_path: Path, sample: Sample) -> None:
+    hang = make_finding("fp-hang", kind=Kind.HANG, severity=Severity.HIGH, message="no reply", arguments={"b": 9})
     report = sample_report(repo, sample, findings=(hang, sample.crash_in_repo))
     suite = read(report, repo, tmp_path)
     (failure,) = cases(suite)["divide"].result

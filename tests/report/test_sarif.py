@@ -151,9 +151,7 @@ def test_known_flaky_result_is_tagged(report: RunReport, repo: Path) -> None:
     assert result["properties"]["tags"] == ["flaky"]
 
 
-def test_result_carries_repro_fingerprint_and_evidence_counts(
-    report: RunReport, repo: Path, sample: Sample
-) -> None:
+def test_result_carries_repro_fingerprint_and_evidence_counts(report: RunReport, repo: Path, sample: Sample) -> None:
     result = results_by_fingerprint(sarif(report, repo))["fp-crash"]
     command = repro_command(sample.crash_in_repo, "fuzzgate.toml")
     assert command in result["message"]["text"]
@@ -231,9 +229,7 @@ def test_without_config_or_script_the_fallback_path_is_used(repo: Path) -> None:
     assert source_location(None, report, repo) == SourceLocation(FALLBACK_PATH, 1)
     log = sarif(report, repo)
     assert_github_rules(log)
-    uris = {
-        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]
-    }
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
     assert uris == {"server.py", FALLBACK_PATH}  # the crash still points at its traceback
 
 
@@ -304,17 +300,13 @@ def _multitool_errors(multitool: Path, path: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("variant", ["sample", "no-config"])
-def test_multitool_finds_no_github_or_sarif_errors(
-    multitool: Path, repo: Path, tmp_path: Path, variant: str
-) -> None:
+def test_multitool_finds_no_github_or_sarif_errors(multitool: Path, repo: Path, tmp_path: Path, variant: str) -> None:
     report = sample_report(repo) if variant == "sample" else sample_report(repo, config_path=None)
     path = write_sarif(report, repo, tmp_path / "out")
     assert _multitool_errors(multitool, path) == []
 
 
-def test_multitool_really_checks_github_rules(
-    multitool: Path, report: RunReport, repo: Path, tmp_path: Path
-) -> None:
+def test_multitool_really_checks_github_rules(multitool: Path, report: RunReport, repo: Path, tmp_path: Path) -> None:
     # A control: the same log with one location and one rule's help removed must be rejected, or
     # the test above proves nothing.
     log = sarif(report, repo)

@@ -64,9 +64,7 @@ def test_table_has_a_row_per_entry_with_status_cases_and_findings(report: RunRep
     assert rendered.count("<tr>") == 1 + len(report.entries)
 
 
-def test_sections_list_each_finding_with_its_repro_command(
-    report: RunReport, repo: Path, sample: Sample
-) -> None:
+def test_sections_list_each_finding_with_its_repro_command(report: RunReport, repo: Path, sample: Sample) -> None:
     text = render_summary(report, repo)
     gating = section(text, "New findings (3)")
     for finding in sample.gating:
@@ -104,10 +102,7 @@ def test_message_text_cannot_break_the_page(repo: Path, sample: Sample) -> None:
     rendered = html(render_summary(report, repo))
     assert "<script>" not in rendered and "<a href" not in rendered and "<strong>b" not in rendered
     assert rendered.count("<details>") == rendered.count("</details>") == 1
-    assert (
-        "&lt;/details&gt; | &lt;script&gt;alert(1)&lt;/script&gt; [x](http://e.test) **b** `c` $m$ # h"
-        in rendered
-    )
+    assert "&lt;/details&gt; | &lt;script&gt;alert(1)&lt;/script&gt; [x](http://e.test) **b** `c` $m$ # h" in rendered
     assert "```\n&lt;/details&gt;\n```" in rendered  # the stderr, verbatim inside its code block
 
 
@@ -140,9 +135,7 @@ def test_the_summary_stays_under_github_s_limit(repo: Path, sample: Sample) -> N
     assert len(text.encode("utf-8")) < SUMMARY_LIMIT
     shown = text.count("\n#### ")
     assert 0 < shown < len(findings)
-    assert (
-        f"**Summary cut:** {len(findings) - shown + 1} more finding(s) not shown" in text
-    )  # + the fixed one
+    assert f"**Summary cut:** {len(findings) - shown + 1} more finding(s) not shown" in text  # + the fixed one
     assert "Every finding is in `report.json`" in text
     assert text.rstrip().endswith(f"```sh\n{accept_command('fuzzgate.toml')}\n```")  # the footer survives
 

@@ -271,7 +271,4 @@ def test_entries_survive_a_round_trip_through_bytes(finding: Finding) -> None:
     data = entry.to_bytes()
     assert BaselineEntry.from_bytes(data) == entry
     assert BaselineEntry.from_bytes(data).to_bytes() == data
-    assert (
-        BaselineEntry.of(replace(finding, count=finding.count + 1, flaky=not finding.flaky)).to_bytes()
-        == data
-    )
+    assert BaselineEntry.of(replace(finding, count=finding.count + 1, flaky=not finding.flaky)).to_bytes() == data

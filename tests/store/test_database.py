@@ -95,9 +95,7 @@ _ops = st.lists(
 )
 
 
-def _apply(
-    db: CorpusDatabase, model: dict[bytes, set[bytes]], op: tuple[object, ...], *, single: bool
-) -> None:
+def _apply(db: CorpusDatabase, model: dict[bytes, set[bytes]], op: tuple[object, ...], *, single: bool) -> None:
     name, key, value = op
     assert isinstance(value, bytes)
     if name == "save":

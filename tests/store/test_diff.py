@@ -55,9 +55,7 @@ def test_nothing_found_and_nothing_replayed_fixes_the_whole_baseline() -> None:
 _fps = st.sets(st.sampled_from([f"fp{i}" for i in range(12)]), max_size=12)
 
 
-@given(
-    found=_fps, accepted=st.lists(st.sampled_from([f"fp{i}" for i in range(12)]), max_size=14), replayed=_fps
-)
+@given(found=_fps, accepted=st.lists(st.sampled_from([f"fp{i}" for i in range(12)]), max_size=14), replayed=_fps)
 def test_states_partition_the_fingerprints(found: set[str], accepted: list[str], replayed: set[str]) -> None:
     result = classify([finding(fp) for fp in sorted(found)], [finding(fp) for fp in accepted], replayed)
     baseline = set(accepted)

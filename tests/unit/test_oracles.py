@@ -55,9 +55,7 @@ def test_stack_trace_in_reply_text() -> None:
 def test_protocol_anomalies_and_schema_violation() -> None:
     out = CallOutcome(OutcomeStatus.OK, 0.01, anomalies=(WireAnomaly(AnomalyKind.NON_JSON, "hello"),) * 2)
     assert kinds(out) == [Kind.PROTOCOL_ERROR]
-    drift = CallOutcome(
-        OutcomeStatus.OUTPUT_INVALID, 0.01, text="bad", schema_path="properties/items/items/3/type"
-    )
+    drift = CallOutcome(OutcomeStatus.OUTPUT_INVALID, 0.01, text="bad", schema_path="properties/items/items/3/type")
     (obs,) = ORACLES.observe({}, True, drift)
     assert obs.kind is Kind.SCHEMA_VIOLATION and obs.signature == ("properties/items/items/*/type",)
 
@@ -90,13 +88,9 @@ def test_normalizers_take_the_payload_out() -> None:
 def test_sdk_bare_unhandled_message_without_stderr() -> None:
     out = CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="Error executing tool split_bill")
     assert kinds(out) == [Kind.INTERNAL_ERROR]
-    validation = CallOutcome(
-        OutcomeStatus.TOOL_ERROR, 0.01, text="Error executing tool split_bill: 1 validation error"
-    )
+    validation = CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="Error executing tool split_bill: 1 validation error")
     assert kinds(validation) == []
-    with_trace = CallOutcome(
-        OutcomeStatus.TOOL_ERROR, 0.01, text="Error executing tool split_bill", stderr=PLAIN
-    )
+    with_trace = CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="Error executing tool split_bill", stderr=PLAIN)
     assert [o.signature[0] for o in ORACLES.observe({}, True, with_trace)] == ["trace"]
 
 

@@ -32,9 +32,7 @@ def test_builtin_keywords_block(name: str) -> None:
     assert guard.blocks(name, None, None) is not None
 
 
-@pytest.mark.parametrize(
-    "name", ["skill_list", "echo", "search", "get_stock_level", "add", "preview_cleanup"]
-)
+@pytest.mark.parametrize("name", ["skill_list", "echo", "search", "get_stock_level", "add", "preview_cleanup"])
 def test_innocent_names_pass(name: str) -> None:
     assert DestructiveGuard.from_settings((), ()).blocks(name, None, None) is None
 

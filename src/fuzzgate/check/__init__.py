@@ -99,9 +99,7 @@ class Oracles:
         self._slow_s = slow_s
         self._scanner = scanner
 
-    def observe(
-        self, arguments: dict[str, Any], schema_valid: bool, outcome: CallOutcome
-    ) -> list[Observation]:
+    def observe(self, arguments: dict[str, Any], schema_valid: bool, outcome: CallOutcome) -> list[Observation]:
         found: list[Observation] = []
         ambiguous = outcome.concurrent > 1
         traces = parse_traces(outcome.stderr) if outcome.stderr else []
@@ -116,9 +114,7 @@ class Oracles:
             else:
                 signature = ("exit", what)
                 message = f"the server died during the call ({what})"
-            found.append(
-                Observation(Kind.CRASH, message, signature, _trace_details(stderr_trace, outcome), ambiguous)
-            )
+            found.append(Observation(Kind.CRASH, message, signature, _trace_details(stderr_trace, outcome), ambiguous))
         elif (
             status is OutcomeStatus.TIMEOUT
             and not has_lone_surrogate(arguments)
@@ -181,11 +177,7 @@ class Oracles:
                         Details(error=outcome.text.strip()),
                     )
                 )
-            elif (
-                status is OutcomeStatus.RPC_ERROR
-                and schema_valid
-                and outcome.rpc_code in INTERNAL_ERROR_CODES
-            ):
+            elif status is OutcomeStatus.RPC_ERROR and schema_valid and outcome.rpc_code in INTERNAL_ERROR_CODES:
                 found.append(
                     Observation(
                         Kind.INTERNAL_ERROR,
@@ -212,9 +204,7 @@ class Oracles:
             OutcomeStatus.RPC_ERROR,
             OutcomeStatus.OUTPUT_INVALID,
         ):
-            for hit in dict.fromkeys(
-                h.pattern for h in self._scanner.scan(outcome.payload or outcome.text, arguments)
-            ):
+            for hit in dict.fromkeys(h.pattern for h in self._scanner.scan(outcome.payload or outcome.text, arguments)):
                 found.append(
                     Observation(
                         Kind.SECRET_LEAK,

@@ -28,10 +28,7 @@ _MIN_SECRET_LEN = 6
 
 def canary_environment(seed: int) -> dict[str, str]:
     """Canary values for the server's environment: deterministic per seed, unguessable by a fuzzer."""
-    return {
-        name: "fzgcanary" + hashlib.sha256(f"{name}:{seed}".encode()).hexdigest()[:24]
-        for name in CANARY_NAMES
-    }
+    return {name: "fzgcanary" + hashlib.sha256(f"{name}:{seed}".encode()).hexdigest()[:24] for name in CANARY_NAMES}
 
 
 @dataclass(frozen=True, slots=True)

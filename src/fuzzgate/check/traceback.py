@@ -13,9 +13,7 @@ from dataclasses import dataclass
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PY_HEADER = re.compile(r"Traceback \(most recent call last")
 _PY_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[^\s│]+)')
-_RICH_FRAME = re.compile(
-    r"│\s*(?P<path>(?:/|[A-Za-z]:\\|\./|\.\./)?[^\s│:]+\.py):(?P<line>\d+) in (?P<func>[^\s│]+)"
-)
+_RICH_FRAME = re.compile(r"│\s*(?P<path>(?:/|[A-Za-z]:\\|\./|\.\./)?[^\s│:]+\.py):(?P<line>\d+) in (?P<func>[^\s│]+)")
 _EXC_LINE = re.compile(
     r"^\s*(?P<type>(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit|Interrupt|Warning|Fault|Failure)\w*)(?::\s*(?P<msg>.*))?$"
 )
@@ -86,11 +84,7 @@ def parse_traces(text: str) -> list[Trace]:
             if trace:
                 traces.append(trace)
             continue
-        if (
-            _EXC_LINE.match(_LOG_PREFIX.sub("", line))
-            and i + 1 < len(lines)
-            and _NODE_FRAME.match(lines[i + 1])
-        ):
+        if _EXC_LINE.match(_LOG_PREFIX.sub("", line)) and i + 1 < len(lines) and _NODE_FRAME.match(lines[i + 1]):
             trace, i = _parse_node(lines, i)
             traces.append(trace)
             continue

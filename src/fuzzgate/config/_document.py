@@ -118,11 +118,7 @@ def _parse_toml(text: str, display: str) -> dict[str, object]:
         where = display
         if position is not None:
             message = message[: position.start()]
-            where += (
-                f": line {position.group(1)}, column {position.group(2)}"
-                if position.group(1)
-                else ": end of file"
-            )
+            where += f": line {position.group(1)}, column {position.group(2)}" if position.group(1) else ": end of file"
         raise ConfigError(
             f"{where}: invalid TOML: {message}",
             hint="see https://toml.io for the syntax; strings need double quotes, lists square brackets",
@@ -168,9 +164,7 @@ def _toml_target_line(text: str) -> int:
         stripped = line.strip()
         if _TARGET_HEADER.match(stripped):
             return number
-        if fallback is None and (
-            _TARGET_SUBTABLE.match(stripped) or (in_root_table and _TARGET_KEY.match(stripped))
-        ):
+        if fallback is None and (_TARGET_SUBTABLE.match(stripped) or (in_root_table and _TARGET_KEY.match(stripped))):
             fallback = number
         if stripped.startswith("["):
             in_root_table = False

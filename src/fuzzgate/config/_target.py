@@ -33,9 +33,7 @@ _KIND_HINT = "--arg goes with a stdio server (--command), --header with an HTTP 
 _INIT_HINT = "run `fuzzgate init` to create fuzzgate.toml, or pass --command (stdio) or --url (http)"
 
 
-def settle_target(
-    document: Document, overrides: Overrides, *, name: str | None, warnings: list[str]
-) -> TargetConfig:
+def settle_target(document: Document, overrides: Overrides, *, name: str | None, warnings: list[str]) -> TargetConfig:
     section = document.section("target")
     if overrides.command is not None and overrides.url is not None:
         raise ConfigError(
@@ -56,13 +54,9 @@ def settle_target(
     if from_file and section.present:
         _warn_irrelevant(section, kind, warnings=warnings)
     if kind is TargetKind.HTTP and overrides.args is not None:
-        raise ConfigError(
-            f"{OVERRIDE_FLAGS['args']}: expected a stdio target, got an http one", hint=_KIND_HINT
-        )
+        raise ConfigError(f"{OVERRIDE_FLAGS['args']}: expected a stdio target, got an http one", hint=_KIND_HINT)
     if kind is TargetKind.STDIO and overrides.headers is not None:
-        raise ConfigError(
-            f"{OVERRIDE_FLAGS['headers']}: expected an http target, got a stdio one", hint=_KIND_HINT
-        )
+        raise ConfigError(f"{OVERRIDE_FLAGS['headers']}: expected an http target, got a stdio one", hint=_KIND_HINT)
     timeout_ms = _DEFAULT_TIMEOUT_MS
     if overrides.timeout is not None:
         timeout_ms = as_millis(overrides.timeout, OVERRIDE_FLAGS["timeout"])
@@ -129,11 +123,7 @@ def _other(kind: TargetKind) -> str:
 def _required(section: Section, key: str, kind: TargetKind) -> ConfigError:
     unknown = [k for k in section.values if k not in TARGET_KEYS]
     near = closest(key, unknown)
-    hint = (
-        f"did you mean '{key}'? '{near}' is not a [target] key"
-        if near
-        else f'add {key} = "..." under [target]'
-    )
+    hint = f"did you mean '{key}'? '{near}' is not a [target] key" if near else f'add {key} = "..." under [target]'
     return ConfigError(f'{section.where(key)}: missing, required when kind = "{kind.value}"', hint=hint)
 
 

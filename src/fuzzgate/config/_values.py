@@ -30,19 +30,13 @@ _E = TypeVar("_E", bound=StrEnum)
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
-def mismatch(
-    where: str, expected: str, value: object, *, secret: bool = False, hint: str | None = None
-) -> ConfigError:
+def mismatch(where: str, expected: str, value: object, *, secret: bool = False, hint: str | None = None) -> ConfigError:
     return ConfigError(f"{where}: expected {expected}, got {describe(value, secret=secret)}", hint=hint)
 
 
 def as_str(value: object, where: str, *, secret: bool = False) -> str:
     if not isinstance(value, str):
-        hint = (
-            'quote it, e.g. "8080"'
-            if isinstance(value, int | float) and not isinstance(value, bool)
-            else None
-        )
+        hint = 'quote it, e.g. "8080"' if isinstance(value, int | float) and not isinstance(value, bool) else None
         raise mismatch(where, "a string", value, secret=secret, hint=hint)
     return value
 
@@ -91,9 +85,7 @@ def as_choice(value: object, where: str, choices: type[_E]) -> _E:
     raise mismatch(where, f"one of {options}", value, hint=hint)
 
 
-def as_str_list(
-    value: object, where: str, *, item: str = "a string", from_flag: bool = False
-) -> tuple[str, ...]:
+def as_str_list(value: object, where: str, *, item: str = "a string", from_flag: bool = False) -> tuple[str, ...]:
     """A list of strings; an element's error names it `where[index]` (or just the flag)."""
     if not isinstance(value, list | tuple):
         hint = f"write a list, e.g. [{describe(value)}]" if isinstance(value, str) else None
@@ -104,9 +96,7 @@ def as_str_list(
     return tuple(value)
 
 
-def as_regex_list(
-    value: object, where: str, *, secret: bool = False, from_flag: bool = False
-) -> tuple[str, ...]:
+def as_regex_list(value: object, where: str, *, secret: bool = False, from_flag: bool = False) -> tuple[str, ...]:
     """A list of regular expressions, each compiled once here so a bad one fails at load time.
 
     With `secret`, a bad pattern is not echoed (secret patterns sometimes are the secret itself).
@@ -161,9 +151,7 @@ def check_header(name: str, text: str, where: str) -> None:
     if not _HEADER_NAME.fullmatch(name):
         raise mismatch(where, "header names made of letters, digits and -", name)
     if "\r" in text or "\n" in text:
-        raise ConfigError(
-            f"{where} {name}: expected a header value on one line, got a value with a line break"
-        )
+        raise ConfigError(f"{where} {name}: expected a header value on one line, got a value with a line break")
 
 
 def as_url(value: object, where: str) -> str:
@@ -204,9 +192,7 @@ def as_size(value: object, where: str, *, low: int = 1) -> int:
         raise mismatch(where, SIZE_EXPECTED, value, hint=SIZE_HINT)
     size = parse_size(value, what=where)
     if size < low:
-        raise mismatch(
-            where, f"a size of at least {low} byte{'s' if low != 1 else ''}", value, hint=SIZE_HINT
-        )
+        raise mismatch(where, f"a size of at least {low} byte{'s' if low != 1 else ''}", value, hint=SIZE_HINT)
     return size
 
 

@@ -174,9 +174,7 @@ def _secret_patterns(settings: _Settings) -> tuple[str, ...]:
     section = settings.section
     patterns: tuple[str, ...] = ()
     if section.get("secret_patterns") is not None:
-        patterns = as_regex_list(
-            section.get("secret_patterns"), section.where("secret_patterns"), secret=True
-        )
+        patterns = as_regex_list(section.get("secret_patterns"), section.where("secret_patterns"), secret=True)
     if settings.overrides.secret_patterns is not None:
         flag = OVERRIDE_FLAGS["secret_patterns"]
         patterns += as_regex_list(settings.overrides.secret_patterns, flag, secret=True, from_flag=True)
@@ -200,10 +198,7 @@ def _wallfacer_settings(document: Document, config: Config) -> Config:
 
     return replace(
         config,
-        severity={
-            kind: read(severity, kind.value, severity_of, default)
-            for kind, default in DEFAULT_SEVERITY.items()
-        },
+        severity={kind: read(severity, kind.value, severity_of, default) for kind, default in DEFAULT_SEVERITY.items()},
         extra_severity={
             kind: severity_of(severity.get(kind), severity.where(kind))
             for kind in WALLFACER_ONLY_KINDS
@@ -239,13 +234,9 @@ def _unknown_key_warnings(document: Document) -> list[str]:
             if key != "packs":
                 warnings.extend(_unknown_in_section(section, SECTION_KEYS[key]))
         elif isinstance(value, dict):
-            warnings.append(
-                f"{document.display}: [{key}]: unknown section, ignored{did_you_mean(key, SECTION_KEYS)}"
-            )
+            warnings.append(f"{document.display}: [{key}]: unknown section, ignored{did_you_mean(key, SECTION_KEYS)}")
         else:
-            warnings.append(
-                f"{document.display}: {key}: unknown top-level key, ignored{_elsewhere(key, None)}"
-            )
+            warnings.append(f"{document.display}: {key}: unknown top-level key, ignored{_elsewhere(key, None)}")
     return warnings
 
 

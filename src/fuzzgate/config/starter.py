@@ -105,8 +105,6 @@ _WALLFACER = """
 
 def starter_config(kind: Literal["stdio", "http"]) -> str:
     """The starter `fuzzgate.toml` for a server reached over `kind`."""
-    severity = "\n".join(
-        f'# {finding.value} = "{level.value}"' for finding, level in DEFAULT_SEVERITY.items()
-    )
+    severity = "\n".join(f'# {finding.value} = "{level.value}"' for finding, level in DEFAULT_SEVERITY.items())
     target = _STDIO_TARGET if kind == "stdio" else _HTTP_TARGET
     return _HEADER + target + _FUZZGATE + _WALLFACER.format(severity=severity)

@@ -6,6 +6,7 @@ import time
 
 from rich.console import Console
 from rich.markup import escape
+from rich.status import Status as Spinner
 from rich.table import Table
 
 from fuzzgate.commands import repro_command
@@ -35,7 +36,7 @@ class ConsoleReporter:
         self.quiet = quiet
         self._budget = 0.0
         self._last = 0.0
-        self._status = None
+        self._status: Spinner | None = None
         self._start = time.monotonic()
 
     def __call__(self, event: Event) -> None:
@@ -58,9 +59,7 @@ class ConsoleReporter:
                 f"{len(event.prompts)} prompts listed{fuzzed}"
             )
             for entry in event.entries:
-                c.print(
-                    f"  [yellow]{entry.status.value}[/] {escape(entry.name)}: {escape(entry.reason or '')}"
-                )
+                c.print(f"  [yellow]{entry.status.value}[/] {escape(entry.name)}: {escape(entry.reason or '')}")
         elif isinstance(event, CallFinished):
             self._progress(event)
         elif isinstance(event, ServerRestarted):
@@ -72,9 +71,7 @@ class ConsoleReporter:
             c.print(f"  replaying {event.findings} finding(s) {event.replays}x each on fresh servers")
         elif isinstance(event, FindingTriaged):
             f = event.finding
-            label = (
-                "dropped (another call's symptom)" if event.dropped else ("flaky" if f.flaky else "confirmed")
-            )
+            label = "dropped (another call's symptom)" if event.dropped else ("flaky" if f.flaky else "confirmed")
             c.print(f"  {label}: {f.kind.value} in {escape(f.name)} ({f.reproduced}/{f.replays} replays)")
 
     def _progress(self, event: CallFinished) -> None:
@@ -94,14 +91,12 @@ class ConsoleReporter:
     def _stop_status(self) -> None:
         if self._status is not None:
             self._status.stop()
-            self._status = None
+            self._status: Spinner | None = None
 
     def summary(self, report: RunReport) -> None:
         self._stop_status()
         c = self.console
-        table = Table(
-            title=f"{report.target.name}: {report.calls} calls in {report.duration_s:.1f}s", expand=False
-        )
+        table = Table(title=f"{report.target.name}: {report.calls} calls in {report.duration_s:.1f}s", expand=False)
         for column in ("tool", "status", "cases", "findings"):
             table.add_column(column)
         per_tool: dict[str, list[Finding]] = {}
@@ -109,11 +104,7 @@ class ConsoleReporter:
             per_tool.setdefault(finding.name, []).append(finding)
         for entry in report.entries:
             found = per_tool.get(entry.name, [])
-            status = (
-                entry.status.value
-                if entry.status is Status.FUZZED
-                else f"{entry.status.value}: {entry.reason}"
-            )
+            status = entry.status.value if entry.status is Status.FUZZED else f"{entry.status.value}: {entry.reason}"
             table.add_row(
                 escape(entry.name),
                 escape(status),
@@ -133,9 +124,7 @@ class ConsoleReporter:
                 f"    fingerprint {finding.fingerprint}, hit {finding.count}x, reproduced "
                 f"{finding.reproduced}/{finding.replays}"
             )
-            c.print(
-                f"    [dim]reproduce:[/] {escape(repro_command(finding, report.config_path))}", soft_wrap=True
-            )
+            c.print(f"    [dim]reproduce:[/] {escape(repro_command(finding, report.config_path))}", soft_wrap=True)
         for finding in report.fixed:
             c.print(f"[green]fixed[/] {finding.kind.value} in {escape(finding.name)} ({finding.fingerprint})")
         gating = report.gating()
@@ -145,6 +134,4 @@ class ConsoleReporter:
                 f"(seed {report.seed})"
             )
         else:
-            c.print(
-                f"[bold green]PASS[/]: no new finding at or above {report.fail_on.value} (seed {report.seed})"
-            )
+            c.print(f"[bold green]PASS[/]: no new finding at or above {report.fail_on.value} (seed {report.seed})")

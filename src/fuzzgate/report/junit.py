@@ -92,9 +92,7 @@ def _case(
             failure_type=failing[0].kind.value,
         )
     elif entry.status is not Status.FUZZED:
-        case.add_skipped_info(
-            message=f"{entry.status.value}: {entry.reason or _DEFAULT_REASON[entry.status]}"
-        )
+        case.add_skipped_info(message=f"{entry.status.value}: {entry.reason or _DEFAULT_REASON[entry.status]}")
     return case
 
 

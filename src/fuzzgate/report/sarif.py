@@ -270,8 +270,7 @@ def reported_findings(report: RunReport) -> list[Finding]:
     return [
         f
         for f in report.findings
-        if report.state_of(f) is BaselineState.KNOWN
-        or (report.state_of(f) is BaselineState.NEW and not f.flaky)
+        if report.state_of(f) is BaselineState.KNOWN or (report.state_of(f) is BaselineState.NEW and not f.flaky)
     ]
 
 
@@ -298,9 +297,7 @@ def _result(finding: Finding, report: RunReport, repo_root: Path, rule_index: in
         rule_id=finding.kind.value,
         rule_index=rule_index,
         level="note" if finding.flaky else _LEVEL[finding.severity],
-        message=Message(
-            text=f"{finding.surface.value} {finding.name}: {finding.message}\nReproduce: {command}"
-        ),
+        message=Message(text=f"{finding.surface.value} {finding.name}: {finding.message}\nReproduce: {command}"),
         baseline_state="unchanged" if known else "new",
         locations=[
             Location(

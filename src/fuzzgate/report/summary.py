@@ -123,10 +123,7 @@ def _table(report: RunReport) -> str:
         if entry.status is not Status.FUZZED and entry.reason:
             status += f": {_escape(entry.reason)}"
         counts = per_subject.get((entry.surface, entry.name))
-        found = (
-            ", ".join(f"{counts[label]} {label}" for label in _TABLE_LABELS if counts and counts[label])
-            or "—"
-        )
+        found = ", ".join(f"{counts[label]} {label}" for label in _TABLE_LABELS if counts and counts[label]) or "—"
         kind = "" if entry.surface is Surface.TOOL else f"{entry.surface.value} "
         cells = (f"{kind}{_code(entry.name)}", status, str(entry.cases), found)
         rows.append("| " + " | ".join(_cell(c) for c in cells) + " |\n")
@@ -152,14 +149,8 @@ def _finding(report: RunReport, repo_root: Path, finding: Finding, *, fixed: boo
     labels = [finding.kind.value, finding.severity.value, f"{finding.surface.value} {_code(finding.name)}"]
     notes = []
     if finding.flaky:
-        notes.append(
-            f"flaky: reproduced {finding.reproduced} of {finding.replays} replays, never fails the run"
-        )
-    elif (
-        not fixed
-        and report.state_of(finding) is BaselineState.NEW
-        and not finding.severity.at_least(report.fail_on)
-    ):
+        notes.append(f"flaky: reproduced {finding.reproduced} of {finding.replays} replays, never fails the run")
+    elif not fixed and report.state_of(finding) is BaselineState.NEW and not finding.severity.at_least(report.fail_on):
         notes.append(f"below fail-on {report.fail_on.value}")
     head = f"#### {' · '.join(labels)}\n\n{_escape(finding.message)}"
     if notes:
@@ -171,9 +162,7 @@ def _finding(report: RunReport, repo_root: Path, finding: Finding, *, fixed: boo
         path, line = finding.details.location
         evidence.append(f"traceback points at: {path}:{line}")
     if not fixed:
-        evidence.append(
-            f"hit {finding.count} time(s); reproduced {finding.reproduced} of {finding.replays} replays"
-        )
+        evidence.append(f"hit {finding.count} time(s); reproduced {finding.reproduced} of {finding.replays} replays")
     if finding.details.error:
         evidence.append(f"error: {_cut(finding.details.error, _ERROR_LIMIT)}")
     frames = finding.details.frames

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fuzzgate.files import write_atomic
 from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
 from fuzzgate.store.database import (
     CorpusDatabase,
@@ -9,7 +10,6 @@ from fuzzgate.store.database import (
     InMemoryDatabase,
     MultiplexedDatabase,
     ReadOnlyDatabase,
-    write_atomic,
 )
 from fuzzgate.store.diff import Classification, classify
 

@@ -134,9 +134,7 @@ class BaselineEntry:
                 transport=_expect(_required(repro, "transport", "repro."), str, '"repro.transport"'),
                 schema_valid=_expect(repro.get("schema_valid", True), bool, '"repro.schema_valid"'),
             ),
-            frames=tuple(
-                _expect(f, str, '"frames" items') for f in _expect(data.get("frames", []), list, '"frames"')
-            ),
+            frames=tuple(_expect(f, str, '"frames" items') for f in _expect(data.get("frames", []), list, '"frames"')),
             location=_location(location) if location is not None else None,
         )
 

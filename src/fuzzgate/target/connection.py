@@ -226,9 +226,7 @@ async def call_tool(
             status = OutcomeStatus.CLOSED
         else:
             status = OutcomeStatus.RPC_ERROR
-            fields.update(
-                rpc_code=exc.code, text=exc.message, payload=json.dumps(exc.error.model_dump(mode="json"))
-            )
+            fields.update(rpc_code=exc.code, text=exc.message, payload=json.dumps(exc.error.model_dump(mode="json")))
         fields["error"] = describe_exception(exc)
     except RuntimeError as exc:
         message = str(exc)
@@ -258,18 +256,13 @@ async def call_tool(
     duration = time.perf_counter() - started
 
     if process is not None:
-        if status is OutcomeStatus.CLOSED or (
-            status is OutcomeStatus.TIMEOUT and process.returncode is not None
-        ):
+        if status is OutcomeStatus.CLOSED or (status is OutcomeStatus.TIMEOUT and process.returncode is not None):
             # The process is gone: wait briefly for its last stderr words and its exit status.
             with anyio.move_on_after(0.5):
                 while process.returncode is None:
                     await anyio.sleep(0.01)
             await anyio.sleep(_SETTLE_S)
-            if process.killed_by_us:
-                status = OutcomeStatus.ABORTED
-            else:
-                status = OutcomeStatus.CLOSED
+            status = OutcomeStatus.ABORTED if process.killed_by_us else OutcomeStatus.CLOSED
             fields["exit_code"] = process.returncode
         elif status is not OutcomeStatus.OK:
             text = str(fields.get("text", "")).strip()
@@ -282,6 +275,4 @@ async def call_tool(
     extra = fields.pop("extra_anomaly", None)
     if extra is not None:
         anomalies = (*anomalies, extra)
-    return CallOutcome(
-        status=status, duration_s=duration, anomalies=anomalies, concurrent=in_flight, **fields
-    )
+    return CallOutcome(status=status, duration_s=duration, anomalies=anomalies, concurrent=in_flight, **fields)

@@ -97,9 +97,7 @@ def _encode(message: types.JSONRPCMessage) -> bytes:
         text = message.model_dump_json(by_alias=True, exclude_unset=True)
     except ValueError:
         # Pydantic refuses lone surrogates; JSON itself allows them escaped, and fuzzing wants them.
-        text = json.dumps(
-            message.model_dump(mode="json", by_alias=True, exclude_unset=True), ensure_ascii=True
-        )
+        text = json.dumps(message.model_dump(mode="json", by_alias=True, exclude_unset=True), ensure_ascii=True)
     return text.encode("utf-8", "surrogatepass") + b"\n"
 
 
@@ -144,9 +142,7 @@ class ServerProcess:
     async def pump_stderr(self) -> None:
         assert self._process and self._process.stderr
         buffered = BufferedByteReceiveStream(self._process.stderr)
-        with suppress(
-            anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, anyio.BrokenResourceError
-        ):
+        with suppress(anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, anyio.BrokenResourceError):
             while True:
                 try:
                     raw = await buffered.receive_until(b"\n", 1024 * 1024)
@@ -165,9 +161,7 @@ class ServerProcess:
                     try:
                         raw = await buffered.receive_until(b"\n", MAX_LINE_BYTES)
                     except anyio.DelimiterNotFound:
-                        self.wire.add(
-                            WireAnomaly(AnomalyKind.OVERSIZED, f"a line over {MAX_LINE_BYTES} bytes")
-                        )
+                        self.wire.add(WireAnomaly(AnomalyKind.OVERSIZED, f"a line over {MAX_LINE_BYTES} bytes"))
                         return
                     message = self._check_line(raw.rstrip(b"\r"))
                     if message is not None:
@@ -273,9 +267,7 @@ def child_environment(extra: dict[str, str]) -> dict[str, str]:
     """The server's environment: the SDK's safe defaults, settings that make tracebacks parseable,
     then the user's `env` on top."""
     inherited = {
-        k: v
-        for k in ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL")
-        if (v := os.environ.get(k))
+        k: v for k in ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL") if (v := os.environ.get(k))
     }
     # Wide, uncoloured console output: rich-formatted tracebacks then keep one frame per line.
     defaults = {"COLUMNS": "400", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}
