@@ -91,7 +91,7 @@ class ConsoleReporter:
     def _stop_status(self) -> None:
         if self._status is not None:
             self._status.stop()
-            self._status: Spinner | None = None
+            self._status = None
 
     def summary(self, report: RunReport) -> None:
         self._stop_status()
