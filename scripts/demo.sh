@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs fuzzgate and fuzzes the bundled example server (planted bugs) for a few seconds.
+# Installs fuzzgate and fuzzes the bundled example server (planted bugs) for the 20 seconds its
+# fuzzgate.toml sets (BUDGET=30s bash scripts/demo.sh for another budget).
 # The gate's outputs land in examples/servers/.fuzzgate/out/. Exit code 1 means "new findings",
 # which is what the example is for.
 set -euo pipefail
@@ -8,4 +9,4 @@ python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e .
 cd examples/servers
-PATH="$(cd ../.. && pwd)/.venv/bin:$PATH" fuzzgate run --budget "${BUDGET:-10s}" "$@"
+PATH="$(cd ../.. && pwd)/.venv/bin:$PATH" fuzzgate run ${BUDGET:+--budget "$BUDGET"} "$@"
