@@ -1,6 +1,6 @@
 """A raw JSON-RPC stdio server that misbehaves on purpose, below what any SDK would let it do.
 
-    python hostile.py [--die-at-start | --never-initialize]
+    python hostile.py [--die-at-start | --never-initialize] [--paginate]
 
 Tool `misbehave(mode)`: "ok" answers properly; "wrong_id" answers with another id; "garbage"
 prints a non-JSON line first; "invalid" sends a response without result or error; "exit" exits 3
@@ -43,7 +43,14 @@ def main() -> None:
                 "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
                 "serverInfo": {"name": "hostile", "version": "0"}}})  # fmt: skip
         elif method == "tools/list":
-            send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
+            cursor = (msg.get("params") or {}).get("cursor")
+            if "--paginate" in sys.argv and cursor is None:
+                send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL], "nextCursor": "page-2"}})
+            elif cursor == "page-2":
+                second = {**TOOL, "name": "second_page_tool"}
+                send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [second]}})
+            else:
+                send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
         elif method == "tools/call":
             mode = msg["params"]["arguments"].get("mode")
             ok = {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "fine"}]}}

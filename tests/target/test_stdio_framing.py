@@ -102,3 +102,14 @@ def test_missing_command() -> None:
 
     with pytest.raises(TargetError, match="command not found"):
         anyio.run(body)
+
+
+def test_discovery_follows_every_page() -> None:
+    from fuzzgate.discover import discover
+
+    async def body() -> list[str]:
+        async with open_connection(config("--paginate")) as conn:
+            inventory = await discover(conn, 5.0)
+        return [t.name for t in inventory.tools]
+
+    assert anyio.run(body) == ["misbehave", "second_page_tool"]
