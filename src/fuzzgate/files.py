@@ -14,7 +14,9 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     new one, never a mix: temp file in the same directory, fsync, rename over. Creates the parent
     directory. Raises `OSError`; on failure nothing but the old file is left behind."""
     if isinstance(data, str):
-        data = data.encode("utf-8")
+        # A lone surrogate (fuzzed input a server echoed) cannot be UTF-8; as `\udXXX` it stays
+        # readable, and in a JSON string it is the very escape that decodes back to it.
+        data = data.encode("utf-8", "backslashreplace")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -192,7 +192,7 @@ def write_outputs(report: RunReport, out_dir: Path, repo_root: Path) -> None:
 
 def _github_extras(report: RunReport, repo_root: Path) -> None:
     if summary_path := os.environ.get("GITHUB_STEP_SUMMARY"):
-        with open(summary_path, "a", encoding="utf-8") as handle:
+        with open(summary_path, "a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(render_summary(report, repo_root) + "\n")
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in github_annotations.annotations(report, repo_root):

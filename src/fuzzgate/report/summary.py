@@ -38,7 +38,7 @@ def render_summary(report: RunReport, repo_root: Path) -> str:
     out: list[str] = []
     used = 0
     for index, (block, _) in enumerate(blocks):
-        size = len(block.encode("utf-8")) + 1
+        size = len(block.encode("utf-8", "backslashreplace")) + 1
         if used + size > _BUDGET:
             left_out = sum(1 for _, is_finding in blocks[index:] if is_finding)
             out.append(

@@ -89,7 +89,7 @@ class BaselineEntry:
     def to_bytes(self) -> bytes:
         """The canonical file content: sorted keys, two-space indent, UTF-8, trailing newline."""
         text = json.dumps(self.to_json(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-        return text.encode("utf-8")
+        return text.encode("utf-8", "backslashreplace")
 
     @classmethod
     def from_bytes(cls, data: bytes) -> BaselineEntry:

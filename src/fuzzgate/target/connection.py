@@ -27,6 +27,8 @@ from fuzzgate.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomal
 from fuzzgate.target.stdio import ServerProcess, StdioSpec, child_environment, stdio_transport
 
 CONNECTION_CLOSED = -32000
+PROGRESS_EXTENSION_LIMIT = 6
+"""Progress notifications extend a call's timeout, up to this many timeouts in all."""
 _BARE_SDK_ERROR = re.compile(r"Error executing tool [^\s:]+")
 STDERR_TAIL_LINES = 15
 _SETTLE_S = 0.05
@@ -216,9 +218,19 @@ async def call_tool(
     started = time.perf_counter()
     fields: dict[str, Any] = {}
     status: OutcomeStatus
+    # The spec lets a client restart its timeout on progress, within a hard limit: a long operation
+    # that keeps reporting progress is working, not hung.
+    hard_deadline = anyio.current_time() + timeout_s * PROGRESS_EXTENSION_LIMIT
+    scope = anyio.CancelScope(deadline=anyio.current_time() + timeout_s)
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        scope.deadline = min(hard_deadline, anyio.current_time() + timeout_s)
+
     try:
-        with anyio.fail_after(timeout_s):
-            result = await connection.client.session.call_tool(name, arguments)
+        with scope:
+            result = await connection.client.session.call_tool(name, arguments, progress_callback=on_progress)
+        if scope.cancelled_caught:
+            raise TimeoutError
     except TimeoutError:
         status = OutcomeStatus.TIMEOUT
     except MCPError as exc:
@@ -252,7 +264,8 @@ async def call_tool(
     else:
         status = OutcomeStatus.TOOL_ERROR if result.is_error else OutcomeStatus.OK
         fields["text"] = _text_of(result)
-        fields["payload"] = result.model_dump_json(by_alias=True, exclude_none=True)
+        # Not model_dump_json: a server may echo a lone surrogate back, which pydantic refuses to encode.
+        fields["payload"] = json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True))
     duration = time.perf_counter() - started
 
     if process is not None:
