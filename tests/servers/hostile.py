@@ -16,7 +16,7 @@ TOOL = {
     "name": "misbehave",
     "inputSchema": {
         "type": "object",
-        "properties": {"mode": {"enum": ["ok", "wrong_id", "garbage", "invalid", "exit"]}},
+        "properties": {"mode": {"enum": ["ok", "wrong_id", "garbage", "invalid", "exit"]}, "echo": {"type": "string"}},
         "required": ["mode"],
     },
 }
@@ -53,7 +53,8 @@ def main() -> None:
                 send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
         elif method == "tools/call":
             mode = msg["params"]["arguments"].get("mode")
-            ok = {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "fine"}]}}
+            text = msg["params"]["arguments"].get("echo", "fine")
+            ok = {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}}
             if mode == "wrong_id":
                 send({**ok, "id": rid + 1000})
             elif mode == "garbage":

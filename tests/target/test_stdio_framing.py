@@ -113,3 +113,13 @@ def test_discovery_follows_every_page() -> None:
         return [t.name for t in inventory.tools]
 
     assert anyio.run(body) == ["misbehave", "second_page_tool"]
+
+
+def test_lone_surrogate_sent_and_echoed_back() -> None:
+    async def body():  # type: ignore[no-untyped-def]
+        async with open_connection(config()) as conn:
+            return await call_tool(conn, "misbehave", {"mode": "ok", "echo": "a\ud800b"}, 2.0)
+
+    outcome = anyio.run(body)
+    assert outcome.status is OutcomeStatus.OK
+    assert outcome.text == "a\ud800b"

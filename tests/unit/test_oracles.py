@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fuzzgate.check import Oracles, normalize_message, normalize_schema_path
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment
 from fuzzgate.findings import Kind
@@ -96,3 +98,13 @@ def test_sdk_bare_unhandled_message_without_stderr() -> None:
 
 def test_echoed_stack_trace_is_not_an_exception() -> None:
     assert kinds(CallOutcome(OutcomeStatus.OK, 0.01, text=f"you said: {PLAIN}"), {"text": PLAIN}) == []
+
+
+def test_report_files_survive_lone_surrogates(tmp_path: Path) -> None:
+    import json as _json
+
+    from fuzzgate.files import write_atomic
+
+    path = tmp_path / "r.json"
+    write_atomic(path, _json.dumps({"a": "x\ud800y"}, ensure_ascii=False))
+    assert _json.loads(path.read_text(encoding="utf-8")) == {"a": "x\ud800y"}
