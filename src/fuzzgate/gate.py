@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -175,12 +176,7 @@ def build_report(
         resources=(*result.inventory.resources, *result.inventory.resource_templates),
         prompts=result.inventory.prompts,
     )
-    verdict = Verdict.FAIL if draft.gating() else Verdict.PASS
-    return RunReport(**{**_fields(draft), "verdict": verdict})
-
-
-def _fields(report: RunReport) -> dict[str, Any]:
-    return {name: getattr(report, name) for name in report.__dataclass_fields__}
+    return replace(draft, verdict=Verdict.FAIL if draft.gating() else Verdict.PASS)
 
 
 def write_outputs(report: RunReport, out_dir: Path, repo_root: Path) -> None:
