@@ -19,6 +19,7 @@ from fuzzgate import __version__
 from fuzzgate.check import Oracles
 from fuzzgate.check.secrets import SecretScanner, canary_environment
 from fuzzgate.commands import prune_command
+from fuzzgate.config import CONFIG_FILE_NAMES
 from fuzzgate.config.model import Config, TargetKind
 from fuzzgate.discover import discover
 from fuzzgate.errors import ExitCode, ReportError, UsageError
@@ -107,6 +108,19 @@ def _config_path_for_reports(config: Config, repo_root: Path) -> str | None:
         return str(source)
 
 
+def _config_here(config: Config, cwd: Path) -> str | None:
+    """The config path for commands typed here: None when lookup would find it anyway."""
+    if config.source is None:
+        return None
+    source = config.source.resolve()
+    if source.parent == cwd.resolve() and source.name in CONFIG_FILE_NAMES:
+        return None
+    try:
+        return source.relative_to(cwd.resolve()).as_posix()
+    except ValueError:
+        return str(source)
+
+
 def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: Path | None, quiet: bool) -> int:
     cwd = Path.cwd()
     choice = choose_seed(seed_flag, config.seed, os.environ, cwd)
@@ -140,7 +154,7 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
     report = build_report(config, choice, result, known, still_failing, repo_root)
     write_outputs(report, config.out_dir, repo_root)
     emit(RunFinished(report))
-    reporter.summary(report)
+    reporter.summary(report, _config_here(config, cwd))
     if report.fixed:
         console.print(f"remove fixed entries from the baseline with: {prune_command(report.config_path)}")
     _github_extras(report, repo_root)

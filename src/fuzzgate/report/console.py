@@ -93,7 +93,9 @@ class ConsoleReporter:
             self._status.stop()
             self._status = None
 
-    def summary(self, report: RunReport) -> None:
+    def summary(self, report: RunReport, config_here: str | None = None) -> None:
+        """The end-of-run summary; `config_here` is the config path as the person at this terminal
+        would type it (reports use the repository-relative one)."""
         self._stop_status()
         c = self.console
         table = Table(title=f"{report.target.name}: {report.calls} calls in {report.duration_s:.1f}s", expand=False)
@@ -124,7 +126,7 @@ class ConsoleReporter:
                 f"    fingerprint {finding.fingerprint}, hit {finding.count}x, reproduced "
                 f"{finding.reproduced}/{finding.replays}"
             )
-            c.print(f"    [dim]reproduce:[/] {escape(repro_command(finding, report.config_path))}", soft_wrap=True)
+            c.print(f"    [dim]reproduce:[/] {escape(repro_command(finding, config_here))}", soft_wrap=True)
         for finding in report.fixed:
             c.print(f"[green]fixed[/] {finding.kind.value} in {escape(finding.name)} ({finding.fingerprint})")
         gating = report.gating()
