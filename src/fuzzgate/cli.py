@@ -120,7 +120,7 @@ def _cmd_init(ns: argparse.Namespace, console: Console) -> int:
     from fuzzgate.files import write_atomic
 
     write_atomic(path, starter_config("http" if ns.http else "stdio"))
-    console.print(f"wrote {path}: edit [target], then run `fuzzgate tools` to see what would be fuzzed")
+    console.print(escape(f"wrote {path}: edit [target], then run `fuzzgate tools` to see what would be fuzzed"))
     return ExitCode.OK
 
 
