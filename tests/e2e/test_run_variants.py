@@ -127,3 +127,13 @@ def test_tools_lists_without_calling(tmp_path: Path) -> None:
     assert "delete_all_notes" in run.stdout and "blocked" in run.stdout and "destructiveHint" in run.stdout
     assert "summarize_note" in run.stdout and "notes://note/{name}" in run.stdout
     assert not list(markers.iterdir())
+
+
+def test_init_writes_a_loadable_starter_once(tmp_path: Path) -> None:
+    first = fuzzgate("init", cwd=tmp_path)
+    assert first.code == 0 and "edit [target]" in first.stdout
+    assert (tmp_path / "fuzzgate.toml").read_text().startswith("#")
+    again = fuzzgate("init", cwd=tmp_path)
+    assert again.code == 2 and "already exists" in again.stderr
+    http = fuzzgate("init", "--http", "--force", cwd=tmp_path)
+    assert http.code == 0 and 'kind = "http"' in (tmp_path / "fuzzgate.toml").read_text()
