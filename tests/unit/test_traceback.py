@@ -75,3 +75,35 @@ def test_signature_ignores_line_numbers() -> None:
 
 def test_plain_logs_have_no_trace() -> None:
     assert parse_traces("INFO started\nWARNING slow request\nError handling is fine\n") == []
+
+
+RECURSIVE = """Traceback (most recent call last):
+  File "/repo/orders.py", line 90, in evaluate_rule
+    return _evaluate(rule)
+  File "/repo/orders.py", line 80, in _evaluate
+    return all([_evaluate(c) for c in rule.children])
+  File "/repo/orders.py", line 80, in <listcomp>
+    return all([_evaluate(c) for c in rule.children])
+  File "/repo/orders.py", line 79, in _evaluate
+    return OPS[rule.op](rule)
+IndexError: list index out of range
+"""
+SHALLOW = """Traceback (most recent call last):
+  File "/repo/orders.py", line 90, in evaluate_rule
+    return _evaluate(rule)
+  File "/repo/orders.py", line 79, in _evaluate
+    return OPS[rule.op](rule)
+IndexError: list index out of range
+"""
+
+
+def test_recursion_depth_does_not_change_the_signature() -> None:
+    assert parse_traces(RECURSIVE)[0].signature() == parse_traces(SHALLOW)[0].signature()
+    assert parse_traces(SHALLOW)[0].signature() == ("IndexError", "orders.py:_evaluate")
+
+
+def test_invalid_input_signature_leaves_the_exception_type_out() -> None:
+    as_type_error = PLAIN.replace("ZeroDivisionError: division by zero", "TypeError: unsupported operand")
+    without_type = parse_traces(PLAIN)[0].signature(with_type=False)
+    assert without_type == parse_traces(as_type_error)[0].signature(with_type=False)
+    assert parse_traces(PLAIN)[0].signature() != parse_traces(as_type_error)[0].signature()

@@ -22,6 +22,7 @@ _NODE_FRAME = re.compile(
 )
 _LOG_PREFIX = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+)?")
 
+_ANONYMOUS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>", "<anonymous>"})
 LIBRARY_MARKERS = (
     "site-packages",
     "dist-packages",
@@ -61,11 +62,18 @@ class Trace:
     def user_frames(self) -> tuple[Frame, ...]:
         return tuple(f for f in self.frames if not f.in_library)
 
-    def signature(self, depth: int = 3) -> tuple[str, ...]:
-        """Exception type and the innermost user frames, without line numbers, which move with edits."""
+    def signature(self, *, with_type: bool = True) -> tuple[str, ...]:
+        """What identifies the bug: the exception type and the frame that raised it, as
+        `file:function`, the innermost outside libraries (comprehension and lambda frames are
+        looked through). Callers are left out on purpose: recursion depth and the path taken to
+        the faulty function depend on the payload, and so do line numbers after unrelated edits.
+        `with_type=False` leaves the type out too, for input the schema forbids, where which
+        exception surfaces depends on which wrong value got through."""
         frames = self.user_frames() or self.frames
+        named = [f for f in frames if f.func not in _ANONYMOUS] or list(frames)
+        where = (named[-1].label(),) if named else ()
         short = self.exc_type.rsplit(".", 1)[-1]
-        return (short, *(f.label() for f in frames[-depth:]))
+        return (short, *where) if with_type else ("invalid-input", *where)
 
 
 def _clean(text: str) -> list[str]:

@@ -31,8 +31,12 @@ PROGRESS_EXTENSION_LIMIT = 6
 """Progress notifications extend a call's timeout, up to this many timeouts in all."""
 _BARE_SDK_ERROR = re.compile(r"Error executing tool [^\s:]+")
 STDERR_TAIL_LINES = 15
-_SETTLE_S = 0.05
-"""After an error reply that mentions an exception, how long to wait for its traceback on stderr."""
+_SETTLE_S = 1.0
+"""The longest wait for a traceback on stderr after an error reply."""
+_FIRST_LINE_S = 0.2
+"""How long an answer that says an exception happened waits for the first line of its traceback."""
+_QUIET_S = 0.03
+"""How long stderr must stay silent for what the server logged to count as complete."""
 
 
 @dataclass(slots=True)
@@ -179,14 +183,27 @@ def _startup_reason(exc: BaseException) -> str:
 
 
 async def _let_stderr_catch_up(process: ServerProcess, mark: int, exception_hinted: bool) -> None:
-    """A server logs a traceback before it answers, but on another pipe: give the stderr reader a
-    few turns of the event loop, and a little longer when the answer says an exception happened."""
+    """A server logs a traceback before it answers, but on another pipe, and a traceback read half
+    way would give the same bug another fingerprint. So: a few turns of the event loop for what is
+    already in the pipe; then, if the server has been writing (or its answer says an exception
+    happened), wait until stderr has been quiet for a moment, within a bound."""
     for _ in range(3):
         await anyio.lowlevel.checkpoint()
-    if exception_hinted and process.stderr.mark() == mark:
-        with anyio.move_on_after(_SETTLE_S):
-            while process.stderr.mark() == mark:
-                await anyio.sleep(0.002)
+    if process.stderr.mark() == mark and not exception_hinted:
+        return
+    with anyio.move_on_after(_SETTLE_S):
+        first_line_by = anyio.current_time() + _FIRST_LINE_S
+        while process.stderr.mark() == mark:
+            if anyio.current_time() > first_line_by:
+                return
+            await anyio.sleep(0.005)
+        seen = process.stderr.mark()
+        quiet_since = anyio.current_time()
+        while anyio.current_time() - quiet_since < _QUIET_S:
+            await anyio.sleep(0.005)
+            if process.stderr.mark() != seen:
+                seen = process.stderr.mark()
+                quiet_since = anyio.current_time()
 
 
 def _text_of(result: types.CallToolResult) -> str:
@@ -271,10 +288,11 @@ async def call_tool(
     if process is not None:
         if status is OutcomeStatus.CLOSED or (status is OutcomeStatus.TIMEOUT and process.returncode is not None):
             # The process is gone: wait briefly for its last stderr words and its exit status.
-            with anyio.move_on_after(0.5):
+            # Its last stderr words are complete when the pipe closes.
+            with anyio.move_on_after(2.0):
+                await process.stderr_closed.wait()
                 while process.returncode is None:
                     await anyio.sleep(0.01)
-            await anyio.sleep(_SETTLE_S)
             status = OutcomeStatus.ABORTED if process.killed_by_us else OutcomeStatus.CLOSED
             fields["exit_code"] = process.returncode
         elif status is not OutcomeStatus.OK:

@@ -36,6 +36,7 @@ MAX_LINE_BYTES = 128 * 1024 * 1024
 STDERR_KEEP_LINES = 20_000
 EXCERPT_CHARS = 300
 
+_STREAM_ENDS = (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, anyio.BrokenResourceError)
 _TERM_GRACE_S = 0.5
 _KILL_GRACE_S = 1.0
 
@@ -119,6 +120,7 @@ class ServerProcess:
         self.pending: set[str | int] = set()
         self._process: Process | None = None
         self.killed_by_us = False
+        self.stderr_closed = anyio.Event()
 
     @property
     def pid(self) -> int | None:
@@ -142,13 +144,20 @@ class ServerProcess:
     async def pump_stderr(self) -> None:
         assert self._process and self._process.stderr
         buffered = BufferedByteReceiveStream(self._process.stderr)
-        with suppress(anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            while True:
-                try:
-                    raw = await buffered.receive_until(b"\n", 1024 * 1024)
-                except anyio.DelimiterNotFound:
-                    raw = await buffered.receive_exactly(1024 * 1024)
-                self.stderr.append(raw.decode("utf-8", "replace").rstrip("\r"))
+        try:
+            with suppress(*_STREAM_ENDS):
+                while True:
+                    try:
+                        raw = await buffered.receive_until(b"\n", 1024 * 1024)
+                    except anyio.DelimiterNotFound:
+                        raw = await buffered.receive_exactly(1024 * 1024)
+                    self.stderr.append(raw.decode("utf-8", "replace").rstrip("\r"))
+            # A last line without a newline is still the server's last word.
+            rest = buffered.buffer
+            if rest:
+                self.stderr.append(bytes(rest).decode("utf-8", "replace").rstrip("\r\n"))
+        finally:
+            self.stderr_closed.set()
 
     async def pump_stdout(self, sink: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
         assert self._process and self._process.stdout
