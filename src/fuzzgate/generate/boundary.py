@@ -55,12 +55,15 @@ HOSTILE_STRINGS: Final = (
     "null",
     "%s%n%x",
     "' OR '1'='1",
+    "${7*7}",
+    "{{7*7}}",
+    "$(id)",
     "..",
     "../",
     "../../../../etc/passwd",
 )
 """NUL, RTL override, emoji, a ZWJ sequence, stacked combining marks, a lone surrogate (which JSON
-escapes can carry and transports may refuse), and the usual injection and path traversal probes."""
+escapes can carry and transports may refuse), and the usual injection (SQL, format string, template, shell) and path traversal probes."""
 MAX_LISTED_ITEMS: Final = 64
 
 
