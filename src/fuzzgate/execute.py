@@ -198,7 +198,7 @@ class Engine:
             connection = await keeper.get()
             if keeper.culprit is not None:
                 # A restart is the cost of the call that crashed or hung the server: charge its tool.
-                scheduler.record(keeper.culprit, time.monotonic() - waited, finished=False)
+                scheduler.record(keeper.culprit, time.monotonic() - waited)
                 keeper.culprit = None
             if connection is None:
                 scheduler.stopped = True

@@ -20,7 +20,6 @@ class ToolPlan:
     generator: CaseGenerator
     next_case: int = 0
     used_s: float = 0.0
-    finished: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +105,5 @@ class Scheduler:
         plan.used_s += 1e-6
         return plan, index
 
-    def record(self, plan: ToolPlan, duration_s: float, *, finished: bool = True) -> None:
+    def record(self, plan: ToolPlan, duration_s: float) -> None:
         plan.used_s += duration_s
-        plan.finished += finished
-
-    def time_left(self) -> float:
-        return max(0.0, self.deadline - time.monotonic())

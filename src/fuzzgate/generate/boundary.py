@@ -63,7 +63,8 @@ HOSTILE_STRINGS: Final = (
     "../../../../etc/passwd",
 )
 """NUL, RTL override, emoji, a ZWJ sequence, stacked combining marks, a lone surrogate (which JSON
-escapes can carry and transports may refuse), and the usual injection (SQL, format string, template, shell) and path traversal probes."""
+escapes can carry and transports may refuse), and the usual probes: SQL, format string, template
+and shell injection, path traversal."""
 MAX_LISTED_ITEMS: Final = 64
 
 

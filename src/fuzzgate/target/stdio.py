@@ -15,7 +15,7 @@ import os
 import signal
 import subprocess
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -284,14 +284,3 @@ def child_environment(extra: dict[str, str]) -> dict[str, str]:
     if venv := os.environ.get("VIRTUAL_ENV"):
         defaults["VIRTUAL_ENV"] = venv
     return {**inherited, **defaults, **extra}
-
-
-def iter_group_pids(pid: int) -> Iterator[int]:
-    """Processes still in `pid`'s process group (for tests that check nothing is left behind)."""
-    proc = Path("/proc")
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        with suppress(OSError):
-            if os.getpgid(int(entry.name)) == pid:
-                yield int(entry.name)
