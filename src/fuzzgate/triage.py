@@ -3,8 +3,8 @@
 Fingerprint normalization (also in docs/fingerprints.md): a fingerprint hashes the finding kind,
 the surface, the tool name and a signature that describes the bug and never the payload:
 
-- crash / internal_error with a traceback: the exception type (`invalid-input` instead for input
-  the schema forbids) and the raising frame, the innermost outside libraries, as `file:function`;
+- crash / internal_error with a traceback: the raising frame, the innermost outside libraries, as
+  `file:function` (not its callers, its line or the exception type, which vary with the payload);
 - crash without a traceback: how the process ended (`exit status 1`, `killed by SIGSEGV`);
 - internal_error from a JSON-RPC error: the code and the message with numbers, quoted values,
   hex ids, UUIDs and paths replaced by placeholders;

@@ -47,7 +47,7 @@ def test_stderr_traceback_is_internal_error_with_location() -> None:
     )
     assert obs.kind is Kind.INTERNAL_ERROR
     assert obs.details.location == ("/repo/server.py", 10)
-    assert obs.signature == ("trace", "ZeroDivisionError", "server.py:split_bill")
+    assert obs.signature == ("trace", "server.py:split_bill")
 
 
 def test_stack_trace_in_reply_text() -> None:

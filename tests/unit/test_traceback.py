@@ -45,27 +45,27 @@ def test_plain_python() -> None:
     (trace,) = parse_traces(PLAIN)
     assert trace.exc_type == "ZeroDivisionError"
     assert trace.user_frames()[-1].path == "/repo/server.py"
-    assert trace.signature() == ("ZeroDivisionError", "server.py:split_bill")
+    assert trace.signature() == ("server.py:split_bill",)
 
 
 def test_chained_root_cause_is_the_user_frame() -> None:
     traces = parse_traces(CHAINED)
     assert [t.exc_type for t in traces] == ["KeyError", "mcp.ToolError"]
     root = root_cause(traces)
-    assert root is not None and root.signature() == ("KeyError", "tools.py:lookup")
+    assert root is not None and root.signature() == ("tools.py:lookup",)
 
 
 def test_rich_boxed() -> None:
     (trace,) = parse_traces(RICH)
     assert trace.exc_type == "ValueError" and trace.message == "bad three"
-    assert trace.signature() == ("ValueError", "srv.py:boom")
+    assert trace.signature() == ("srv.py:boom",)
 
 
 def test_node() -> None:
     (trace,) = parse_traces(NODE)
     assert trace.exc_type == "TypeError"
     assert trace.user_frames()[-1].func == "countWords"
-    assert trace.signature()[0] == "TypeError" and trace.signature()[-1] == "tools.js:countWords"
+    assert trace.signature() == ("tools.js:countWords",)
 
 
 def test_signature_ignores_line_numbers() -> None:
@@ -99,11 +99,15 @@ IndexError: list index out of range
 
 def test_recursion_depth_does_not_change_the_signature() -> None:
     assert parse_traces(RECURSIVE)[0].signature() == parse_traces(SHALLOW)[0].signature()
-    assert parse_traces(SHALLOW)[0].signature() == ("IndexError", "orders.py:_evaluate")
+    assert parse_traces(SHALLOW)[0].signature() == ("orders.py:_evaluate",)
 
 
-def test_invalid_input_signature_leaves_the_exception_type_out() -> None:
+def test_the_exception_type_does_not_change_the_signature() -> None:
     as_type_error = PLAIN.replace("ZeroDivisionError: division by zero", "TypeError: unsupported operand")
-    without_type = parse_traces(PLAIN)[0].signature(with_type=False)
-    assert without_type == parse_traces(as_type_error)[0].signature(with_type=False)
-    assert parse_traces(PLAIN)[0].signature() != parse_traces(as_type_error)[0].signature()
+    assert parse_traces(as_type_error)[0].exc_type == "TypeError"
+    assert parse_traces(PLAIN)[0].signature() == parse_traces(as_type_error)[0].signature()
+
+
+def test_another_raising_function_is_another_signature() -> None:
+    elsewhere = PLAIN.replace("in split_bill", "in tip_share")
+    assert parse_traces(PLAIN)[0].signature() != parse_traces(elsewhere)[0].signature()

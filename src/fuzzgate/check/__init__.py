@@ -109,7 +109,7 @@ class Oracles:
         if status is OutcomeStatus.CLOSED:
             what = _exit_label(outcome.exit_code)
             if stderr_trace is not None:
-                signature = ("trace", *stderr_trace.signature(with_type=schema_valid))
+                signature = ("trace", *stderr_trace.signature())
                 message = f"the server died ({what}) after {stderr_trace.exc_type}: {stderr_trace.message}"
             else:
                 signature = ("exit", what)
@@ -149,7 +149,7 @@ class Oracles:
                 Observation(
                     Kind.INTERNAL_ERROR,
                     f"unhandled {stderr_trace.exc_type}: {stderr_trace.message}".rstrip(": "),
-                    ("trace", *stderr_trace.signature(with_type=schema_valid)),
+                    ("trace", *stderr_trace.signature()),
                     _trace_details(stderr_trace, outcome),
                     ambiguous,
                 )
@@ -163,7 +163,7 @@ class Oracles:
                     Observation(
                         Kind.INTERNAL_ERROR,
                         f"stack trace in the reply: {text_trace.exc_type}: {text_trace.message}".rstrip(": "),
-                        ("reply-trace", *text_trace.signature(with_type=schema_valid)),
+                        ("reply-trace", *text_trace.signature()),
                         _trace_details(text_trace, outcome),
                     )
                 )

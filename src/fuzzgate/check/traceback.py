@@ -62,18 +62,19 @@ class Trace:
     def user_frames(self) -> tuple[Frame, ...]:
         return tuple(f for f in self.frames if not f.in_library)
 
-    def signature(self, *, with_type: bool = True) -> tuple[str, ...]:
-        """What identifies the bug: the exception type and the frame that raised it, as
-        `file:function`, the innermost outside libraries (comprehension and lambda frames are
-        looked through). Callers are left out on purpose: recursion depth and the path taken to
-        the faulty function depend on the payload, and so do line numbers after unrelated edits.
-        `with_type=False` leaves the type out too, for input the schema forbids, where which
-        exception surfaces depends on which wrong value got through."""
+    def signature(self) -> tuple[str, ...]:
+        """What identifies the bug: the frame that raised, the innermost outside libraries, as
+        `file:function` (comprehension and lambda frames are looked through).
+
+        Callers are left out: recursion depth and the path taken to the faulty function depend on
+        the payload. Line numbers are left out: they move with unrelated edits. The exception type
+        is left out too: which exception surfaces at one place depends on which value got there
+        (a missing check raises `TypeError` for one wrong value and `ValueError` for another, and
+        an input the schema forbids may be coerced into one it allows), and a gate that gave one
+        bug two fingerprints would call it new again on the next seed."""
         frames = self.user_frames() or self.frames
         named = [f for f in frames if f.func not in _ANONYMOUS] or list(frames)
-        where = (named[-1].label(),) if named else ()
-        short = self.exc_type.rsplit(".", 1)[-1]
-        return (short, *where) if with_type else ("invalid-input", *where)
+        return (named[-1].label(),) if named else (self.exc_type.rsplit(".", 1)[-1],)
 
 
 def _clean(text: str) -> list[str]:
