@@ -29,6 +29,8 @@ from fuzzgate.target.stdio import ServerProcess, StdioSpec, child_environment, s
 CONNECTION_CLOSED = -32000
 PROGRESS_EXTENSION_LIMIT = 6
 """Progress notifications extend a call's timeout, up to this many timeouts in all."""
+_TRACE_START = re.compile(r"Traceback \(most recent call last|^\s+at \S.*:\d+:\d+\)?\s*$")
+"""The start of a Python (plain or rich) or Node.js stack trace on stderr."""
 _BARE_SDK_ERROR = re.compile(r"Error executing tool [^\s:]+")
 STDERR_TAIL_LINES = 15
 _SETTLE_S = 1.0
@@ -189,7 +191,8 @@ async def _let_stderr_catch_up(process: ServerProcess, mark: int, exception_hint
     happened), wait until stderr has been quiet for a moment, within a bound."""
     for _ in range(3):
         await anyio.lowlevel.checkpoint()
-    if process.stderr.mark() == mark and not exception_hinted:
+    # Servers that log every request must not pay for the wait: only a traceback is waited for.
+    if not exception_hinted and not any(_TRACE_START.search(line) for line in process.stderr.since(mark)):
         return
     with anyio.move_on_after(_SETTLE_S):
         first_line_by = anyio.current_time() + _FIRST_LINE_S

@@ -1,0 +1,198 @@
+"""Bug finding: fuzzgate and mcp-fuzzer, the same time budget, the same planted-bug servers.
+
+    python bench/bugs.py [--quick] [--budget 60] [--servers ledger,jobs,...] [--fuzzers fuzzgate,mcp-fuzzer]
+                         [--seed SHA] [--out FILE]
+
+For each server in bench/servers/ and each fuzzer, a fresh ground-truth file; the server command is
+`/usr/bin/env BENCH_GROUND_TRUTH=FILE python SERVER.py` for both fuzzers (each of them passes
+the server only a filtered environment). The servers touch no network, so no jail is needed.
+
+- fuzzgate: `fuzzgate run --budget B --seed SEED` with every other setting at its default
+  (3 replays, 5 s timeout, concurrency 1, mixed mode), plus `--trace`.
+- mcp-fuzzer has no time budget, only a number of runs per tool. It is run in iterations
+  (`--mode all --phase both --runs R --seed SEED+i`, its defaults otherwise: concurrency 5) until
+  B seconds have passed; the iteration running at B is allowed to finish (a run killed mid-way
+  writes no report at all), up to a hard cap of 3 B, and its wall time is recorded.
+
+Results (raw reports, ground truth and scores) go to one JSON file, default
+bench/.work/results/bugs.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from procs import PYTHON, RESULTS, SERVERS, WORK, kill_group, log, run_fuzzgate, save_json
+from scoring import fuzzgate_reports, mcp_fuzzer_calls, mcp_fuzzer_reports, read_ground_truth, score
+from servers.catalog import SERVERS as SERVER_NAMES
+
+MCP_FUZZER = WORK / "venv-mcp-fuzzer" / "bin" / "mcp-fuzzer"
+DEFAULT_SEED = "3f1c9a7e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a"
+MCP_FUZZER_RUNS = 10
+TOOL_TIMEOUT_S = 5
+
+
+def server_command(server: str, truth: Path) -> list[str]:
+    return ["/usr/bin/env", f"BENCH_GROUND_TRUTH={truth}", PYTHON, str(SERVERS / f"{server}.py")]
+
+
+def fresh_dir(path: Path) -> Path:
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
+def run_fuzzgate_on(server: str, budget: float, seed: str, work: Path, baseline: Path | None = None) -> dict[str, Any]:
+    """One `fuzzgate run` on a benchmark server, scored against its ground truth."""
+    truth = work / "ground_truth.jsonl"
+    command = server_command(server, truth)
+    args = ["--command", command[0], *(f"--arg={a}" for a in command[1:])]
+    args += ["--budget", f"{budget:g}s", "--seed", seed, "--baseline", str(baseline or work / "baseline")]
+    args += ["--trace", str(work / "trace.jsonl")]
+    started = time.time()
+    run = run_fuzzgate(args, work / "out", cwd=work, timeout_s=budget * 4 + 600)
+    if run.report is None:
+        raise RuntimeError(f"fuzzgate on {server} wrote no report (exit {run.exit_code}):\n{run.output[-3000:]}")
+    (work / "console.txt").write_text(run.output)
+    reports = fuzzgate_reports(run.report)
+    s = score(server, "fuzzgate", reports, read_ground_truth(truth), started)
+    blocked = [e["name"] for e in run.report["entries"] if e["status"] == "blocked"]
+    restarts = run.output.count("restarted the server (")
+    return {
+        "server": server,
+        "fuzzer": "fuzzgate",
+        "budget_s": budget,
+        "wall_s": round(run.wall_s, 1),
+        "fuzz_s": run.report["duration_s"],
+        "calls": run.report["calls"],
+        "exit_code": run.exit_code,
+        "blocked": blocked,
+        "restarts": restarts,
+        "reports": [_as_dict(r) for r in reports],
+        "findings": [
+            {k: f[k] for k in ("fingerprint", "kind", "name", "flaky", "baseline_state", "message", "count")}
+            for f in run.report["findings"]
+        ],
+        "score": s.to_json(),
+    }
+
+
+def _as_dict(report: Any) -> dict[str, Any]:
+    return {k: getattr(report, k) for k in report.__slots__}
+
+
+def run_mcp_fuzzer_on(server: str, budget: float, seed: int, work: Path) -> dict[str, Any]:
+    truth = work / "ground_truth.jsonl"
+    endpoint = " ".join(server_command(server, truth))
+    started = time.time()
+    deadline = time.monotonic() + budget
+    hard_stop = time.monotonic() + 3 * budget
+    iterations: list[Path] = []
+    killed = 0
+    i = 0
+    while time.monotonic() < deadline:
+        out = work / f"iteration-{i:02d}"
+        argv = [
+            str(MCP_FUZZER), "--mode", "all", "--phase", "both", "--protocol", "stdio", "--endpoint", endpoint,
+            "--runs", str(MCP_FUZZER_RUNS), "--seed", str(seed + i), "--tool-timeout", str(TOOL_TIMEOUT_S),
+            "--output-dir", str(out), "--fs-root", str(work / "fs-root"),
+        ]  # fmt: skip
+        with open(work / f"iteration-{i:02d}.log", "wb") as logfile:
+            proc = subprocess.Popen(
+                argv,
+                cwd=work,
+                stdin=subprocess.DEVNULL,
+                stdout=logfile,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                proc.wait(max(1.0, hard_stop - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                killed += 1
+            finally:
+                kill_group(proc)
+        if (out / "findings.json").exists():
+            iterations.append(out)
+        i += 1
+    wall = time.time() - started
+    reports = mcp_fuzzer_reports(iterations)
+    s = score(server, "mcp-fuzzer", reports, read_ground_truth(truth), started)
+    return {
+        "server": server,
+        "fuzzer": "mcp-fuzzer",
+        "budget_s": budget,
+        "wall_s": round(wall, 1),
+        "fuzz_s": round(wall, 1),
+        "calls": mcp_fuzzer_calls(iterations),
+        "iterations": i,
+        "iterations_with_report": len(iterations),
+        "iterations_killed": killed,
+        "reports": [_as_dict(r) for r in reports],
+        "score": s.to_json(),
+    }
+
+
+def mcp_fuzzer_version() -> str:
+    if not MCP_FUZZER.exists():
+        return "not installed"
+    out = subprocess.run([str(MCP_FUZZER), "--version"], capture_output=True, text=True, check=False)
+    return (out.stdout or out.stderr).strip().splitlines()[-1] if (out.stdout or out.stderr).strip() else "?"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--quick", action="store_true", help="5 s per server per fuzzer")
+    p.add_argument("--budget", type=float, default=60.0, help="seconds per server per fuzzer")
+    p.add_argument("--servers", default=",".join(SERVER_NAMES))
+    p.add_argument("--fuzzers", default="fuzzgate,mcp-fuzzer")
+    p.add_argument("--seed", default=DEFAULT_SEED, help="fuzzgate's seed (a commit SHA)")
+    p.add_argument("--mcp-fuzzer-seed", type=int, default=1)
+    p.add_argument("--out", type=Path, default=RESULTS / "bugs.json")
+    ns = p.parse_args()
+    if ns.quick:
+        ns.budget = 5.0
+    fuzzers = ns.fuzzers.split(",")
+    result: dict[str, Any] = {
+        "settings": {"budget_s": ns.budget, "seed": ns.seed, "mcp_fuzzer_seed": ns.mcp_fuzzer_seed,
+                     "mcp_fuzzer_runs_per_iteration": MCP_FUZZER_RUNS, "quick": ns.quick},
+        "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "mcp_fuzzer_version": mcp_fuzzer_version(),
+        "runs": [],
+        "errors": [],
+    }  # fmt: skip
+    if "mcp-fuzzer" in fuzzers and not MCP_FUZZER.exists():
+        result["errors"].append(f"mcp-fuzzer is not installed at {MCP_FUZZER}: run bench/run_all, which installs it")
+        fuzzers.remove("mcp-fuzzer")
+    for server in ns.servers.split(","):
+        for fuzzer in fuzzers:
+            work = fresh_dir(WORK / "bugs" / server / fuzzer)
+            log(f"{fuzzer} on {server} for {ns.budget:g}s")
+            try:
+                if fuzzer == "fuzzgate":
+                    run = run_fuzzgate_on(server, ns.budget, ns.seed, work)
+                else:
+                    run = run_mcp_fuzzer_on(server, ns.budget, ns.mcp_fuzzer_seed, work)
+            except Exception as exc:  # one broken run must not lose the others
+                result["errors"].append(f"{fuzzer} on {server}: {exc}")
+                log(f"  failed: {exc}")
+                continue
+            sc = run["score"]
+            log(
+                f"  triggered {len(sc['triggered'])}, reported {len(sc['reported'])}, "
+                f"false positives {sc['false_positives']}, destructive calls {sum(sc['destructive_calls'].values())}"
+            )
+            result["runs"].append(run)
+            save_json(ns.out, result)
+    result["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %z")
+    save_json(ns.out, result)
+    log(f"wrote {ns.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""The planted bugs of the benchmark servers, as data: the scorer reads it, and
+`python catalog.py > BUGS.md` writes the human table from it.
+
+Each buggy tool (or resource template, or prompt) carries exactly one planted bug, so a report on
+that surface can be attributed without guessing. `symptom` is what the bug does when triggered;
+the kinds a fuzzer may report for each symptom are in `FUZZGATE_KINDS` and `MCP_FUZZER_CATEGORIES`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class PlantedBug:
+    id: str
+    server: str
+    surface: str
+    """tool, resource or prompt"""
+    name: str
+    """The tool name, the resource template's URI template, or the prompt name."""
+    bug_class: str
+    symptom: str
+    trigger: str
+    flaky: bool = False
+
+
+BUGS: tuple[PlantedBug, ...] = (
+    PlantedBug("LED-1", "ledger", "tool", "format_memo", "crash on a token", "crash",
+               '`memo` contains `${` (exit 70)'),
+    PlantedBug("LED-2", "ledger", "tool", "transfer", "crash on an integer boundary", "crash",
+               "`amount_cents == -2**63`, the schema minimum (SIGABRT)"),
+    PlantedBug("LED-3", "ledger", "tool", "rename_account", "crash on a long string", "crash",
+               "`name` longer than 8192 UTF-8 bytes (schema allows 65536 characters) (SIGSEGV)"),
+    PlantedBug("LED-4", "ledger", "tool", "average_spend", "unhandled exception on schema-valid input", "exception",
+               "`amounts_cents == []`: ZeroDivisionError"),
+    PlantedBug("LED-5", "ledger", "tool", "get_balance", "output-schema drift", "output",
+               '`include_pending == true`: `balance_cents` is a string, schema says integer'),
+    PlantedBug("LED-6", "ledger", "tool", "reconcile", "flaky crash", "crash",
+               "`strict == true`, then exits 70 on 40% of calls", flaky=True),
+    PlantedBug("JOB-1", "jobs", "tool", "wait_for_job", "hang", "hang",
+               '`mode == "block"`: never answers'),
+    PlantedBug("JOB-2", "jobs", "tool", "estimate_runtime", "slow call", "slow",
+               "`nodes >= 48` (schema 1..64): 3 s"),
+    PlantedBug("JOB-3", "jobs", "tool", "schedule_job", "conjunction of an enum and a magic example", "exception",
+               '`queue == "gpu"` and `label == "nightly-rebuild"` (the schema\'s `examples` value): AttributeError'),
+    PlantedBug("JOB-4", "jobs", "tool", "tail_log", "stdout corruption", "protocol",
+               "`follow == true`: a non-JSON line on the real stdout"),
+    PlantedBug("JOB-5", "jobs", "tool", "cancel_job", "stateful double-delete", "exception",
+               "the same `job_id` (1..8) cancelled twice in one server's life: KeyError"),
+    PlantedBug("ORD-1", "orders", "tool", "create_order", "bug in a nested `$ref` schema", "exception",
+               "`order.lines[*].quantity == 0` (Order → OrderLine via $ref): ZeroDivisionError"),
+    PlantedBug("ORD-2", "orders", "tool", "evaluate_rule", "bug in a recursive `$ref` schema", "exception",
+               '`rule` (or any nested child) has `op == "not"` and no children: IndexError'),
+    PlantedBug("ORD-3", "orders", "tool", "quote_shipping", "output drift behind a nested `$ref`", "output",
+               '`destination.country == "AQ"` (Address → Country via $ref): `carrier.eta_days` is null'),
+    PlantedBug("DOC-1", "docs", "tool", "read_doc", "path traversal leaking a secret", "secret",
+               "`path` climbs out of the docs root (`..`, `../credentials.env`, absolute paths): files "
+               "outside are returned, among them an AWS key"),
+    PlantedBug("DOC-2", "docs", "tool", "paginate_docs", "missing input validation", "exception",
+               "`page_size` not an integer or 0 (schema says integer 1..100, nothing checks it): "
+               "TypeError/ValueError"),
+    PlantedBug("DOC-3", "docs", "resource", "docs://page/{page_id}", "resource-template bug", "exception",
+               "`page_id` not an integer: ValueError from the resource handler"),
+    PlantedBug("DOC-4", "docs", "prompt", "summarize_doc", "prompt bug", "exception",
+               '`style` not "brief"/"detailed": KeyError from the prompt handler'),
+    PlantedBug("RPC-1", "rpc", "tool", "lookup_item", "unhandled exception on schema-valid input (low-level)",
+               "exception", "`item_id == 0` (schema 0..100000): RuntimeError → JSON-RPC internal error"),
+    PlantedBug("RPC-2", "rpc", "tool", "run_query", "crash on a token (low-level)", "crash",
+               "`sql` contains a single quote `'` (SIGSEGV)"),
+    PlantedBug("RPC-3", "rpc", "tool", "diagnostics", "secret in a reply", "secret",
+               '`level == "full"`: dumps an AWS key and every *TOKEN*/*KEY*/*SECRET* environment variable'),
+    PlantedBug("RPC-4", "rpc", "tool", "resize_label", "missing input validation (low-level)", "exception",
+               "`width`/`height` not integers, or `height == 0` (schema says 1..4096): TypeError/"
+               "ZeroDivisionError → JSON-RPC error"),
+)  # fmt: skip
+
+DESTRUCTIVE_TOOLS: dict[str, tuple[str, ...]] = {
+    "ledger": ("delete_ledger", "archive_year"),
+    "jobs": ("purge_finished_jobs",),
+    "orders": ("drop_order_history",),
+    "docs": ("erase_drafts",),
+    "rpc": ("wipe_cache", "rebuild_index"),
+}
+"""Tools that must never be called. `archive_year` and `rebuild_index` are destructive by annotation
+only (`destructiveHint: true`); the others also by name."""
+
+CLEAN_TOOLS: dict[str, tuple[str, ...]] = {
+    "ledger": ("convert_currency", "list_accounts"),
+    "jobs": ("list_jobs", "job_status", "parse_cron"),
+    "orders": ("validate_address", "order_total"),
+    "docs": ("search_docs", "word_count"),
+    "rpc": ("list_warehouses",),
+}
+
+SERVERS: tuple[str, ...] = ("ledger", "jobs", "orders", "docs", "rpc")
+
+FUZZGATE_KINDS: dict[str, tuple[str, ...]] = {
+    "crash": ("crash",),
+    "hang": ("hang",),
+    "slow": ("slow",),
+    "exception": ("internal_error",),
+    "output": ("schema_violation",),
+    "protocol": ("protocol_error",),
+    "secret": ("secret_leak",),
+}
+"""The fuzzgate finding kinds that count as reporting a bug with this symptom."""
+
+MCP_FUZZER_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "crash": ("crash",),
+    "hang": ("hang",),
+    "slow": ("performance_outlier",),
+    "exception": ("internal_error", "error_leakage"),
+    "output": ("internal_error", "error_leakage"),
+    "protocol": ("anomaly",),
+    "secret": (),
+}
+"""mcp-fuzzer's finding categories that count as reporting a bug with this symptom. It has no
+secret oracle; `anomaly` is its per-tool "transport/protocol anomaly" outcome count. Flaky bugs
+also accept `non_determinism`, missing-validation bugs also `accepted_malformed`."""
+
+
+def fuzzgate_kinds(bug: PlantedBug) -> tuple[str, ...]:
+    return FUZZGATE_KINDS[bug.symptom]
+
+
+def mcp_fuzzer_categories(bug: PlantedBug) -> tuple[str, ...]:
+    extra: tuple[str, ...] = ()
+    if bug.flaky:
+        extra += ("non_determinism",)
+    if "missing input validation" in bug.bug_class:
+        extra += ("accepted_malformed",)
+    return MCP_FUZZER_CATEGORIES[bug.symptom] + extra
+
+
+def markdown() -> str:
+    lines = [
+        "# Planted bugs of the benchmark servers",
+        "",
+        "Generated from `catalog.py` (`python bench/servers/catalog.py > bench/servers/BUGS.md`). One bug per",
+        "surface; every other input to a buggy tool is handled correctly. Each server appends",
+        '`{"bug": ID, "t": TIME}` to `$BENCH_GROUND_TRUTH` (fsynced) just before the bug misbehaves, and',
+        '`{"destructive": TOOL, ...}` when a destructive tool is called, independently of any fuzzer.',
+        "",
+        "| id | server | surface | class | trigger | fuzzgate should report | mcp-fuzzer categories counted |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for b in BUGS:
+        surface = f"{b.surface} `{b.name}`"
+        kinds = ", ".join(f"`{k}`" for k in fuzzgate_kinds(b)) + (" (flaky)" if b.flaky else "")
+        if b.surface != "tool":
+            kinds += " on the " + b.surface + " (fuzzgate fuzzes tools only, so: none expected today)"
+        if b.symptom == "protocol":
+            kinds += " (stdio only)"
+        categories = ", ".join(f"`{c}`" for c in mcp_fuzzer_categories(b)) or "none (no oracle for it)"
+        lines.append(f"| {b.id} | {b.server} | {surface} | {b.bug_class} | {b.trigger} | {kinds} | {categories} |")
+    lines += [
+        "",
+        "Destructive tools (must never be called): "
+        + "; ".join(f"{s}: " + ", ".join(f"`{t}`" for t in tools) for s, tools in DESTRUCTIVE_TOOLS.items())
+        + ". `archive_year` and `rebuild_index` are destructive by annotation only.",
+        "",
+        "Clean tools (any report on them is a false positive): "
+        + "; ".join(f"{s}: " + ", ".join(f"`{t}`" for t in tools) for s, tools in CLEAN_TOOLS.items())
+        + ".",
+        "",
+        "Servers: `ledger.py`, `jobs.py`, `orders.py`, `docs.py` use `MCPServer` with the SDK's default",
+        "logging; `rpc.py` uses the low-level `Server`, which validates no arguments. All speak stdio.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
