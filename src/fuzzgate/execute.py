@@ -84,7 +84,6 @@ class ServerKeeper:
         self._restart = anyio.Event()
         self._reason = ""
         self.failure: TargetError | None = None
-        self.restarts = 0
         self.culprit: ToolPlan | None = None
 
     async def run(self, *, task_status: TaskStatus[Connection]) -> None:
@@ -92,7 +91,7 @@ class ServerKeeper:
         failures = 0
         while True:
             try:
-                async with open_connection(self._config, extra_env=self._extra_env, generation=generation) as conn:
+                async with open_connection(self._config, extra_env=self._extra_env) as conn:
                     failures = 0
                     self._connection = conn
                     if generation == 0:
@@ -112,7 +111,6 @@ class ServerKeeper:
                     self._ready.set()
                     return
             generation += 1
-            self.restarts += 1
 
     async def get(self) -> Connection | None:
         await self._ready.wait()

@@ -98,27 +98,26 @@ async def _replay_baseline(config: Config, known: list[Finding], emit: EventSink
     return failing
 
 
-def _config_path_for_reports(config: Config, repo_root: Path) -> str | None:
-    if config.source is None:
-        return None
-    source = config.source.resolve()
+def _relative(path: Path, base: Path) -> str:
+    """`path` relative to `base` when it lies below it, else absolute."""
+    resolved = path.resolve()
     try:
-        return source.relative_to(repo_root).as_posix()
+        return resolved.relative_to(base.resolve()).as_posix()
     except ValueError:
-        return str(source)
+        return str(resolved)
+
+
+def _config_path_for_reports(config: Config, repo_root: Path) -> str | None:
+    return None if config.source is None else _relative(config.source, repo_root)
 
 
 def _config_here(config: Config, cwd: Path) -> str | None:
     """The config path for commands typed here: None when lookup would find it anyway."""
     if config.source is None:
         return None
-    source = config.source.resolve()
-    if source.parent == cwd.resolve() and source.name in CONFIG_FILE_NAMES:
+    if config.source.resolve().parent == cwd.resolve() and config.source.name in CONFIG_FILE_NAMES:
         return None
-    try:
-        return source.relative_to(cwd.resolve()).as_posix()
-    except ValueError:
-        return str(source)
+    return _relative(config.source, cwd)
 
 
 def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: Path | None, quiet: bool) -> int:

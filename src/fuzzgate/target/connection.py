@@ -48,7 +48,6 @@ class Connection:
     client: Client
     transport: str
     process: ServerProcess | None
-    generation: int = 0
 
     @property
     def protocol_version(self) -> str:
@@ -120,9 +119,7 @@ def _startup_error(config: Config, process: ServerProcess | None, reason: str) -
 
 
 @asynccontextmanager
-async def open_connection(
-    config: Config, *, extra_env: Mapping[str, str] | None = None, generation: int = 0
-) -> AsyncIterator[Connection]:
+async def open_connection(config: Config, *, extra_env: Mapping[str, str] | None = None) -> AsyncIterator[Connection]:
     """Start (stdio) or reach (HTTP) the server and initialize a session, or raise `TargetError`.
 
     The SDK client lives in a task of its own: its task groups must be entered and left by one
@@ -163,9 +160,7 @@ async def open_connection(
             tg.cancel_scope.cancel()
         else:
             try:
-                yield Connection(
-                    client=client, transport=config.target.kind.value, process=process, generation=generation
-                )
+                yield Connection(client=client, transport=config.target.kind.value, process=process)
             finally:
                 release.set()
     if error is not None:

@@ -215,7 +215,8 @@ class ServerProcess:
         Shielded and bounded: it runs on every exit path, Ctrl-C and cancellation included.
         """
         process = self._process
-        if process is None:
+        if process is None or self.killed_by_us:
+            # Once is enough: a second group kill after the reap could hit a reused process id.
             return
         # From here on, the server ending is fuzzgate's doing, not a crash.
         self.killed_by_us = True
