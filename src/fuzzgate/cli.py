@@ -12,9 +12,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from fuzzgate import __version__
+from fuzzgate import __version__, interrupt
 from fuzzgate.config import Config, Overrides, find_config, load_config, starter_config
 from fuzzgate.errors import ExitCode, FuzzgateError, UsageError
+from fuzzgate.report.workflow_commands import guarded_output
 
 Handler = Callable[[argparse.Namespace, Console], int]
 
@@ -165,7 +166,12 @@ def build_parser() -> argparse.ArgumentParser:
     init.set_defaults(handler=_cmd_init)
 
     baseline = sub.add_parser("baseline", help="manage the baseline corpus of known findings")
-    baseline.add_argument("action", choices=["accept", "prune", "list"])
+    baseline.add_argument(
+        "action",
+        choices=["accept", "prune", "list", "upgrade"],
+        help="accept the last run's findings, prune fixed entries, list them, or upgrade them to this "
+        "fuzzgate's fingerprint scheme and file format",
+    )
     _add_config_flags(baseline)
     baseline.set_defaults(handler=_cmd_baseline)
     return parser
@@ -180,6 +186,12 @@ def _print_error(console: Console, error: FuzzgateError) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Under GitHub Actions no server text may become a workflow command (README, "Safety").
+    with guarded_output(os.environ):
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
     # Errors stay one line however narrow the terminal; CI logs are not a terminal and get room for tables.
@@ -191,6 +203,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return ExitCode.USAGE
     handler: Handler = ns.handler
+    from fuzzgate.target.process_tree import become_subreaper
+
+    # Orphans of a server's processes become fuzzgate's children, to be found and killed (process_tree).
+    become_subreaper()
+    interrupt.install()
     try:
         try:
             return int(handler(ns, out))
@@ -202,6 +219,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             err.print_exception()
         _print_error(err, error)
         return int(error.exit_code)
+    except interrupt.Interrupted as stop:
+        if stop.outputs_written:
+            err.print(f"fuzzgate: {stop} after the outputs were written")
+        else:
+            err.print(f"fuzzgate: {stop}; the server was stopped and no partial report was written")
+        return stop.exit_code
     except KeyboardInterrupt:
         err.print("fuzzgate: interrupted; the server was stopped and no partial report was written")
         return 130
@@ -223,7 +246,7 @@ def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
             leaves.append(exc)
 
     walk(group)
-    for wanted in (KeyboardInterrupt, FuzzgateError):
+    for wanted in (interrupt.Interrupted, KeyboardInterrupt, FuzzgateError):
         for leaf in leaves:
             if isinstance(leaf, wanted):
                 return leaf

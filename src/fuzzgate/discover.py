@@ -103,6 +103,8 @@ async def discover(connection: Connection, timeout_s: float) -> Inventory:
         raise TargetError("the server did not answer tools/list in time", hint="raise [target] timeout_ms") from None
     except Exception as exc:
         raise TargetError(f"could not list the server's tools: {describe_exception(exc)}") from None
+    for tool in tools:
+        connection.outputs.learn(tool.name, tool.output_schema)
     return Inventory(
         tools=tuple(_tool_info(t) for t in tools),
         resources=tuple(resources),

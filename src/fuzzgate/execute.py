@@ -1,20 +1,24 @@
-"""The engine: start the server, discover, fuzz every selected tool within the budget, triage.
+"""The engine: start the server, discover, fuzz every selected tool, verify, all inside the time box.
 
 It yields events and returns an `EngineResult`; it never prints and never decides exit codes.
+Servers are opened through a `Connector` (the real one starts or reaches the server; tests pass an
+in-memory one), so the scheduler, the keeper, the oracles and verification run the same either way.
 """
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import anyio
 import anyio.to_thread
 from anyio.abc import TaskStatus
 
+from fuzzgate.budget import STOP_ALLOWANCE_S, TimeBox
 from fuzzgate.check import Oracles, has_lone_surrogate
-from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment
+from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.model import Config, TargetKind
 from fuzzgate.discover import Inventory, discover
 from fuzzgate.errors import TargetError
@@ -29,15 +33,20 @@ from fuzzgate.events import (
     TriageStarted,
 )
 from fuzzgate.findings import Finding, Repro, Surface
+from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S
 from fuzzgate.outcome import OutcomeStatus
 from fuzzgate.plan import Scheduler, ToolPlan, select
 from fuzzgate.results import Status, SurfaceEntry, TargetSummary
-from fuzzgate.target.connection import Connection, call_tool, open_connection
-from fuzzgate.triage import FindingSet, confirm
+from fuzzgate.target.connection import Connection, call_tool
+from fuzzgate.triage import FindingSet
+from fuzzgate.verify import Connector, Verifier, connect, parallel_replays
 
 MAX_RESTARTS_IN_A_ROW = 3
 LONE_SURROGATE_TIMEOUT_S = 1.0
 """Some SDKs silently drop a request they cannot decode; waiting the full timeout for it only wastes budget."""
+GENERATION_SHARE = 0.25
+"""The longest one tool's generator may take to build or draw, as a share of the budget."""
+_WATCH_S = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,37 +57,43 @@ class EngineResult:
     findings: tuple[Finding, ...]
     calls: int
     duration_s: float
+    baseline_failing: frozenset[str] = frozenset()
+    baseline_unverified: frozenset[str] = frozenset()
+    notes: tuple[str, ...] = ()
+    """What the time box cut short, in words."""
+    timing: dict[str, float] = field(default_factory=dict)
+    """Seconds since the run began at which each phase ended."""
 
 
-def target_summary(config: Config, connection: Connection | None = None) -> TargetSummary:
+def target_summary(
+    config: Config, connection: Connection | None = None, redact: Redactor | None = None
+) -> TargetSummary:
+    """The target as reports show it. The command line and URL may hold `${VAR}` expansions and the
+    server's name and version are its own words: all redacted."""
     target = config.target
     info = connection.server_info if connection else None
+    r = redact if redact is not None else redactor_for(config, {})
     return TargetSummary(
-        name=target.display_name,
+        name=r.text(target.display_name),
         kind=target.kind.value,
-        command=target.command if target.kind is TargetKind.STDIO else None,
-        args=target.args if target.kind is TargetKind.STDIO else (),
-        url=target.url if target.kind is TargetKind.HTTP else None,
-        protocol_version=connection.protocol_version if connection else None,
-        server_name=info.name if info else None,
-        server_version=info.version if info else None,
+        command=r(target.command) if target.kind is TargetKind.STDIO else None,
+        args=tuple(r.text(a) for a in target.args) if target.kind is TargetKind.STDIO else (),
+        url=r(target.url) if target.kind is TargetKind.HTTP else None,
+        protocol_version=r(connection.protocol_version) if connection else None,
+        server_name=r(info.name) if info else None,
+        server_version=r(info.version) if info else None,
     )
-
-
-def redactor_for(config: Config, canaries: Mapping[str, str]) -> Redactor:
-    """Env values, header values and canaries never reach a report."""
-    target = config.target
-    return Redactor([*target.env.values(), *target.headers.values(), *canaries.values()], config.secret_patterns)
 
 
 class ServerKeeper:
     """Owns the current connection in one task, so sessions are opened and closed by the same task,
     and restarts it on request after a crash or a hang."""
 
-    def __init__(self, config: Config, extra_env: Mapping[str, str], emit: EventSink) -> None:
+    def __init__(self, config: Config, extra_env: Mapping[str, str], emit: EventSink, connector: Connector) -> None:
         self._config = config
         self._extra_env = extra_env
         self._emit = emit
+        self._connector = connector
         self._connection: Connection | None = None
         self._ready = anyio.Event()
         self._restart = anyio.Event()
@@ -91,7 +106,7 @@ class ServerKeeper:
         failures = 0
         while True:
             try:
-                async with open_connection(self._config, extra_env=self._extra_env) as conn:
+                async with self._connector(self._config, self._extra_env) as conn:
                     failures = 0
                     self._connection = conn
                     if generation == 0:
@@ -125,73 +140,160 @@ class ServerKeeper:
             self._restart.set()
 
 
+@dataclass(slots=True, eq=False)
+class _InFlight:
+    """One pending call, and the most calls that were in flight at once while it was pending."""
+
+    peak: int = 1
+
+
 class Engine:
-    def __init__(self, config: Config, seed: int, emit: EventSink) -> None:
+    def __init__(
+        self,
+        config: Config,
+        seed: int,
+        emit: EventSink,
+        *,
+        timebox: TimeBox | None = None,
+        connector: Connector = connect,
+    ) -> None:
         self.config = config
         self.seed = seed
         self.emit = emit
+        self.timebox = timebox or TimeBox(config.budget_s)
+        self.connector = connector
         self.canaries = canary_environment(seed) if config.target.kind is TargetKind.STDIO else {}
         self.redact = redactor_for(config, self.canaries)
         self.oracles = Oracles(
-            slow_s=config.slow_ms / 1000, scanner=SecretScanner(config.secret_patterns, self.canaries)
+            slow_s=config.slow_ms / 1000,
+            scanner=SecretScanner(config.secret_patterns, self.canaries),
+            redact=self.redact,
         )
         self.findings = FindingSet(config.severity, self.redact)
         self.calls = 0
-        self.started = 0.0
+        self._in_flight: set[_InFlight] = set()
+        self._startup_s = 0.0
+        self._durations: dict[str, float] = {}
+        """The longest call seen per fingerprint, for the verification estimate."""
+        self._unseen_baseline = 0
+        self.verifier = Verifier(config, self.oracles, self.canaries, connector)
 
-    async def run(self) -> EngineResult:
+    async def run(self, baseline: Sequence[Finding] = ()) -> EngineResult:
+        """Fuzz, then verify new findings and the baseline entries fuzzing did not meet again.
+        Raises `TargetError` when the server cannot be started or listed."""
         config = self.config
-        self.started = time.monotonic()
-        keeper = ServerKeeper(config, self.canaries, self.emit)
-        async with anyio.create_task_group() as tg:
-            first = await tg.start(keeper.run)
-            info = first.server_info
-            self.emit(ServerReady(first.protocol_version, info.name if info else None, 0))
-            summary = target_summary(config, first)
-            inventory = await discover(first, config.target.timeout_ms / 1000)
-            selection = select(inventory, config, self.seed)
-            self.emit(
-                Discovered(selection.entries, inventory.resources, inventory.resource_templates, inventory.prompts)
-            )
-            scheduler = Scheduler(selection.plans, time.monotonic() + config.budget_s, config.cases)
-            async with anyio.create_task_group() as workers:
-                for _ in range(max(1, config.concurrency)):
-                    workers.start_soon(self._worker, scheduler, keeper)
-            tg.cancel_scope.cancel()
-        fuzz_elapsed = time.monotonic() - self.started
-
-        candidates = self.findings.items()
-        triaged: list[Finding] = [f for f, _ in candidates]
-        if candidates and config.replays > 0:
-            self.emit(TriageStarted(len(candidates), config.replays))
-            triaged = await confirm(
-                config,
-                self.oracles,
-                candidates,
-                self.canaries,
-                lambda f, dropped: self.emit(FindingTriaged(f, dropped)),
-            )
-        fuzzed = tuple(
-            SurfaceEntry(Surface.TOOL, p.info.name, Status.FUZZED, None, p.next_case) for p in selection.plans
+        box = self.timebox
+        startup_s = min(config.startup_timeout_ms / 1000, max(0.1, box.remaining()))
+        keeper = ServerKeeper(
+            replace(config, startup_timeout_ms=math.ceil(startup_s * 1000)), self.canaries, self.emit, self.connector
         )
-        order = {t.name: i for i, t in enumerate(inventory.tools)}
-        entries = tuple(sorted((*fuzzed, *selection.entries), key=lambda e: order.get(e.name, 0)))
+        known = {entry.fingerprint for entry in baseline}
+        self._unseen_baseline = len(baseline)
+        verifier = self.verifier
+        async with anyio.create_task_group() as verifying:
+            verifying.start_soon(verifier.serve)
+            async with anyio.create_task_group() as tg:
+                first = await tg.start(keeper.run)
+                self._startup_s = box.elapsed()
+                box.mark("startup")
+                info = first.server_info
+                self.emit(ServerReady(first.protocol_version, info.name if info else None, 0))
+                summary = target_summary(config, first)
+                try:
+                    with anyio.fail_after(max(0.1, box.remaining())):
+                        inventory = await discover(first, config.target.timeout_ms / 1000)
+                except TimeoutError:
+                    raise TargetError("listing the server's tools did not finish within the budget") from None
+                box.mark("discovery")
+                generation_s = min(DEFAULT_TIMEOUT_S, max(1.0, GENERATION_SHARE * config.budget_s))
+                selection = select(inventory, config, self.seed, generation_timeout_s=generation_s)
+                self.emit(
+                    Discovered(selection.entries, inventory.resources, inventory.resource_templates, inventory.prompts)
+                )
+                scheduler = Scheduler(selection.plans, self._fuzz_deadline, config.cases)
+                async with anyio.create_task_group() as fuzzing:
+                    fuzzing.start_soon(self._watch, scheduler, fuzzing.cancel_scope)
+                    async with anyio.create_task_group() as workers:
+                        for _ in range(max(1, config.concurrency)):
+                            workers.start_soon(self._worker, scheduler, keeper, known)
+                    fuzzing.cancel_scope.cancel()
+                tg.cancel_scope.cancel()
+            box.mark("fuzzing")
+            fuzz_elapsed = box.elapsed()
+
+            candidates = self.findings.items()
+            seen = {finding.fingerprint for finding, _ in candidates}
+            unseen = [entry for entry in baseline if entry.fingerprint not in seen]
+            if candidates and config.replays > 0:
+                self.emit(TriageStarted(len(candidates), config.replays))
+            verification = await verifier.finish(candidates, unseen, box.verify_end())
+            verifying.cancel_scope.cancel()
+        for finding, dropped in verification.triaged:
+            self.emit(FindingTriaged(finding, dropped))
+        box.mark("verification")
+
+        notes = list(verification.notes)
+        never = [p for p in selection.plans if p.next_case == 0 and p.skip_reason is None]
+        if never:
+            notes.insert(0, f"{len(never)} of {len(selection.plans)} tools got no case within the budget")
+        entries = self._entries(inventory, selection.entries, selection.plans)
         return EngineResult(
             target=summary,
             entries=entries,
             inventory=inventory,
-            findings=tuple(triaged),
+            findings=verification.findings,
             calls=self.calls,
             duration_s=fuzz_elapsed,
+            baseline_failing=verification.baseline_failing,
+            baseline_unverified=verification.baseline_unverified,
+            notes=tuple(notes),
+            timing=dict(box.marks),
         )
 
-    async def _worker(self, scheduler: Scheduler, keeper: ServerKeeper) -> None:
+    @staticmethod
+    def _entries(
+        inventory: Inventory, decided: tuple[SurfaceEntry, ...], plans: tuple[ToolPlan, ...]
+    ) -> tuple[SurfaceEntry, ...]:
+        ran = tuple(
+            SurfaceEntry(Surface.TOOL, p.info.name, Status.FUZZED, None, p.next_case)
+            if p.skip_reason is None
+            else SurfaceEntry(Surface.TOOL, p.info.name, Status.SKIPPED, p.skip_reason, p.next_case)
+            for p in plans
+        )
+        order = {t.name: i for i, t in enumerate(inventory.tools)}
+        return tuple(sorted((*ran, *decided), key=lambda e: order.get(e.name, 0)))
+
+    def _fuzz_deadline(self) -> float:
+        """Fuzzing stops early enough for verification of what is waiting for it."""
+        config = self.config
+        pending = self.verifier.pending_replays() + self._unseen_baseline
+        slowest = max(self._durations.values(), default=0.1)
+        cost = self._startup_s + STOP_ALLOWANCE_S + min(slowest, config.target.timeout_ms / 1000)
+        return self.timebox.fuzz_end(pending, cost, parallel_replays(config))
+
+    async def _watch(self, scheduler: Scheduler, scope: anyio.CancelScope) -> None:
+        """Calls in flight at the deadline are cut off: their time belongs to verification."""
+        while True:
+            left = self._fuzz_deadline() - time.monotonic()
+            if left <= 0:
+                scheduler.stopped = True
+                scope.cancel()
+                return
+            await anyio.sleep(min(_WATCH_S, left))
+
+    async def _worker(self, scheduler: Scheduler, keeper: ServerKeeper, known: set[str]) -> None:
         config = self.config
         timeout_s = config.target.timeout_ms / 1000
         while (item := scheduler.next()) is not None:
             plan, index = item
-            # Generation may wait on the worker process: never block the event loop with it.
-            case = await anyio.to_thread.run_sync(plan.generator.case, index)
+            # Generation may wait on the worker process: never block the event loop with it, and
+            # never keep the run waiting for it past the deadline.
+            began = time.monotonic()
+            case = await anyio.to_thread.run_sync(plan.case, index, abandon_on_cancel=True)
+            # Building a tool's generator and drawing its cases is that tool's time too.
+            scheduler.record(plan, time.monotonic() - began)
+            if case is None:
+                continue
             waited = time.monotonic()
             connection = await keeper.get()
             if keeper.culprit is not None:
@@ -204,13 +306,20 @@ class Engine:
                 self.emit(FuzzingStopped(reason))
                 return
             surrogate = has_lone_surrogate(case.arguments)
-            outcome = await call_tool(
-                connection,
-                plan.info.name,
-                case.arguments,
-                min(timeout_s, LONE_SURROGATE_TIMEOUT_S) if surrogate else timeout_s,
-                in_flight=config.concurrency,
-            )
+            pending = _InFlight()
+            self._in_flight.add(pending)
+            for other in self._in_flight:
+                other.peak = max(other.peak, len(self._in_flight))
+            try:
+                outcome = await call_tool(
+                    connection,
+                    plan.info.name,
+                    case.arguments,
+                    min(timeout_s, LONE_SURROGATE_TIMEOUT_S) if surrogate else timeout_s,
+                )
+            finally:
+                self._in_flight.discard(pending)
+            outcome = replace(outcome, concurrent=pending.peak)
             self.calls += 1
             scheduler.record(plan, outcome.duration_s)
             observations = self.oracles.observe(case.arguments, case.schema_valid, outcome)
@@ -222,7 +331,13 @@ class Engine:
                 schema_valid=case.schema_valid,
             )
             for observation in observations:
-                self.findings.add(observation, plan.info.name, repro)
+                finding = self.findings.add(observation, plan.info.name, repro)
+                self.verifier.offer(finding, observation.ambiguous)
+                previous = self._durations.get(finding.fingerprint, 0.0)
+                self._durations[finding.fingerprint] = max(previous, outcome.duration_s)
+                if finding.fingerprint in known:
+                    known.discard(finding.fingerprint)
+                    self._unseen_baseline -= 1
             self.emit(
                 CallFinished(
                     tool=plan.info.name,
@@ -234,7 +349,7 @@ class Engine:
                     observations=len(observations),
                     calls=self.calls,
                     findings=len(self.findings),
-                    elapsed_s=time.monotonic() - self.started,
+                    elapsed_s=self.timebox.elapsed(),
                 )
             )
             dropped_request = surrogate and outcome.status is OutcomeStatus.TIMEOUT

@@ -134,7 +134,8 @@ class Finding:
     """One bug, identified by `fingerprint`, with the smallest repro seen and how often it was hit.
 
     `replays`/`reproduced` record the confirmation on fresh servers; `flaky` is true when the repro
-    did not fail every replay, and a flaky finding never fails a run.
+    did not fail every replay, and a flaky finding never fails a run. `unconfirmed` is true when
+    the budget ran out before any replay: such a finding is reported as seen, and fails a run.
     """
 
     kind: Kind
@@ -149,6 +150,10 @@ class Finding:
     replays: int = 0
     reproduced: int = 0
     flaky: bool = False
+    unconfirmed: bool = False
+    signature: tuple[str, ...] | None = None
+    """What the fingerprint was computed from (`fuzzgate.fingerprint`), kept so a baseline entry can
+    be re-derived under a later scheme; None when unknown, or when it held text the redactor removes."""
 
     def merged_with(self, other: Finding) -> Finding:
         """The same bug hit again: keep the smaller repro (and its evidence), add up the count."""
@@ -169,6 +174,8 @@ class Finding:
             "replays": self.replays,
             "reproduced": self.reproduced,
             "flaky": self.flaky,
+            "unconfirmed": self.unconfirmed,
+            "signature": None if self.signature is None else list(self.signature),
         }
 
     @classmethod
@@ -186,4 +193,6 @@ class Finding:
             replays=int(data.get("replays", 0)),
             reproduced=int(data.get("reproduced", 0)),
             flaky=bool(data.get("flaky", False)),
+            unconfirmed=bool(data.get("unconfirmed", False)),
+            signature=None if data.get("signature") is None else tuple(str(s) for s in data["signature"]),
         )

@@ -11,35 +11,41 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from fuzzgate import __version__
+from fuzzgate import __version__, interrupt
+from fuzzgate.budget import TimeBox
 from fuzzgate.check import Oracles
-from fuzzgate.check.secrets import SecretScanner, canary_environment
+from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
 from fuzzgate.commands import prune_command
 from fuzzgate.config import CONFIG_FILE_NAMES
 from fuzzgate.config.model import Config, TargetKind
 from fuzzgate.discover import discover
 from fuzzgate.errors import ExitCode, ReportError, UsageError
-from fuzzgate.events import BaselineReplayed, Event, EventSink, RunFinished, RunStarted
-from fuzzgate.execute import Engine, EngineResult, redactor_for
+from fuzzgate.events import Event, EventSink, RunFinished, RunStarted
+from fuzzgate.execute import Engine, EngineResult
 from fuzzgate.findings import Finding, Repro, Surface
-from fuzzgate.plan import select
+from fuzzgate.fingerprint import current_scheme
+from fuzzgate.plan import ToolPlan, select
 from fuzzgate.report import annotations as github_annotations
 from fuzzgate.report import json_report
 from fuzzgate.report.console import ConsoleReporter
 from fuzzgate.report.junit import write_junit
+from fuzzgate.report.redaction import redact_finding, redact_report
 from fuzzgate.report.sarif import write_sarif
 from fuzzgate.report.summary import render_summary, write_summary
 from fuzzgate.report.trace import TraceWriter
+from fuzzgate.report.workflow_commands import write_command
 from fuzzgate.results import RunReport, Status, Verdict
 from fuzzgate.seed import SeedChoice, choose_seed
-from fuzzgate.store.baseline import Baseline
+from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
 from fuzzgate.store.diff import classify
 from fuzzgate.target.connection import open_connection
-from fuzzgate.triage import replay_once
+from fuzzgate.verify import replay_once
+from fuzzgate.versions import GeneratorVersions, hypothesis_version, replay_warning
 
 
 def repository_root(cwd: Path) -> Path:
@@ -73,7 +79,16 @@ def _fan_out(*sinks: EventSink) -> EventSink:
 def _oracles(config: Config, seed: int) -> tuple[Oracles, dict[str, str]]:
     canaries = canary_environment(seed) if config.target.kind is TargetKind.STDIO else {}
     scanner = SecretScanner(config.secret_patterns, canaries)
-    return Oracles(slow_s=config.slow_ms / 1000, scanner=scanner), canaries
+    return Oracles(slow_s=config.slow_ms / 1000, scanner=scanner, redact=redactor_for(config, canaries)), canaries
+
+
+def _redactor_for_findings(config: Config, findings: list[Finding]) -> Redactor:
+    """The redactor for findings of earlier runs: each run planted the canaries of its own seed."""
+    canaries: dict[str, str] = {}
+    if config.target.kind is TargetKind.STDIO:
+        for seed in sorted({f.repro.seed for f in findings}):
+            canaries |= {f"{name}:{seed}": value for name, value in canary_environment(seed).items()}
+    return redactor_for(config, canaries)
 
 
 async def _still_failing(config: Config, finding: Finding, attempts: int) -> bool:
@@ -86,16 +101,6 @@ async def _still_failing(config: Config, finding: Finding, attempts: int) -> boo
         if same:
             return True
     return False
-
-
-async def _replay_baseline(config: Config, known: list[Finding], emit: EventSink) -> set[str]:
-    failing: set[str] = set()
-    for finding in known:
-        still = await _still_failing(config, finding, config.replays)
-        if still:
-            failing.add(finding.fingerprint)
-        emit(BaselineReplayed(finding.fingerprint, still))
-    return failing
 
 
 def _relative(path: Path, base: Path) -> str:
@@ -121,6 +126,7 @@ def _config_here(config: Config, cwd: Path) -> str | None:
 
 
 def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: Path | None, quiet: bool) -> int:
+    box = TimeBox(config.budget_s)
     cwd = Path.cwd()
     choice = choose_seed(seed_flag, config.seed, os.environ, cwd)
     if choice.warning:
@@ -128,35 +134,35 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
     baseline = Baseline.open(config.baseline_dir)
     known = baseline.findings()  # a corrupt baseline stops the run here, before any server starts
 
-    reporter = ConsoleReporter(console, quiet=quiet)
+    engine = Engine(config, choice.seed, lambda e: None, timebox=box)
+    reporter = ConsoleReporter(console, quiet=quiet, redact=engine.redact)
     sinks: list[EventSink] = [reporter]
     tracer: TraceWriter | None = None
-    engine = Engine(config, choice.seed, lambda e: None)
     if trace is not None:
-        tracer = TraceWriter(trace, redactor_for(config, engine.canaries))
+        tracer = TraceWriter(trace, engine.redact)
         sinks.append(tracer)
     emit = _fan_out(*sinks)
     engine.emit = emit
     emit(RunStarted(config.target.display_name, choice.seed, choice.source, config.budget_s, config.mode.value))
 
-    async def body() -> tuple[set[str], EngineResult]:
-        still_failing = await _replay_baseline(config, known, emit)
-        return still_failing, await engine.run()
-
     try:
-        still_failing, result = anyio.run(body)
+        result = interrupt.run(lambda: engine.run(known))
     finally:
         if tracer is not None:
             tracer.close()
 
     repo_root = repository_root(cwd)
-    report = build_report(config, choice, result, known, still_failing, repo_root)
-    write_outputs(report, config.out_dir, repo_root)
-    emit(RunFinished(report))
-    reporter.summary(report, _config_here(config, cwd))
-    if report.fixed:
-        console.print(f"remove fixed entries from the baseline with: {prune_command(report.config_path)}")
-    _github_extras(report, repo_root)
+    # Redacted once more as a whole: every output below is written from this report.
+    report = redact_report(build_report(config, choice, result, known, repo_root), engine.redact)
+    with interrupt.deferred():
+        box.mark("outputs")
+        report = replace(report, timing=dict(box.marks))
+        write_outputs(report, config.out_dir, repo_root)
+        emit(RunFinished(report))
+        reporter.summary(report, _config_here(config, cwd))
+        if report.fixed:
+            console.print(f"remove fixed entries from the baseline with: {prune_command(report.config_path)}")
+        _github_extras(report, repo_root)
     return ExitCode.FINDINGS if report.verdict is Verdict.FAIL else ExitCode.OK
 
 
@@ -165,12 +171,14 @@ def build_report(
     choice: SeedChoice,
     result: EngineResult,
     known: list[Finding],
-    still_failing: set[str],
     repo_root: Path,
 ) -> RunReport:
-    classification = classify(result.findings, known, still_failing)
+    # A baseline entry the budget left unreplayed stays known: "fixed" needs evidence.
+    classification = classify(result.findings, known, result.baseline_failing | result.baseline_unverified)
     draft = RunReport(
         version=__version__,
+        hypothesis_version=hypothesis_version(),
+        fingerprint_scheme=current_scheme().name,
         target=result.target,
         seed=choice.seed,
         seed_source=choice.source,
@@ -188,6 +196,8 @@ def build_report(
         target_line=config.target_line,
         resources=(*result.inventory.resources, *result.inventory.resource_templates),
         prompts=result.inventory.prompts,
+        notes=result.notes,
+        timing=result.timing,
     )
     return replace(draft, verdict=Verdict.FAIL if draft.gating() else Verdict.PASS)
 
@@ -205,64 +215,88 @@ def _github_extras(report: RunReport, repo_root: Path) -> None:
             handle.write(render_summary(report, repo_root) + "\n")
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in github_annotations.annotations(report, repo_root):
-            print(line, flush=True)
+            write_command(line)
 
 
 def list_tools(config: Config, console: Console, *, seed_flag: str | None) -> int:
     choice = choose_seed(seed_flag, config.seed, os.environ, Path.cwd())
+    redact = redactor_for(config, canary_environment(choice.seed))
+
+    def shown(text: str) -> str:
+        return escape(redact.text(text))
 
     async def body() -> None:
         async with open_connection(config, extra_env=canary_environment(choice.seed)) as connection:
             inventory = await discover(connection, config.target.timeout_ms / 1000)
             protocol = connection.protocol_version
         selection = select(inventory, config, choice.seed)
-        table = Table(title=f"{config.target.display_name} (protocol {protocol})")
+        for plan in selection.plans:
+            # Building the generator is what tells whether the schema can be fuzzed.
+            await anyio.to_thread.run_sync(plan.case, 0, abandon_on_cancel=True)
+        table = Table(title=f"{shown(config.target.display_name)} (protocol {shown(protocol)})")
         table.add_column("tool")
         table.add_column("would be")
         table.add_column("reason")
-        decided = {e.name: e for e in selection.entries}
+        decided = {e.name: (e.status.value, e.reason or "") for e in selection.entries}
+        decided |= {p.info.name: _plan_status(p) for p in selection.plans}
         for tool in inventory.tools:
-            entry = decided.get(tool.name)
-            status = entry.status.value if entry else Status.FUZZED.value
-            table.add_row(escape(tool.name), status, escape(entry.reason or "") if entry else "")
+            status, reason = decided.get(tool.name, (Status.FUZZED.value, ""))
+            table.add_row(shown(tool.name), status, shown(reason))
         console.print(table)
         for label, items in (
             ("resources", inventory.resources),
             ("resource templates", inventory.resource_templates),
             ("prompts", inventory.prompts),
         ):
-            console.print(f"{label}: {escape(', '.join(items)) if items else '-'}")
+            console.print(f"{label}: {shown(', '.join(items)) if items else '-'}")
 
-    anyio.run(body)
+    interrupt.run(body)
     return ExitCode.OK
 
 
-def _findings_from_file(path: Path) -> list[Finding]:
+def _plan_status(plan: ToolPlan) -> tuple[str, str]:
+    if plan.skip_reason is not None:
+        return Status.SKIPPED.value, plan.skip_reason
+    return Status.FUZZED.value, ""
+
+
+Recorded = tuple[Finding, GeneratorVersions | None]
+"""A finding to replay, under the current fingerprint scheme, and the versions that generated it."""
+
+
+def _report_findings(path: Path) -> list[Recorded]:
+    report = json_report.read(path)
+    return [(f, report.generated_by()) for f in report.findings_in_current_scheme()]
+
+
+def _entry_finding(entry: BaselineEntry) -> Recorded:
+    return entry.to_finding(), entry.generated_by
+
+
+def _findings_from_file(path: Path) -> list[Recorded]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ReportError(f"{path}: not a readable JSON file ({exc})") from None
     try:
         if isinstance(data, dict) and "findings" in data:
-            return [*json_report.read(path).findings]
-        from fuzzgate.store.baseline import BaselineEntry
-
-        return [BaselineEntry.from_json(data).to_finding()]
+            return _report_findings(path)
+        return [_entry_finding(BaselineEntry.from_json(data))]
     except Exception as exc:
         raise ReportError(f"{path}: neither a fuzzgate report nor a baseline entry ({exc})") from None
 
 
-def _find_fingerprint(config: Config, fingerprint: str) -> Finding:
+def _find_fingerprint(config: Config, fingerprint: str) -> Recorded:
     report_path = config.out_dir / json_report.REPORT_FILE
-    candidates: list[Finding] = []
+    candidates: list[Recorded] = []
     if report_path.exists():
-        candidates += json_report.read(report_path).findings
-    candidates += Baseline.open(config.baseline_dir).findings()
-    for finding in candidates:
+        candidates += _report_findings(report_path)
+    candidates += [_entry_finding(entry) for entry in Baseline.open(config.baseline_dir).entries()]
+    for finding, generated_by in candidates:
         if finding.fingerprint == fingerprint or (
             len(fingerprint) >= 6 and finding.fingerprint.startswith(fingerprint)
         ):
-            return finding
+            return finding, generated_by
     raise ReportError(
         f"no finding with fingerprint {fingerprint} in {report_path} or {config.baseline_dir}",
         hint="pass the report or baseline file instead, or use --tool with --arguments",
@@ -280,17 +314,21 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
         return _replay_adhoc(config, console, tool, args)
     assert finding is not None
     path = Path(finding)
-    findings = (
+    recorded = (
         _findings_from_file(path) if path.suffix == ".json" or path.is_file() else [_find_fingerprint(config, finding)]
     )
+    findings = [f for f, _ in recorded]
+    for warning in dict.fromkeys(w for _, versions in recorded if (w := replay_warning(versions))):
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
 
     async def body() -> list[bool]:
         return [await _still_failing(config, f, config.replays) for f in findings]
 
-    results = anyio.run(body)
+    results = interrupt.run(body)
+    redact = _redactor_for_findings(config, findings)
     for f, failing in zip(findings, results, strict=True):
         verdict = "[red]still fails[/]" if failing else "[green]no longer fails[/]"
-        console.print(f"{verdict}: {f.kind.value} in {escape(f.name)} ({f.fingerprint})")
+        console.print(f"{verdict}: {f.kind.value} in {escape(redact.text(f.name))} ({f.fingerprint})")
     return ExitCode.FINDINGS if any(results) else ExitCode.OK
 
 
@@ -311,12 +349,12 @@ def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, A
         _, observations = await replay_once(config, oracles, probe, canaries)
         return observations
 
-    observations = anyio.run(body)
+    observations = interrupt.run(body)
     redact = redactor_for(config, canaries)
     for observation in observations:
         console.print(f"[red]fails[/]: {observation.kind.value}: {escape(redact.text(observation.message))}")
     if not observations:
-        console.print(f"[green]no finding[/]: {escape(tool)} handled the request correctly")
+        console.print(f"[green]no finding[/]: {escape(redact.text(tool))} handled the request correctly")
     return ExitCode.FINDINGS if observations else ExitCode.OK
 
 
@@ -324,25 +362,54 @@ def baseline_command(action: str, config: Config, console: Console) -> int:
     baseline = Baseline.open(config.baseline_dir)
     if action == "list":
         entries = baseline.findings()
+        redact = _redactor_for_findings(config, entries)
         for f in entries:
-            console.print(f"{f.fingerprint}  {f.kind.value:<16} {escape(f.name)}: {escape(f.message)}")
+            name, message = escape(redact.text(f.name)), escape(redact.text(f.message))
+            console.print(f"{f.fingerprint}  {f.kind.value:<16} {name}: {message}")
         console.print(f"{len(entries)} baseline entr{'y' if len(entries) == 1 else 'ies'} in {config.baseline_dir}")
         return ExitCode.OK
     if action == "accept":
         report = json_report.read(config.out_dir / json_report.REPORT_FILE)
+        redact = _redactor_for_findings(config, list(report.findings))
         for finding in report.findings:
-            baseline.record(finding)
+            baseline.record(
+                redact_finding(finding, redact), scheme=report.fingerprint_scheme, generated_by=report.generated_by()
+            )
         console.print(f"recorded {len(report.findings)} finding(s) in {config.baseline_dir}")
         return ExitCode.OK
-    entries = baseline.findings()
+    if action == "upgrade":
+        return upgrade_baseline(baseline, console)
+    # An entry this fuzzgate cannot fingerprint can never match a replay: it stays, not "pruned".
+    stranded = {entry.fingerprint for entry in baseline.stranded()}
+    entries = [f for f in baseline.findings() if f.fingerprint not in stranded]
 
     async def body() -> list[bool]:
         return [await _still_failing(config, f, config.replays) for f in entries]
 
-    results = anyio.run(body)
+    results = interrupt.run(body)
     removed = [f for f, failing in zip(entries, results, strict=True) if not failing]
+    redact = _redactor_for_findings(config, removed)
     for finding in removed:
         baseline.remove(finding.fingerprint)
-        console.print(f"pruned {finding.fingerprint} ({finding.kind.value} in {escape(finding.name)})")
+        console.print(f"pruned {finding.fingerprint} ({finding.kind.value} in {escape(redact.text(finding.name))})")
     console.print(f"{len(removed)} pruned, {len(entries) - len(removed)} still failing")
+    return ExitCode.OK
+
+
+def upgrade_baseline(baseline: Baseline, console: Console) -> int:
+    """`fuzzgate baseline upgrade`: rewrite older entries in the current fingerprint scheme and format."""
+    done = baseline.upgrade()
+    for old, new in done.rewritten:
+        renamed = f"{old.fingerprint} -> {new.fingerprint}" if old.fingerprint != new.fingerprint else old.fingerprint
+        console.print(f"upgraded {renamed} ({old.scheme} -> {new.scheme}, {old.kind.value} in {escape(old.name)})")
+    for entry in done.stranded:
+        console.print(
+            f"[yellow]kept[/] {entry.fingerprint} as it is ({entry.kind.value} in {escape(entry.name)}): recorded "
+            f"under {entry.scheme} without a signature {current_scheme().name} can be derived from; "
+            "replay it, then accept the run that finds it again"
+        )
+    console.print(
+        f"{len(done.rewritten)} upgraded, {done.current} already current, {len(done.stranded)} kept "
+        f"(fingerprint scheme {current_scheme().name}, baseline format {BASELINE_FORMAT})"
+    )
     return ExitCode.OK

@@ -1,15 +1,25 @@
-"""Which tools a run fuzzes, blocks and skips, and the fair share of the time budget each gets."""
+"""Which tools a run fuzzes, blocks and skips, and the fair share of the time budget each gets.
+
+Deciding costs nothing: `select` only filters names and annotations. A tool's case generator is
+built on first use (`ToolPlan.prepare`, off the event loop, under a deadline), so a server with
+hundreds of tools starts being fuzzed at once and a schema too costly to generate for is skipped
+with its reason instead of stalling the run.
+"""
 
 from __future__ import annotations
 
 import fnmatch
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fuzzgate.config.model import Config
 from fuzzgate.discover import Inventory, ToolInfo
 from fuzzgate.findings import Surface
 from fuzzgate.generate import CaseGenerator, UnsupportedSchema
+from fuzzgate.generate._worker import GenerationError
+from fuzzgate.generate.cases import Case
 from fuzzgate.results import Status, SurfaceEntry
 from fuzzgate.safety import DestructiveGuard
 
@@ -17,9 +27,31 @@ from fuzzgate.safety import DestructiveGuard
 @dataclass(slots=True)
 class ToolPlan:
     info: ToolInfo
-    generator: CaseGenerator
+    make_generator: Callable[[], CaseGenerator]
     next_case: int = 0
     used_s: float = 0.0
+    generator: CaseGenerator | None = None
+    skip_reason: str | None = None
+    """Set when the generator could not be built or failed: the tool gets no more cases."""
+    _building: threading.Lock = field(default_factory=threading.Lock)
+
+    def case(self, index: int) -> Case | None:
+        """Case `index`, building the generator first if needed; None once the tool is skipped.
+        Blocking (it may wait on the generation worker): call it from a thread."""
+        try:
+            with self._building:
+                if self.skip_reason is not None:
+                    return None
+                if self.generator is None:
+                    self.generator = self.make_generator()
+            return self.generator.case(index)
+        except UnsupportedSchema as exc:
+            self.skip_reason = f"input schema not supported: {exc}"
+        except GenerationError as exc:
+            # The schema came from the server; whatever it does to the generator skips this tool
+            # (with the reason in the report), never the run.
+            self.skip_reason = f"generation failed: {exc}"
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +75,8 @@ def _filter_reason(name: str, config: Config) -> str | None:
     return None
 
 
-def select(inventory: Inventory, config: Config, seed: int) -> Selection:
-    """Decide, without calling anything, what happens to every tool the server lists."""
+def select(inventory: Inventory, config: Config, seed: int, *, generation_timeout_s: float | None = None) -> Selection:
+    """Decide, without calling anything or building generators, what happens to every tool."""
     guard = guard_for(config)
     plans: list[ToolPlan] = []
     entries: list[SurfaceEntry] = []
@@ -57,21 +89,22 @@ def select(inventory: Inventory, config: Config, seed: int) -> Selection:
         if reason is None and config.max_tools is not None and len(plans) >= config.max_tools:
             reason, status = f"over max_tools ({config.max_tools})", Status.SKIPPED
         if reason is None:
-            try:
-                generator = CaseGenerator(
-                    tool.input_schema,
-                    master_seed=seed,
-                    name=tool.name,
-                    mode=config.mode,
-                    max_string=config.max_string,
-                )
-            except UnsupportedSchema as exc:
-                reason, status = f"input schema not supported: {exc}", Status.SKIPPED
-            else:
-                plans.append(ToolPlan(tool, generator))
-                continue
+            plans.append(ToolPlan(tool, _generator_factory(tool, config, seed, generation_timeout_s)))
+            continue
         entries.append(SurfaceEntry(Surface.TOOL, tool.name, status, reason))
     return Selection(tuple(plans), tuple(entries))
+
+
+def _generator_factory(
+    tool: ToolInfo, config: Config, seed: int, timeout_s: float | None
+) -> Callable[[], CaseGenerator]:
+    def make() -> CaseGenerator:
+        extra = {} if timeout_s is None else {"timeout_s": timeout_s}
+        return CaseGenerator(
+            tool.input_schema, master_seed=seed, name=tool.name, mode=config.mode, max_string=config.max_string, **extra
+        )
+
+    return make
 
 
 @dataclass(slots=True)
@@ -80,22 +113,26 @@ class Scheduler:
 
     The next case goes to the tool that has used the least time so far: a slow or hanging tool
     cannot starve the others, and time a fast tool leaves unused flows to the rest. Which case a tool
-    runs next is its own counter, so the requests per tool never depend on timing.
+    runs next is its own counter, so the requests per tool never depend on timing. `deadline` is
+    asked every time: the run moves it earlier as findings that need confirming accumulate.
     """
 
     plans: tuple[ToolPlan, ...]
-    deadline: float
+    deadline: Callable[[], float]
     cases: int | None
     stopped: bool = False
+    clock: Callable[[], float] = time.monotonic
     _order: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._order = {p.info.name: i for i, p in enumerate(self.plans)}
 
     def next(self) -> tuple[ToolPlan, int] | None:
-        if self.stopped or time.monotonic() >= self.deadline:
+        if self.stopped or self.clock() >= self.deadline():
             return None
-        open_plans = [p for p in self.plans if self.cases is None or p.next_case < self.cases]
+        open_plans = [
+            p for p in self.plans if p.skip_reason is None and (self.cases is None or p.next_case < self.cases)
+        ]
         if not open_plans:
             return None
         plan = min(open_plans, key=lambda p: (p.used_s, self._order[p.info.name]))

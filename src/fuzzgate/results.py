@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from fuzzgate.findings import Finding, JSONValue, Severity, Surface
+from fuzzgate.fingerprint import ORIGINAL_SCHEME, in_current_scheme
+from fuzzgate.versions import GeneratorVersions
 
 REPORT_VERSION = 1
 
@@ -124,13 +126,33 @@ class RunReport:
     target_line: int = 1
     resources: tuple[str, ...] = ()
     prompts: tuple[str, ...] = ()
+    hypothesis_version: str | None = None
+    """With `version` (fuzzgate's), what decides the values generated from the seed; None in a
+    report written before it was recorded."""
+    fingerprint_scheme: str = ORIGINAL_SCHEME
+    """The scheme the findings' fingerprints were computed under (`fuzzgate.fingerprint`)."""
     interrupted: bool = False
+    notes: tuple[str, ...] = ()
+    """What the time box cut short (unreplayed findings or baseline entries, tools never reached)."""
+    timing: dict[str, float] = field(default_factory=dict)
+    """Seconds since the run began at which each phase ended (startup, discovery, fuzzing,
+    verification, outputs)."""
+
+    def generated_by(self) -> GeneratorVersions:
+        return GeneratorVersions(fuzzgate=self.version, hypothesis=self.hypothesis_version)
+
+    def findings_in_current_scheme(self) -> tuple[Finding, ...]:
+        """`findings` with their fingerprints re-derived under the running fuzzgate's scheme where
+        their signatures allow, so that replaying one compares like with like."""
+        return tuple(in_current_scheme(f, self.fingerprint_scheme) for f in self.findings)
 
     def state_of(self, finding: Finding) -> BaselineState:
         return self.states.get(finding.fingerprint, BaselineState.NEW)
 
     def gating(self) -> list[Finding]:
-        """The findings that fail the gate: new, confirmed, at or above fail-on."""
+        """The findings that fail the gate: new, not flaky, at or above fail-on. A finding the
+        budget left unconfirmed (never replayed) fails it too: it was seen, and a gate that
+        passes a bug it reached is worse than one that asks for a longer budget."""
         return [
             f
             for f in self.findings
@@ -141,6 +163,8 @@ class RunReport:
         return {
             "report_version": REPORT_VERSION,
             "version": self.version,
+            "hypothesis_version": self.hypothesis_version,
+            "fingerprint_scheme": self.fingerprint_scheme,
             "target": self.target.to_json(),
             "seed": self.seed,
             "seed_source": self.seed_source,
@@ -159,6 +183,8 @@ class RunReport:
             "entries": [e.to_json() for e in self.entries],
             "resources": list(self.resources),
             "prompts": list(self.prompts),
+            "notes": list(self.notes),
+            "timing": dict(self.timing),
             "findings": [{**f.to_json(), "baseline_state": self.state_of(f).value} for f in self.findings],
             "fixed": [f.to_json() for f in self.fixed],
         }
@@ -171,6 +197,8 @@ class RunReport:
         states.update({f.fingerprint: BaselineState.FIXED for f in fixed})
         return cls(
             version=str(data["version"]),
+            hypothesis_version=data.get("hypothesis_version"),
+            fingerprint_scheme=str(data.get("fingerprint_scheme") or ORIGINAL_SCHEME),
             target=TargetSummary.from_json(data["target"]),
             seed=int(data["seed"]),
             seed_source=str(data["seed_source"]),
@@ -189,4 +217,6 @@ class RunReport:
             resources=tuple(data.get("resources") or ()),
             prompts=tuple(data.get("prompts") or ()),
             interrupted=bool(data.get("interrupted", False)),
+            notes=tuple(data.get("notes") or ()),
+            timing={str(k): float(v) for k, v in (data.get("timing") or {}).items()},
         )

@@ -2,17 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzgate import triage
 from fuzzgate.check import Observation
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.findings import DEFAULT_SEVERITY, Details, Finding, Kind, Repro, Surface
-from fuzzgate.triage import FindingSet, confirm, fingerprint
+from fuzzgate.findings import DEFAULT_SEVERITY, Details, Kind, Repro, Surface
+from fuzzgate.triage import FindingSet, fingerprint
 
 signatures = st.lists(st.text(max_size=20), max_size=4).map(tuple)
 
@@ -59,35 +55,3 @@ def test_findings_are_redacted() -> None:
     obs = Observation(Kind.CRASH, "died saying hunter2hunter2", (), Details(stderr="token hunter2hunter2"))
     f = found.add(obs, "t", _repro({}))
     assert "hunter2hunter2" not in f.message and "hunter2hunter2" not in (f.details.stderr or "")
-
-
-@pytest.mark.parametrize(
-    ("results", "ambiguous", "expected"),
-    [
-        ([True, True, True], False, ("confirmed", 3)),
-        ([True, False, True], False, ("flaky", 2)),
-        ([False, False, False], False, ("flaky", 0)),
-        ([False, False, False], True, ("dropped", 0)),
-        ([True, False, False], True, ("flaky", 1)),
-    ],
-)
-def test_confirm_labels(
-    monkeypatch: pytest.MonkeyPatch, results: list[bool], ambiguous: bool, expected: tuple[str, int]
-) -> None:
-    answers = iter(results)
-
-    async def fake_replay(*_: Any) -> tuple[bool, list[Observation]]:
-        return next(answers), []
-
-    monkeypatch.setattr(triage, "replay_once", fake_replay)
-    config = Config(target=TargetConfig(kind=TargetKind.STDIO, command="x"), replays=3)
-    finding = Finding(Kind.CRASH, DEFAULT_SEVERITY[Kind.CRASH], Surface.TOOL, "t", "m", "f" * 20, _repro({}))
-    seen: list[tuple[Finding, bool]] = []
-    out = anyio.run(confirm, config, None, [(finding, ambiguous)], {}, lambda f, d: seen.append((f, d)))
-    label, reproduced = expected
-    if label == "dropped":
-        assert out == [] and seen[0][1] is True
-        return
-    (result,) = out
-    assert result.reproduced == reproduced and result.replays == 3
-    assert result.flaky == (label == "flaky")

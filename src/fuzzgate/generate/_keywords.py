@@ -71,8 +71,12 @@ LEGACY_DRAFTS: Final = ("draft3", "draft4", "draft6", "draft7")
 """Drafts in which `$ref` siblings are ignored and `items` may be an array."""
 
 
-def build_validator(schema: Mapping[str, Any] | bool) -> Validator:
-    """A jsonschema validator for the schema's draft (2020-12 unless it says otherwise or only fits draft-07)."""
+def build_validator(schema: Mapping[str, Any] | bool, *, bounded_patterns: bool = False) -> Validator:
+    """A jsonschema validator for the schema's draft (2020-12 unless it says otherwise or only fits draft-07).
+
+    `bounded_patterns`: match the schema's patterns under a time limit, for validators that run in
+    fuzzgate's own process (the generation worker has a deadline of its own).
+    """
     cls: Any = validator_for(schema, default=Draft202012Validator)
     try:
         cls.check_schema(schema)
@@ -82,6 +86,12 @@ def build_validator(schema: Mapping[str, Any] | bool) -> Validator:
             where = "/" + "/".join(escape_pointer(str(p)) for p in exc.path)
             raise UnsupportedSchema(f"is not a valid JSON Schema: {exc.message} at {where}") from None
         cls = Draft7Validator
+    if bounded_patterns:
+        # Imported here, not at the top: the generation worker must not load modules from outside
+        # this package (Hypothesis mixes their constants into its draws; see `_worker`).
+        from fuzzgate.untrusted_regex import bounded
+
+        cls = bounded(cls)
     validator: Validator = cls(schema, format_checker=format_checker(cls))
     return validator
 

@@ -17,11 +17,13 @@ import atexit
 import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import IO, Any, Final
@@ -31,12 +33,24 @@ from fuzzgate.generate._model import UnsupportedSchema, canonical_json
 _SOURCE_CACHE: Final = 64
 _PREFETCH_CACHE: Final = 16
 _STOP_GRACE_S: Final = 0.5
+DEFAULT_TIMEOUT_S: Final = 10.0
+"""How long one request may take before the worker is killed and the request fails."""
+_START_ALLOWANCE_S: Final = 20.0
+"""Extra time for the first request a fresh worker serves: importing Hypothesis and, on a machine
+that never ran it, computing its Unicode tables."""
 _PASSED_ENV: Final = ("PATH", "LD_LIBRARY_PATH", "PYTHONHOME", "SYSTEMROOT", "TMPDIR")
 """What the interpreter itself may need; nothing else of the caller's environment reaches the worker."""
 
 
 class GenerationError(RuntimeError):
     """The generation worker failed in a way that is a fuzzgate bug, not a schema problem."""
+
+
+class GenerationTimeout(UnsupportedSchema):
+    """Generating values for a schema took longer than allowed (a catastrophic `pattern`, a huge
+    `enum`, deep recursion): the schema is treated as one fuzzgate cannot handle."""
+
+    title = "input schema too costly to generate"
 
 
 # -- inside the worker -----------------------------------------------------------------------
@@ -130,20 +144,43 @@ def main() -> None:
 
 
 class GenerationWorker:
-    """The caller's handle on the worker process: started on first use, shared, thread-safe."""
+    """The caller's handle on the worker process: started on first use, shared, thread-safe.
+
+    Every request has a deadline. A schema whose generation is pathological (a server can send any
+    schema) must not stall the run: past the deadline the worker is killed, and the request fails
+    with `GenerationTimeout`. The worker draws the requesting generator's next chunks after it
+    replies, so a request can also wait on an earlier requester's prefetch: then the worker is
+    restarted and the request tried once more before it is blamed.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
+        self._buffer = b""
+        self._fresh = True
+        self._prefetching_for: str | None = None
+        self._closed = False
 
-    def request(self, payload: dict[str, Any]) -> tuple[Any, list[Any]]:
+    def request(
+        self, payload: dict[str, Any], *, timeout_s: float = DEFAULT_TIMEOUT_S, owner: str = ""
+    ) -> tuple[Any, list[Any]]:
         """Send one request; returns its result and the announced chunks that were ready.
 
-        Raises UnsupportedSchema or GenerationError.
+        `owner` names the generator asking (whose prefetch work the worker may do next). Raises
+        UnsupportedSchema (GenerationTimeout past `timeout_s`) or GenerationError.
         """
         line = (json.dumps(payload, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
         with self._lock:
-            answer = self._exchange(line) or self._restart_and_exchange(line)
+            if self._closed:
+                raise GenerationError("the generation worker was stopped")
+            other_prefetch = self._prefetching_for not in (None, owner)
+            try:
+                answer = self._exchange(line, timeout_s) or self._restart_and_exchange(line, timeout_s)
+            except GenerationTimeout:
+                if not other_prefetch:
+                    raise
+                answer = self._restart_and_exchange(line, timeout_s)
+            self._prefetching_for = owner if payload.get("prefetch") else None
         reply = json.loads(answer)
         if "unsupported" in reply:
             raise UnsupportedSchema(reply["unsupported"])
@@ -151,29 +188,55 @@ class GenerationWorker:
             raise GenerationError(f"the generation worker failed: {reply['error']}")
         return reply["ok"], reply.get("ready", [])
 
-    def _restart_and_exchange(self, line: bytes) -> bytes:
+    def _restart_and_exchange(self, line: bytes, timeout_s: float) -> bytes:
         self._stop()
-        answer = self._exchange(line)
+        answer = self._exchange(line, timeout_s)
         if not answer:
             raise GenerationError("the generation worker process exited unexpectedly")
         return answer
 
-    def _exchange(self, line: bytes) -> bytes:
+    def _exchange(self, line: bytes, timeout_s: float) -> bytes:
         process = self._start()
-        stdin, stdout = _pipes(process)
+        stdin, _ = _pipes(process)
+        allowance = _START_ALLOWANCE_S if self._fresh else 0.0
         try:
             stdin.write(line)
             stdin.flush()
-            answer = stdout.readline()
+            answer = self._read_line(process, time.monotonic() + timeout_s + allowance)
         except OSError:
             return b""
-        # A reply cut short means the worker died while writing it.
-        return answer if answer.endswith(b"\n") else b""
+        if answer is None:
+            self._stop(kill=True)
+            raise GenerationTimeout(f"generating values took longer than {timeout_s:g}s at /")
+        self._fresh = False
+        return answer
+
+    def _read_line(self, process: subprocess.Popen[bytes], deadline: float) -> bytes | None:
+        """The next reply line; b"" if the worker died, None past the deadline."""
+        _, stdout = _pipes(process)
+        fd = stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            readable, _, _ = select.select([fd], [], [], left)
+            if not readable:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                # A reply cut short means the worker died while writing it.
+                self._buffer = b""
+                return b""
+            self._buffer += chunk
+        answer, _, self._buffer = self._buffer.partition(b"\n")
+        return answer + b"\n"
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._process is not None and self._process.poll() is None:
             return self._process
         self._stop()
+        if self._closed:
+            raise GenerationError("the generation worker was stopped")
         home = _storage_directory()
         package_root = str(Path(__file__).resolve().parents[2])
         env = {name: os.environ[name] for name in _PASSED_ENV if name in os.environ}
@@ -184,15 +247,26 @@ class GenerationWorker:
             "HYPOTHESIS_NO_PLUGINS": "1",
             "HYPOTHESIS_STORAGE_DIRECTORY": home,
         }
-        self._process = subprocess.Popen(
-            [sys.executable, "-P", "-c", "from fuzzgate.generate._worker import main; main()"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=home,
-            env=env,
-            start_new_session=True,
-        )
+        # Imported here, not at the top: the worker process imports this module, and must load
+        # nothing outside this package (see the module docstring).
+        from fuzzgate.target.process_tree import CUSTODY
+
+        # Registered as fuzzgate's own child, so that stopping a server never takes it for an orphan.
+        with CUSTODY.starting():
+            self._process = subprocess.Popen(
+                [sys.executable, "-P", "-c", "from fuzzgate.generate._worker import main; main()"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                cwd=home,
+                env=env,
+                start_new_session=True,
+                bufsize=0,
+            )
+            CUSTODY.adopt(self._process.pid, server=False)
+        self._buffer = b""
+        self._fresh = True
+        self._prefetching_for = None
         return self._process
 
     def stop(self) -> None:
@@ -200,22 +274,43 @@ class GenerationWorker:
         with self._lock:
             self._stop()
 
-    def _stop(self) -> None:
+    def close(self) -> None:
+        """At exit: kill the worker without waiting for a request in flight (a thread the run
+        abandoned at its deadline may still hold the lock), and refuse further requests."""
+        self._closed = True
+        process = self._process
+        if process is not None:
+            _kill_group(process)
+        if self._lock.acquire(timeout=_STOP_GRACE_S + 1):
+            try:
+                self._stop(kill=True)
+            finally:
+                self._lock.release()
+
+    def _stop(self, *, kill: bool = False) -> None:
         process, self._process = self._process, None
+        self._buffer = b""
+        self._prefetching_for = None
         if process is not None:
             stdin, stdout = _pipes(process)
             try:
+                if kill:
+                    _kill_group(process)
                 stdin.close()
                 process.wait(timeout=_STOP_GRACE_S)
             except (OSError, subprocess.TimeoutExpired):
                 _kill_group(process)
                 process.wait()
             stdout.close()
+            from fuzzgate.target.process_tree import CUSTODY
+
+            CUSTODY.release(process.pid)
 
     def _forget(self) -> None:
         """In a forked child: the worker belongs to the parent, so drop the handle without stopping it."""
         self._lock = threading.Lock()
         self._process = None
+        self._buffer = b""
 
 
 def _storage_directory() -> str:
@@ -242,5 +337,5 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 
 
 WORKER: Final = GenerationWorker()
-atexit.register(WORKER.stop)
+atexit.register(WORKER.close)
 os.register_at_fork(after_in_child=WORKER._forget)

@@ -30,7 +30,7 @@ from typing import Any, Final
 from fuzzgate.config.model import GenerationMode
 from fuzzgate.generate._keywords import build_validator
 from fuzzgate.generate._model import Stream, UnsupportedSchema, canonical_json
-from fuzzgate.generate._worker import WORKER
+from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 
 CHUNK_SIZE: Final = 64
 EARLY_EVERY: Final = 3
@@ -111,6 +111,7 @@ class CaseGenerator:
         name: str,
         mode: GenerationMode,
         max_string: int = 65536,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         if max_string < 0:
             raise ValueError("max_string must not be negative")
@@ -119,7 +120,8 @@ class CaseGenerator:
         except (TypeError, ValueError) as exc:
             raise UnsupportedSchema(f"is not plain JSON ({exc}) at /") from None
         self._schema: Any = json.loads(self._canonical)
-        self._validator = build_validator(self._schema)
+        self._validator = build_validator(self._schema, bounded_patterns=True)
+        self._timeout_s = timeout_s
         self._mode = GenerationMode(mode)
         self._master_seed = master_seed
         self._name = name
@@ -213,7 +215,9 @@ class CaseGenerator:
         pending = {self._seed(*key): key for key in sorted(self._announced) if key not in self._chunks}
         announced = [self._chunk_request(*key) for key in pending.values()]
         common = {"schema": self._schema, "max_string": self._max_string, "count": CHUNK_SIZE}
-        result, ready = WORKER.request({**payload, **common, "prefetch": announced})
+        result, ready = WORKER.request(
+            {**payload, **common, "prefetch": announced}, timeout_s=self._timeout_s, owner=self._name
+        )
         for _, seed, drawn in ready:
             key = pending[seed]
             self._announced.discard(key)
@@ -227,5 +231,11 @@ class CaseGenerator:
             self._chunks.popitem(last=False)
 
     def _entry(self, arguments: dict[str, Any], origin: str) -> _Entry:
+        from fuzzgate.untrusted_regex import PatternTimeout
+
         text = json.dumps(arguments, ensure_ascii=True, allow_nan=False)
-        return _Entry(text, origin, self._validator.is_valid(arguments))
+        try:
+            valid = self._validator.is_valid(arguments)
+        except PatternTimeout as exc:
+            raise UnsupportedSchema(f"has a pattern too costly to match ({exc}) at /") from None
+        return _Entry(text, origin, valid)

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.status import Status as Spinner
 from rich.table import Table
 
+from fuzzgate.check.secrets import Redactor
 from fuzzgate.commands import repro_command
 from fuzzgate.events import (
     CallFinished,
@@ -29,11 +30,15 @@ PROGRESS_EVERY_S = 5.0
 
 class ConsoleReporter:
     """Consumes engine events. On a terminal the progress line updates in place; in CI logs it is
-    printed every few seconds instead."""
+    printed every few seconds instead.
 
-    def __init__(self, console: Console, *, quiet: bool = False) -> None:
+    Names, reasons and messages are the server's words or config values that may hold `${VAR}`
+    expansions: each is redacted before it is escaped for Rich and before Rich wraps it."""
+
+    def __init__(self, console: Console, *, quiet: bool = False, redact: Redactor | None = None) -> None:
         self.console = console
         self.quiet = quiet
+        self._redact = redact if redact is not None else Redactor(())
         self._budget = 0.0
         self._last = 0.0
         self._status: Spinner | None = None
@@ -47,11 +52,12 @@ class ConsoleReporter:
             self._budget = event.budget_s
             self._start = time.monotonic()
             c.print(
-                f"[bold]fuzzgate[/] fuzzing [cyan]{escape(event.target)}[/] for {event.budget_s:g}s, "
-                f"mode {event.mode}, seed {event.seed} ({escape(event.seed_source)})"
+                f"[bold]fuzzgate[/] fuzzing [cyan]{self._shown(event.target)}[/] for {event.budget_s:g}s, "
+                f"mode {event.mode}, seed {event.seed} ({self._shown(event.seed_source)})"
             )
         elif isinstance(event, ServerReady) and event.generation == 0:
-            c.print(f"  server {escape(event.server_name or '?')} speaks protocol {event.protocol_version}")
+            name, protocol = self._shown(event.server_name or "?"), self._shown(event.protocol_version)
+            c.print(f"  server {name} speaks protocol {protocol}")
         elif isinstance(event, Discovered):
             fuzzed = "" if not event.entries else f", {len(event.entries)} not fuzzed"
             c.print(
@@ -59,20 +65,23 @@ class ConsoleReporter:
                 f"{len(event.prompts)} prompts listed{fuzzed}"
             )
             for entry in event.entries:
-                c.print(f"  [yellow]{entry.status.value}[/] {escape(entry.name)}: {escape(entry.reason or '')}")
+                c.print(f"  [yellow]{entry.status.value}[/] {self._shown(entry.name)}: {self._shown(entry.reason)}")
         elif isinstance(event, CallFinished):
             self._progress(event)
         elif isinstance(event, ServerRestarted):
-            c.print(f"  [dim]restarted the server ({escape(event.reason)})[/]")
+            c.print(f"  [dim]restarted the server ({self._shown(event.reason)})[/]")
         elif isinstance(event, FuzzingStopped):
-            c.print(f"  [red]fuzzing stopped early:[/] {escape(event.reason)}")
+            c.print(f"  [red]fuzzing stopped early:[/] {self._shown(event.reason)}")
         elif isinstance(event, TriageStarted):
             self._stop_status()
             c.print(f"  replaying {event.findings} finding(s) {event.replays}x each on fresh servers")
         elif isinstance(event, FindingTriaged):
             f = event.finding
-            label = "dropped (another call's symptom)" if event.dropped else ("flaky" if f.flaky else "confirmed")
-            c.print(f"  {label}: {f.kind.value} in {escape(f.name)} ({f.reproduced}/{f.replays} replays)")
+            label = "dropped (another call's symptom)" if event.dropped else _triage_label(f)
+            c.print(f"  {label}: {f.kind.value} in {self._shown(f.name)} ({f.reproduced}/{f.replays} replays)")
+
+    def _shown(self, text: str | None) -> str:
+        return escape(self._redact.text(text or ""))
 
     def _progress(self, event: CallFinished) -> None:
         now = time.monotonic()
@@ -98,7 +107,9 @@ class ConsoleReporter:
         would type it (reports use the repository-relative one)."""
         self._stop_status()
         c = self.console
-        table = Table(title=f"{report.target.name}: {report.calls} calls in {report.duration_s:.1f}s", expand=False)
+        table = Table(
+            title=f"{self._shown(report.target.name)}: {report.calls} calls in {report.duration_s:.1f}s", expand=False
+        )
         for column in ("tool", "status", "cases", "findings"):
             table.add_column(column)
         per_tool: dict[str, list[Finding]] = {}
@@ -108,19 +119,19 @@ class ConsoleReporter:
             found = per_tool.get(entry.name, [])
             status = entry.status.value if entry.status is Status.FUZZED else f"{entry.status.value}: {entry.reason}"
             table.add_row(
-                escape(entry.name),
-                escape(status),
+                self._shown(entry.name),
+                self._shown(status),
                 str(entry.cases),
                 ", ".join(sorted({f.kind.value for f in found})) or "-",
             )
         c.print(table)
         for finding in report.findings:
             state = report.state_of(finding)
-            tag = "flaky" if finding.flaky else state.value
+            tag = "flaky" if finding.flaky else state.value + (" unconfirmed" if finding.unconfirmed else "")
             colour = "red" if (state is BaselineState.NEW and not finding.flaky) else "yellow"
             c.print(
                 f"[{colour}]{tag}[/] [bold]{finding.kind.value}[/] ({finding.severity.value}) in "
-                f"[cyan]{escape(finding.name)}[/]: {escape(finding.message)}"
+                f"[cyan]{self._shown(finding.name)}[/]: {self._shown(finding.message)}"
             )
             c.print(
                 f"    fingerprint {finding.fingerprint}, hit {finding.count}x, reproduced "
@@ -128,7 +139,9 @@ class ConsoleReporter:
             )
             c.print(f"    [dim]reproduce:[/] {escape(repro_command(finding, config_here))}", soft_wrap=True)
         for finding in report.fixed:
-            c.print(f"[green]fixed[/] {finding.kind.value} in {escape(finding.name)} ({finding.fingerprint})")
+            c.print(f"[green]fixed[/] {finding.kind.value} in {self._shown(finding.name)} ({finding.fingerprint})")
+        for note in report.notes:
+            c.print(f"[yellow]cut short by the budget:[/] {self._shown(note)}")
         gating = report.gating()
         if report.verdict is Verdict.FAIL:
             c.print(
@@ -137,3 +150,9 @@ class ConsoleReporter:
             )
         else:
             c.print(f"[bold green]PASS[/]: no new finding at or above {report.fail_on.value} (seed {report.seed})")
+
+
+def _triage_label(finding: Finding) -> str:
+    if finding.unconfirmed:
+        return "unconfirmed (no replay finished within the budget)"
+    return "flaky" if finding.flaky else "confirmed"

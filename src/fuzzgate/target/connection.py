@@ -8,7 +8,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -18,12 +18,14 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from fuzzgate import __version__
+from fuzzgate.check.secrets import Redactor, redactor_for
 from fuzzgate.config.model import Config, TargetKind
 from fuzzgate.errors import TargetError
 from fuzzgate.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.target.output import OutputChecker
 from fuzzgate.target.stdio import ServerProcess, StdioSpec, child_environment, stdio_transport
 
 CONNECTION_CLOSED = -32000
@@ -41,13 +43,70 @@ _QUIET_S = 0.03
 """How long stderr must stay silent for what the server logged to count as complete."""
 
 
+_CALL_RESULT: TypeAdapter[types.CallToolResult | types.InputRequiredResult] = TypeAdapter(
+    types.CallToolResult | types.InputRequiredResult
+)
+_LIST_PAGES = 100
+
+
+class _WatchedTransport(httpx2.AsyncBaseTransport):
+    """Counts HTTP requests that failed at the transport level (refused, reset, cut mid-stream), the
+    evidence that an HTTP server went away, as a stdio server's exit is."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+        self._inner = inner
+        self.failures = 0
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            response = await self._inner.handle_async_request(request)
+        except httpx2.TransportError:
+            self.failures += 1
+            raise
+        response.stream = _WatchedStream(response.stream, self)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _WatchedStream(httpx2.AsyncByteStream):
+    def __init__(self, inner: Any, owner: _WatchedTransport) -> None:
+        self._inner = inner
+        self._owner = owner
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._inner:
+                yield chunk
+        except httpx2.TransportError:
+            self._owner.failures += 1
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 @dataclass(slots=True)
 class Connection:
-    """An initialized session. `process` is set for stdio targets, which fuzzgate owns."""
+    """An initialized session. `process` is set for stdio targets, which fuzzgate owns; `http` for
+    HTTP targets. `outputs` holds the tools' output schemas, learnt at discovery or on first use."""
 
     client: Client
     transport: str
     process: ServerProcess | None
+    http: _WatchedTransport | None = None
+    outputs: OutputChecker = field(default_factory=OutputChecker)
+
+    def loss_mark(self) -> int:
+        return self.http.failures if self.http is not None else 0
+
+    def lost_since(self, mark: int) -> bool:
+        """Whether the transport itself went away (the process died or its stdout ended, an HTTP
+        request failed at the transport level) since `loss_mark()` returned `mark`."""
+        if self.process is not None:
+            return self.process.returncode is not None or self.process.stdout_closed
+        return self.http is not None and self.http.failures > mark
 
     @property
     def protocol_version(self) -> str:
@@ -71,17 +130,19 @@ def describe_exception(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def _transport_for(config: Config, process: ServerProcess | None) -> AbstractAsyncContextManager[Any]:
+def _transport_for(
+    config: Config, process: ServerProcess | None, watched: _WatchedTransport | None
+) -> AbstractAsyncContextManager[Any]:
     target = config.target
     if process is not None:
         return stdio_transport(process)
-    assert target.url is not None
-    return _http_transport(target.url, target.headers)
+    assert target.url is not None and watched is not None
+    return _http_transport(target.url, target.headers, watched)
 
 
 @asynccontextmanager
-async def _http_transport(url: str, headers: Mapping[str, str]) -> AsyncIterator[Any]:
-    http = httpx2.AsyncClient(headers=dict(headers), timeout=httpx2.Timeout(30.0, read=300.0))
+async def _http_transport(url: str, headers: Mapping[str, str], watched: _WatchedTransport) -> AsyncIterator[Any]:
+    http = httpx2.AsyncClient(headers=dict(headers), timeout=httpx2.Timeout(30.0, read=300.0), transport=watched)
     async with http, streamable_http_client(url, http_client=http) as streams:
         yield streams
 
@@ -96,24 +157,27 @@ def server_process(config: Config, extra_env: Mapping[str, str]) -> ServerProces
         env=child_environment({**extra_env, **target.env}),
         cwd=cwd,
     )
-    return ServerProcess(spec)
+    # The server's env holds the canaries as well as the user's values: all of them are secrets.
+    return ServerProcess(spec, redactor_for(config, extra_env))
 
 
-def _startup_error(config: Config, process: ServerProcess | None, reason: str) -> TargetError:
+def _startup_error(config: Config, process: ServerProcess | None, reason: str, redact: Redactor) -> TargetError:
+    """The exit-3 error. The command line and URL may hold `${VAR}` expansions, and the reason and
+    stderr are the server's words: all are redacted (the stderr tail whole, before it is shown)."""
     target = config.target
     if target.kind is TargetKind.STDIO:
         what = " ".join([target.command or "", *target.args]).strip()
         tail = process.stderr.tail(STDERR_TAIL_LINES) if process else []
-        detail = "\n".join(tail) if tail else None
+        detail = redact("\n".join(tail)) if tail else None
         if process is not None and process.returncode is not None:
             reason = f"{reason}; the server exited with status {process.returncode}"
         return TargetError(
-            f"could not start the stdio server `{what}`: {reason}",
+            redact.text(f"could not start the stdio server `{what}`: {reason}"),
             hint="run the command by hand to see why; its last stderr lines follow" if detail else None,
             detail=detail,
         )
     return TargetError(
-        f"could not connect to the MCP server at {target.url}: {reason}",
+        redact.text(f"could not connect to the MCP server at {target.url}: {reason}"),
         hint="start the server before fuzzgate, and check the URL and headers",
     )
 
@@ -125,9 +189,11 @@ async def open_connection(config: Config, *, extra_env: Mapping[str, str] | None
     The SDK client lives in a task of its own: its task groups must be entered and left by one
     task, and only then can a timeout around the handshake cancel it cleanly.
     """
+    redact = redactor_for(config, extra_env or {})
     process = server_process(config, extra_env or {}) if config.target.kind is TargetKind.STDIO else None
+    watched = _WatchedTransport(httpx2.AsyncHTTPTransport()) if process is None else None
     client = Client(
-        _transport_for(config, process),
+        _transport_for(config, process, watched),
         mode=config.protocol.value,
         cache=None,
         client_info=types.Implementation(name="fuzzgate", version=__version__),
@@ -153,14 +219,14 @@ async def open_connection(config: Config, *, extra_env: Mapping[str, str] | None
         with anyio.move_on_after(timeout_s) as waiting:
             await ready.wait()
         if waiting.cancelled_caught:
-            error = _startup_error(config, process, f"no answer to initialize within {timeout_s:g}s")
+            error = _startup_error(config, process, f"no answer to initialize within {timeout_s:g}s", redact)
         elif failure:
-            error = _startup_error(config, process, _startup_reason(failure[0]))
+            error = _startup_error(config, process, _startup_reason(failure[0]), redact)
         if error is not None:
             tg.cancel_scope.cancel()
         else:
             try:
-                yield Connection(client=client, transport=config.target.kind.value, process=process)
+                yield Connection(client=client, transport=config.target.kind.value, process=process, http=watched)
             finally:
                 release.set()
     if error is not None:
@@ -209,12 +275,24 @@ def _text_of(result: types.CallToolResult) -> str:
     return "\n".join(parts)
 
 
-def _schema_path(exc: BaseException) -> str | None:
-    cause = exc.__cause__
-    path = getattr(cause, "schema_path", None)
-    if path is None:
-        return "structuredContent" if "did not return structured content" in str(exc) else None
-    return "/".join(str(p) for p in path)
+async def _learn_output_schemas(connection: Connection, name: str, timeout_s: float) -> None:
+    """List the tools once on a connection that was not discovered (a restart, a replay), so
+    output drift is checked there too. A listing that fails leaves the tool unchecked."""
+    session = connection.client.session
+    cursor: str | None = None
+    try:
+        with anyio.fail_after(timeout_s):
+            for _ in range(_LIST_PAGES):
+                page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+                for tool in page.tools:
+                    connection.outputs.learn(tool.name, tool.output_schema)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+    except (TimeoutError, MCPError, ValidationError):
+        pass
+    if not connection.outputs.knows(name):
+        connection.outputs.learn(name, None)
 
 
 def _is_connection_loss(exc: BaseException) -> bool:
@@ -241,28 +319,30 @@ async def call_tool(
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         scope.deadline = min(hard_deadline, anyio.current_time() + timeout_s)
 
+    loss_mark = connection.loss_mark()
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
     try:
         with scope:
-            result = await connection.client.session.call_tool(name, arguments, progress_callback=on_progress)
+            # `send_request`, not `call_tool`: fuzzgate checks the output schema itself (see `output`).
+            result = await connection.client.session.send_request(
+                request, _CALL_RESULT, progress_callback=on_progress
+            )
         if scope.cancelled_caught:
             raise TimeoutError
     except TimeoutError:
         status = OutcomeStatus.TIMEOUT
     except MCPError as exc:
-        if exc.code == CONNECTION_CLOSED and "closed" in exc.message.lower():
+        # -32000 is also a code servers use for their own errors: it means the connection closed
+        # only when the transport says so.
+        if exc.code == CONNECTION_CLOSED and connection.lost_since(loss_mark):
             status = OutcomeStatus.CLOSED
         else:
             status = OutcomeStatus.RPC_ERROR
             fields.update(rpc_code=exc.code, text=exc.message, payload=json.dumps(exc.error.model_dump(mode="json")))
         fields["error"] = describe_exception(exc)
     except RuntimeError as exc:
-        message = str(exc)
-        if "structured content" in message:
-            status = OutcomeStatus.OUTPUT_INVALID
-            fields.update(schema_path=_schema_path(exc), text=message)
-        else:
-            status = OutcomeStatus.UNSUPPORTED
-        fields["error"] = message
+        status = OutcomeStatus.UNSUPPORTED
+        fields["error"] = describe_exception(exc)
     except ValidationError as exc:
         # The reply parsed as JSON-RPC but its result is not a valid CallToolResult.
         status = OutcomeStatus.UNSUPPORTED
@@ -277,11 +357,22 @@ async def call_tool(
         status = OutcomeStatus.CLOSED
         fields["error"] = describe_exception(exc)
     else:
-        status = OutcomeStatus.TOOL_ERROR if result.is_error else OutcomeStatus.OK
-        fields["text"] = _text_of(result)
+        if isinstance(result, types.InputRequiredResult):
+            status = OutcomeStatus.UNSUPPORTED
+            fields["error"] = "the server asked for input (input-required result), which fuzzgate does not answer"
+        else:
+            status = OutcomeStatus.TOOL_ERROR if result.is_error else OutcomeStatus.OK
+            fields["text"] = _text_of(result)
         # Not model_dump_json: a server may echo a lone surrogate back, which pydantic refuses to encode.
         fields["payload"] = json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True))
     duration = time.perf_counter() - started
+    if status is OutcomeStatus.OK and isinstance(result, types.CallToolResult):
+        if not connection.outputs.knows(name):
+            await _learn_output_schemas(connection, name, timeout_s)
+        violation = connection.outputs.violation(name, set(result.model_fields_set), result.structured_content)
+        if violation is not None:
+            status = OutcomeStatus.OUTPUT_INVALID
+            fields.update(schema_path=violation.path, text=f"{name}: {violation.message}")
 
     if process is not None:
         if status is OutcomeStatus.CLOSED or (status is OutcomeStatus.TIMEOUT and process.returncode is not None):

@@ -1,0 +1,68 @@
+"""The time box: `--budget` bounds the whole run, start to finish.
+
+A CI job is sized by its budget, so every phase draws on one deadline: start-up, discovery,
+fuzzing, verification (confirming new findings and replaying baseline entries fuzzing did not meet
+again, concurrently on fresh servers) and writing the outputs. Fuzzing ends early enough to leave
+verification the time it needs, estimated from the findings waiting for it and capped at a share
+of the budget; what verification cannot finish in time is reported as cut short, never dropped.
+
+The documented promise (README, "Time box"): the run ends within `margin_s` past the budget, the
+larger of 10 s and 10 %, provided the per-request timeout is below that margin.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+OUTPUT_RESERVE_S = 1.0
+"""Kept back at the end for stopping servers and writing the outputs."""
+VERIFY_SHARE = 0.3
+"""The largest share of the budget fuzzing gives up for verification."""
+STOP_ALLOWANCE_S = 0.5
+"""What stopping a fresh server usually costs, in the verification estimate."""
+
+
+def margin_s(budget_s: float) -> float:
+    """How far past the budget a run may end: the larger of 10 s and 10 % of the budget."""
+    return max(10.0, 0.1 * budget_s)
+
+
+@dataclass(slots=True)
+class TimeBox:
+    """One run's clock. `start` is when the run began (monotonic seconds)."""
+
+    budget_s: float
+    start: float = field(default_factory=time.monotonic)
+    clock: Callable[[], float] = time.monotonic
+    marks: dict[str, float] = field(default_factory=dict)
+    """Seconds since `start` at which each phase ended, for the report."""
+
+    @property
+    def end(self) -> float:
+        return self.start + self.budget_s
+
+    def now(self) -> float:
+        return self.clock()
+
+    def remaining(self) -> float:
+        return max(0.0, self.end - self.clock())
+
+    def elapsed(self) -> float:
+        return self.clock() - self.start
+
+    def mark(self, phase: str) -> None:
+        self.marks[phase] = round(self.elapsed(), 3)
+
+    def verify_end(self) -> float:
+        """When verification must stop: the outputs still get their reserve."""
+        return self.end - min(OUTPUT_RESERVE_S, 0.05 * self.budget_s)
+
+    def fuzz_end(self, pending_replays: int, replay_cost_s: float, parallel: int) -> float:
+        """When fuzzing must stop so that `pending_replays` replays of about `replay_cost_s` each,
+        `parallel` at a time, still fit before `verify_end`."""
+        rounds = math.ceil(pending_replays / max(1, parallel))
+        wanted = rounds * replay_cost_s
+        return self.verify_end() - min(wanted, VERIFY_SHARE * self.budget_s)

@@ -1,0 +1,299 @@
+"""Verification: confirm each finding on fresh servers, and replay the baseline entries fuzzing did
+not meet again, all within the run's time box.
+
+Every replay is one job on a fresh server. For a stdio target fresh servers are processes of
+their own, so confirmation starts while fuzzing goes on (one replay at a time, to leave the fuzzer
+its CPU) and speeds up to several at once when fuzzing ends; an HTTP target is one shared server,
+so its replays wait for fuzzing to end and run one at a time. A finding's replays take turns with
+the other findings' (round by round), so a deadline leaves every finding some replays rather than
+a few findings all of theirs. Replays always send the finding's current repro: when fuzzing later
+keeps a smaller one, its tally starts again.
+
+What the deadline cuts short is said, never hidden:
+
+- a finding replayed fewer times than asked is labelled on the replays that finished;
+- a finding never replayed is `unconfirmed`, and an unconfirmed new finding at or above fail-on
+  fails the gate (it was observed; the budget only ran out before it could be replayed);
+- a baseline entry whose replays did not finish stays known (`unverified`), never "fixed".
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, replace
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from fuzzgate.check import Observation, Oracles
+from fuzzgate.config.model import Config, TargetKind
+from fuzzgate.errors import TargetError
+from fuzzgate.findings import Finding, Surface
+from fuzzgate.target.connection import Connection, call_tool, open_connection
+from fuzzgate.triage import fingerprint
+
+REPLAYS_IN_PARALLEL = 4
+"""At most this many fresh stdio servers replay at once, and no more than there are CPUs: servers
+starting side by side on fewer cores only slow each other down."""
+REPLAYS_WHILE_FUZZING = 1
+
+Connector = Callable[[Config, Mapping[str, str]], AbstractAsyncContextManager[Connection]]
+"""Opens an initialized connection to a fresh server (or, for HTTP, to the one server): the seam
+tests use to run the engine against an in-memory server."""
+
+
+def connect(config: Config, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
+    """The real connector: start the stdio server or reach the HTTP one."""
+    return open_connection(config, extra_env=extra_env)
+
+
+def parallel_replays(config: Config) -> int:
+    if config.target.kind is not TargetKind.STDIO:
+        return 1
+    return max(1, min(REPLAYS_IN_PARALLEL, os.cpu_count() or 1))
+
+
+async def replay_once(
+    config: Config,
+    oracles: Oracles,
+    finding: Finding,
+    extra_env: Mapping[str, str],
+    connector: Connector = connect,
+) -> tuple[bool, list[Observation]]:
+    """Send the repro to a fresh server; whether the same bug showed again, and what was seen."""
+    arguments: dict[str, Any] = finding.repro.arguments
+    async with connector(config, extra_env) as connection:
+        outcome = await call_tool(connection, finding.name, arguments, config.target.timeout_ms / 1000)
+    observations = oracles.observe(arguments, finding.repro.schema_valid, outcome)
+    same = any(
+        fingerprint(o.kind, finding.surface, finding.name, o.signature) == finding.fingerprint for o in observations
+    )
+    return same, observations
+
+
+@dataclass(slots=True, eq=False)
+class _Tally:
+    finding: Finding
+    ambiguous: bool
+    generation: int = 0
+    """Bumped when the repro changes: results of replays of an older repro are discarded."""
+    attempts: int = 0
+    reproduced: int = 0
+    unreachable: bool = False
+    """A replay could not reach a server (an HTTP server a crash took down): no more attempts."""
+
+
+@dataclass(slots=True, eq=False)
+class _BaselineTally:
+    entry: Finding
+    attempts: int = 0
+    failing: bool = False
+    done: bool = False
+
+
+_Job = tuple[_Tally, int] | _BaselineTally
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    findings: tuple[Finding, ...]
+    """Confirmed, flaky or unconfirmed findings (dropped ones left out), by fingerprint."""
+    triaged: tuple[tuple[Finding, bool], ...] = ()
+    """Every candidate as labelled, with whether it was dropped, for the console."""
+    baseline_failing: frozenset[str] = frozenset()
+    baseline_unverified: frozenset[str] = frozenset()
+    """Baseline entries whose replays did not finish in time: they stay known."""
+    notes: tuple[str, ...] = ()
+    """What the deadline cut short, in words for the report and the summary."""
+
+
+class Verifier:
+    """Replays findings as they are offered, and the baseline at the end.
+
+    Use: `async with anyio.create_task_group() as tg: tg.start_soon(verifier.serve)`, `offer()`
+    each finding as fuzzing records it, then `await verifier.finish(unseen, deadline)`.
+    """
+
+    def __init__(
+        self, config: Config, oracles: Oracles, extra_env: Mapping[str, str], connector: Connector = connect
+    ) -> None:
+        self.config = config
+        self.oracles = oracles
+        self.extra_env = extra_env
+        self.connector = connector
+        self._parallel = parallel_replays(config)
+        background = REPLAYS_WHILE_FUZZING if config.target.kind is TargetKind.STDIO else 0
+        self._limiter = anyio.CapacityLimiter(max(1, background))
+        self._open = background > 0
+        self._tallies: dict[str, _Tally] = {}
+        self._baseline: list[_BaselineTally] = []
+        self._send: MemoryObjectSendStream[_Job]
+        self._receive: MemoryObjectReceiveStream[_Job]
+        self._send, self._receive = anyio.create_memory_object_stream[_Job](math.inf)
+        self._held: list[_Job] = []
+        self._pending = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def pending_replays(self) -> int:
+        """Replays still to run (new findings' and baseline entries'), for the fuzzing deadline."""
+        replays = self.config.replays
+        left = sum(0 if t.unreachable else replays - t.attempts for t in self._tallies.values())
+        return left + sum(0 if b.done else 1 for b in self._baseline)
+
+    def offer(self, finding: Finding, ambiguous: bool) -> None:
+        """A finding as fuzzing now holds it (merged: its smallest repro, all hits so far)."""
+        if self.config.replays <= 0:
+            return
+        tally = self._tallies.get(finding.fingerprint)
+        if tally is None:
+            tally = self._tallies[finding.fingerprint] = _Tally(finding, ambiguous)
+            self._queue((tally, 0))
+            return
+        tally.ambiguous = tally.ambiguous and ambiguous
+        if finding.repro != tally.finding.repro:
+            tally.generation += 1
+            tally.attempts = tally.reproduced = 0
+            self._queue((tally, tally.generation))
+        tally.finding = finding
+
+    async def serve(self) -> None:
+        """Run jobs as they come, as many at once as the limiter allows; until cancelled."""
+        async with anyio.create_task_group() as tg:
+            async for job in self._receive:
+                token = object()
+                await self._limiter.acquire_on_behalf_of(token)
+                tg.start_soon(self._run, job, token)
+
+    async def finish(
+        self, candidates: Sequence[tuple[Finding, bool]], unseen: Sequence[Finding], deadline: float
+    ) -> Verification:
+        """Replay at full speed until every job is done or `deadline` passes, and label the results.
+        `candidates` are fuzzing's final findings; `unseen`, the baseline entries it did not meet."""
+        for finding, ambiguous in candidates:
+            self.offer(finding, ambiguous)
+        for entry in unseen:
+            if entry.surface is Surface.TOOL:
+                tally = _BaselineTally(entry)
+                self._baseline.append(tally)
+                self._queue(tally)
+        self._limiter.total_tokens = self._parallel
+        self._open = True
+        for job in self._held:
+            self._send.send_nowait(job)
+        self._held.clear()
+        with anyio.move_on_at(deadline):
+            await self._idle.wait()
+        return self._verdict(candidates)
+
+    def _queue(self, job: _Job) -> None:
+        self._pending += 1
+        self._idle = anyio.Event() if self._idle.is_set() else self._idle
+        if self._open:
+            self._send.send_nowait(job)
+        else:
+            self._held.append(job)
+
+    def _done(self) -> None:
+        self._pending -= 1
+        if self._pending == 0:
+            self._idle.set()
+
+    async def _run(self, job: _Job, token: object) -> None:
+        try:
+            if isinstance(job, _BaselineTally):
+                await self._baseline_job(job)
+            else:
+                await self._confirm_job(*job)
+        finally:
+            self._limiter.release_on_behalf_of(token)
+            self._done()
+
+    async def _attempt(self, finding: Finding) -> bool | None:
+        """One replay on a fresh server: whether it failed the same way; None if no server could be reached."""
+        try:
+            same, _ = await replay_once(self.config, self.oracles, finding, self.extra_env, self.connector)
+        except TargetError:
+            return None
+        return same
+
+    async def _confirm_job(self, tally: _Tally, generation: int) -> None:
+        if tally.unreachable or generation != tally.generation:
+            return
+        same = await self._attempt(tally.finding)
+        if generation != tally.generation:
+            return
+        if same is None:
+            tally.unreachable = True
+            return
+        tally.attempts += 1
+        tally.reproduced += same
+        if tally.attempts < self.config.replays:
+            # To the back of the queue: the other findings' replays take their turn first.
+            self._queue((tally, generation))
+
+    async def _baseline_job(self, tally: _BaselineTally) -> None:
+        same = await self._attempt(tally.entry)
+        tally.attempts += 1
+        if same is None:
+            tally.done = True
+        elif same:
+            # One failure is enough to keep a known bug known.
+            tally.failing = tally.done = True
+        elif tally.attempts >= max(1, self.config.replays):
+            tally.done = True
+        else:
+            self._queue(tally)
+
+    def _verdict(self, candidates: Sequence[tuple[Finding, bool]]) -> Verification:
+        replays = self.config.replays
+        if replays <= 0:
+            unreplayed = tuple(sorted((f for f, _ in candidates), key=lambda f: f.fingerprint))
+            return Verification(unreplayed, tuple((f, False) for f in unreplayed))
+        kept: list[Finding] = []
+        triaged: list[tuple[Finding, bool]] = []
+        partial = unconfirmed = 0
+        for finding, _ in sorted(candidates, key=lambda c: c[0].fingerprint):
+            tally = self._tallies[finding.fingerprint]
+            labelled, dropped = _labelled(tally, replays)
+            if not tally.unreachable and tally.attempts < replays:
+                unconfirmed += tally.attempts == 0
+                partial += tally.attempts > 0
+            triaged.append((labelled, dropped))
+            if not dropped:
+                kept.append(labelled)
+        notes: list[str] = []
+        if unconfirmed:
+            notes.append(
+                f"{unconfirmed} finding(s) could not be replayed within the budget: reported as unconfirmed"
+                " (an unconfirmed new finding at or above fail-on fails the gate)"
+            )
+        if partial:
+            notes.append(f"{partial} finding(s) got fewer than {replays} replays within the budget")
+        unverified = frozenset(b.entry.fingerprint for b in self._baseline if not b.done)
+        if unverified:
+            notes.append(
+                f"{len(unverified)} baseline entr{'y was' if len(unverified) == 1 else 'ies were'} not replayed "
+                "within the budget; they stay known"
+            )
+        failing = frozenset(b.entry.fingerprint for b in self._baseline if b.failing)
+        return Verification(tuple(kept), tuple(triaged), failing, unverified, tuple(notes))
+
+
+def _labelled(tally: _Tally, replays: int) -> tuple[Finding, bool]:
+    """The finding labelled by its replays, and whether it is dropped: only ever seen while other
+    calls were in flight and never failing alone, it was most likely another call's symptom."""
+    attempts, reproduced = tally.attempts, tally.reproduced
+    dropped = tally.ambiguous and attempts > 0 and reproduced == 0
+    labelled = replace(
+        tally.finding,
+        replays=attempts,
+        reproduced=reproduced,
+        flaky=attempts > 0 and reproduced < attempts,
+        unconfirmed=attempts == 0 and not tally.unreachable,
+    )
+    return labelled, dropped
