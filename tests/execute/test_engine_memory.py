@@ -1,0 +1,140 @@
+"""The engine in-process, against in-memory MCP servers (the connector seam): scheduler, keeper,
+oracles, verification and the time box, with no process started."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel
+
+from fuzzgate.budget import TimeBox
+from fuzzgate.config.model import Config, TargetConfig, TargetKind
+from fuzzgate.events import CallFinished, Event
+from fuzzgate.execute import Engine, EngineResult
+from fuzzgate.findings import Kind
+from fuzzgate.target.memory import memory_connector
+
+LEAKED = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+servers_made = itertools.count()
+
+
+class Stock(BaseModel):
+    quantity: int
+
+
+def make_server() -> MCPServer:
+    next(servers_made)
+    app = MCPServer("memory-example")
+
+    @app.tool()
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @app.tool()
+    def divide(a: int, b: int) -> float:
+        """Divide a by b (b = 0 raises: an unhandled exception)."""
+        return a / b
+
+    @app.tool()
+    async def nap(seconds: float = 0.0) -> str:
+        """Sleep a moment (so that calls overlap)."""
+        await anyio.sleep(0.02)
+        return "rested"
+
+    @app.tool()
+    def whoami(verbose: bool = False) -> str:
+        """Leaks a token when verbose."""
+        return f"user=alice token={LEAKED}" if verbose else "user=alice"
+
+    return app
+
+
+STOCK = types.Tool(
+    name="stock",
+    description="Stock level; reports a string quantity for long SKUs (output schema drift).",
+    input_schema={"type": "object", "properties": {"sku": {"type": "string"}}, "required": ["sku"]},
+    output_schema=Stock.model_json_schema(),
+)
+
+
+def make_lowlevel_server() -> Server[Any]:
+    """MCPServer validates its own output; a low-level server sends whatever its handler returns."""
+
+    async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[STOCK])
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        sku = (params.arguments or {}).get("sku")
+        quantity: int | str = "unknown" if isinstance(sku, str) and len(sku) > 2 else 3
+        return types.CallToolResult(content=[], structured_content={"quantity": quantity})
+
+    return Server("memory-lowlevel", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+
+def _config(**overrides: Any) -> Config:
+    base = Config(target=TargetConfig(kind=TargetKind.STDIO, command="memory"), budget_s=20, cases=60, replays=2)
+    return replace(base, **overrides)
+
+
+def _run(config: Config, factory: Any = make_server) -> tuple[EngineResult, list[Event]]:
+    events: list[Event] = []
+    engine = Engine(config, 7, events.append, timebox=TimeBox(config.budget_s), connector=memory_connector(factory))
+    return anyio.run(engine.run), events
+
+
+def test_finds_each_planted_bug_and_confirms_it_on_fresh_servers() -> None:
+    before = next(servers_made)
+    result, events = _run(_config())
+    kinds = {(f.name, f.kind) for f in result.findings}
+    assert ("divide", Kind.INTERNAL_ERROR) in kinds
+    assert ("whoami", Kind.SECRET_LEAK) in kinds
+    assert all(name != "add" for name, _ in kinds)
+    for finding in result.findings:
+        assert (finding.replays, finding.reproduced, finding.flaky, finding.unconfirmed) == (2, 2, False, False)
+    # One server for fuzzing (nothing crashed it), a fresh one per replay; replays of a repro that a
+    # smaller one replaced later were sent too, so at least as many as the final tallies.
+    replays = sum(f.replays for f in result.findings)
+    assert next(servers_made) - before - 1 >= 1 + replays
+    assert result.calls == sum(1 for e in events if isinstance(e, CallFinished)) == 4 * 60
+
+
+def test_output_schema_drift_is_checked_without_the_sdk() -> None:
+    result, _ = _run(_config(), make_lowlevel_server)
+    (drift,) = [f for f in result.findings if f.kind is Kind.SCHEMA_VIOLATION]
+    assert drift.name == "stock" and "quantity" in drift.message and drift.reproduced == drift.replays == 2
+
+
+def test_concurrency_counts_the_calls_really_in_flight() -> None:
+    # Four workers, one tool, one case: only one call is ever in flight, so nothing is ambiguous.
+    _, events = _run(_config(concurrency=4, cases=1, include=("divide",)))
+    outcomes = [e.outcome for e in events if isinstance(e, CallFinished)]
+    assert [o.concurrent for o in outcomes] == [1]
+    # Two workers on a tool that takes a moment: calls overlap, and say so.
+    _, events = _run(_config(concurrency=2, cases=10, replays=0, include=("nap",)))
+    peaks = {e.outcome.concurrent for e in events if isinstance(e, CallFinished)}
+    assert 2 in peaks and peaks <= {1, 2}
+
+
+def test_a_tiny_budget_stops_fuzzing_and_reports_what_it_cut() -> None:
+    result, _ = _run(_config(budget_s=0.5, cases=None, replays=3))
+    assert set(result.timing) == {"startup", "discovery", "fuzzing", "verification"}
+    assert result.timing["startup"] <= result.timing["discovery"] <= result.timing["fuzzing"]
+    assert result.timing["fuzzing"] <= result.timing["verification"]
+    for finding in result.findings:
+        if finding.replays < 3:
+            assert finding.unconfirmed or result.notes
+
+
+@pytest.mark.parametrize("replays", [0, 1])
+def test_replays_zero_keeps_findings_unreplayed(replays: int) -> None:
+    result, _ = _run(_config(replays=replays, include=("divide",)))
+    (finding,) = result.findings
+    assert finding.replays == replays and not finding.unconfirmed
