@@ -72,7 +72,7 @@ X-Tenant = "acme"
 """
 
 
-def test_wallfacer_toml_loads_unchanged(load: Loader) -> None:
+def test_wallfacer_toml_loads_unchanged(load: Loader, tmp_path: Path) -> None:
     config, warnings = load(WALLFACER_TOML, "wallfacer.toml", environ={"NOTES_TOKEN": "tok-123"})
     assert warnings == []
     target = config.target
@@ -80,7 +80,7 @@ def test_wallfacer_toml_loads_unchanged(load: Loader) -> None:
     assert (target.command, target.args) == ("node", ("dist/server.js", "--stdio"))
     assert target.env == {"NOTES_DB": "/tmp/notes.db", "NOTES_TOKEN": "tok-123"}
     assert target.timeout_ms == 8000
-    assert target.cwd is None
+    assert target.cwd == tmp_path  # the file's directory: its command line runs from there
     assert config.source == Path("wallfacer.toml").absolute()
     assert config.target_line == 3
     assert config.corpus_dir == Path(".wallfacer/corpus")
@@ -100,9 +100,10 @@ def test_wallfacer_toml_loads_unchanged(load: Loader) -> None:
         "auth": {"header": "Authorization", "scheme": "Bearer"},
         "pagination": {"max_pages": "5"},
     }
-    # Nothing fuzzgate-specific in the file: fuzzgate's defaults apply.
+    # Nothing fuzzgate-specific in the file: fuzzgate's defaults apply, directories beside the file.
     assert config.budget_s == 60.0
-    assert config.out_dir == Path(".fuzzgate/out")
+    assert config.out_dir == tmp_path / ".fuzzgate/out"
+    assert config.baseline_dir == tmp_path / ".fuzzgate/baseline"
 
 
 def test_wallfacer_http_target(load: Loader) -> None:
@@ -211,8 +212,8 @@ def _expected_full(tmp_path: Path) -> Config:
         max_tools=10,
         seed=42,
         fail_on=Severity.HIGH,
-        out_dir=Path("reports/fuzz"),
-        baseline_dir=Path("fuzz/baseline"),
+        out_dir=tmp_path / "reports/fuzz",
+        baseline_dir=tmp_path / "fuzz/baseline",
         secret_patterns=("sk-[A-Za-z0-9]{20,}",),
         slow_ms=1500,
         max_string=1024 * 1024,
@@ -268,7 +269,7 @@ packs:
     assert replace(from_toml, source=None, target_line=1) == replace(from_yaml, source=None, target_line=1)
 
 
-def test_target_cwd_is_relative_to_the_config_file_and_out_to_the_working_directory(
+def test_target_cwd_out_and_baseline_are_relative_to_the_config_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     conf_dir = tmp_path / "conf"
@@ -282,8 +283,8 @@ def test_target_cwd_is_relative_to_the_config_file_and_out_to_the_working_direct
     config = load_config(path, Overrides(), {}, warn=warnings.append)
     assert warnings == []
     assert config.target.cwd == conf_dir / "../server"
-    assert config.out_dir == Path("o")
-    assert config.baseline_dir == Path("b")
+    assert config.out_dir == conf_dir / "o"
+    assert config.baseline_dir == conf_dir / "b"
 
 
 def test_absolute_target_cwd_is_kept(load: Loader) -> None:

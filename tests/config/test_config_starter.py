@@ -10,7 +10,7 @@ from typing import Literal
 
 import pytest
 
-from fuzzgate.config import OVERRIDE_FLAGS, Config, TargetKind, starter_config
+from fuzzgate.config import OVERRIDE_FLAGS, Config, TargetConfig, TargetKind, starter_config
 from fuzzgate.config._schema import FUZZGATE_KEYS, SECTION_KEYS, TARGET_KEYS, WALLFACER_ONLY_KINDS
 
 Loader = Callable[..., tuple[Config, list[str]]]
@@ -24,25 +24,32 @@ def uncommented(text: str) -> str:
     return _COMMENTED.sub(r"\1", text)
 
 
+def defaults_beside(directory: Path, target: TargetConfig) -> Config:
+    """The defaults for a config file in `directory`: its output and baseline directories beside it."""
+    return Config(target=target, out_dir=directory / ".fuzzgate/out", baseline_dir=directory / ".fuzzgate/baseline")
+
+
 @pytest.mark.parametrize("kind", KINDS)
-def test_starter_loads_without_warnings_and_with_defaults(load: Loader, kind: Literal["stdio", "http"]) -> None:
+def test_starter_loads_without_warnings_and_with_defaults(
+    load: Loader, tmp_path: Path, kind: Literal["stdio", "http"]
+) -> None:
     config, warnings = load(starter_config(kind), environ={})
     assert warnings == []
     assert config.target.kind is TargetKind(kind)
     assert config.target_line == starter_config(kind).splitlines().index("[target]") + 1
-    assert replace(config, source=None, target_line=1) == Config(target=config.target)
+    assert replace(config, source=None, target_line=1) == defaults_beside(tmp_path, config.target)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_uncommenting_every_example_still_loads_and_shows_the_defaults(
-    load: Loader, kind: Literal["stdio", "http"]
+    load: Loader, tmp_path: Path, kind: Literal["stdio", "http"]
 ) -> None:
     text = uncommented(starter_config(kind))
     assert text.count("\n# ") < starter_config(kind).count("\n# ")
     config, warnings = load(text, environ={})
     assert warnings == []
     examples = {"cases": 100, "max_tools": 20, "seed": 42}  # keys without a default show an example
-    defaults = Config(target=config.target)
+    defaults = defaults_beside(tmp_path, config.target)
     assert replace(config, source=None, target_line=1, cases=None, max_tools=None, seed=None) == defaults
     assert {key: getattr(config, key) for key in examples} == examples
     assert config.target.name == "my-server"

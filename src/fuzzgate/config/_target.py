@@ -23,6 +23,7 @@ from fuzzgate.config._values import (
     as_path,
     as_str_list,
     as_url,
+    beside,
     check_header,
 )
 from fuzzgate.config.model import TargetConfig, TargetKind
@@ -153,9 +154,12 @@ def _stdio(
         if section.get("env") is not None:
             env = as_env(section.get("env"), f"{document.display}: [target.env]")
         if section.get("cwd") is not None:
-            cwd = as_path(section.get("cwd"), section.where("cwd"))
-            if document.path is not None and not cwd.is_absolute():
-                cwd = document.path.parent / cwd
+            cwd = beside(as_path(section.get("cwd"), section.where("cwd")), document.path)
+    if cwd is None and document.path is not None and overrides.command is None and overrides.args is None:
+        # The file's command line names its paths (`args = ["server.py"]`) as seen from the file:
+        # run it from there, wherever fuzzgate was started. A command line given by flags runs in
+        # the current directory, where its paths were typed.
+        cwd = document.path.parent
     return TargetConfig(
         kind=TargetKind.STDIO, command=command, args=args, env=env, cwd=cwd, timeout_ms=timeout_ms, name=name
     )

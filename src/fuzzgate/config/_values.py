@@ -177,6 +177,14 @@ def as_path(value: object, where: str) -> Path:
     return Path(as_nonempty_str(value, where)).expanduser()
 
 
+def beside(path: Path, config_file: Path | None) -> Path:
+    """A path written in the config file: a relative one is taken from the file's directory, so the
+    file means the same wherever fuzzgate is started (the lookup finds it from any subdirectory)."""
+    if config_file is None or path.is_absolute():
+        return path
+    return config_file.parent / path
+
+
 def as_millis(value: object, where: str) -> int:
     """A duration (string like "2s", or a number of seconds) as whole milliseconds, at least 1 ms."""
     if not isinstance(value, str | int | float):

@@ -30,6 +30,7 @@ from fuzzgate.config._values import (
     as_size,
     as_str_list,
     as_str_map,
+    beside,
 )
 from fuzzgate.config.model import Config, GenerationMode, ProtocolMode
 from fuzzgate.errors import ConfigError
@@ -121,8 +122,15 @@ def _seconds(value: object, where: str, _from_flag: bool) -> float:
     return as_millis(value, where) / 1000
 
 
-def _directory(value: object, where: str, _from_flag: bool) -> Path:
-    return as_path(str(value) if isinstance(value, Path) else value, where)
+def _directory(config_file: Path | None) -> _Reader[Path]:
+    """A directory setting: from a flag, relative to the current directory, as the user typed it;
+    from the file, relative to the file's directory."""
+
+    def read(value: object, where: str, from_flag: bool) -> Path:
+        path = as_path(str(value) if isinstance(value, Path) else value, where)
+        return path if from_flag else beside(path, config_file)
+
+    return read
 
 
 class _Settings:
@@ -143,6 +151,7 @@ class _Settings:
 
 
 def _fuzzgate_settings(settings: _Settings, config: Config) -> Config:
+    directory = _directory(config.source)
     return replace(
         config,
         budget_s=settings.read("budget", _seconds, config.budget_s),
@@ -154,8 +163,9 @@ def _fuzzgate_settings(settings: _Settings, config: Config) -> Config:
         max_tools=settings.read("max_tools", _integer(1), config.max_tools),
         seed=settings.read("seed", _plain(as_seed), config.seed),
         fail_on=settings.read("fail_on", _choice(Severity), config.fail_on),
-        out_dir=settings.read("out", _directory, config.out_dir),
-        baseline_dir=settings.read("baseline", _directory, config.baseline_dir),
+        # With a config file, the default directories are beside it too, like the file's own values.
+        out_dir=settings.read("out", directory, beside(config.out_dir, config.source)),
+        baseline_dir=settings.read("baseline", directory, beside(config.baseline_dir, config.source)),
         secret_patterns=_secret_patterns(settings),
         slow_ms=settings.read("slow", _plain(as_millis), config.slow_ms),
         max_string=settings.read("max_string", _plain(as_size), config.max_string),

@@ -41,6 +41,8 @@ class TargetConfig:
     args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict, repr=False)
     cwd: Path | None = None
+    """The stdio server's working directory, None for fuzzgate's own. `load_config` gives it the
+    config file's directory when the file supplies the command line and no `cwd`."""
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict, repr=False)
     """`env` and `headers` hold secrets (tokens), so they stay out of `repr` and tracebacks."""
@@ -81,6 +83,8 @@ class Config:
     seed: int | None = None
     fail_on: Severity = Severity.MEDIUM
     out_dir: Path = Path(".fuzzgate/out")
+    """Like `baseline_dir`: relative to the current directory as given here and by a flag;
+    `load_config` takes the file's value, and with a file this default, from the file's directory."""
     secret_patterns: tuple[str, ...] = ()
     slow_ms: int = 2000
     max_string: int = 65536
