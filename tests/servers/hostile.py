@@ -4,7 +4,7 @@
 
 Tool `misbehave(mode)`: "ok" answers properly; "wrong_id" answers with another id; "garbage"
 prints a non-JSON line first; "invalid" sends a response without result or error; "exit" exits 3
-with a message on stderr.
+with a message on stderr; "server_error" answers with a JSON-RPC error -32000 and stays up.
 """
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ TOOL = {
     "name": "misbehave",
     "inputSchema": {
         "type": "object",
-        "properties": {"mode": {"enum": ["ok", "wrong_id", "garbage", "invalid", "exit"]}, "echo": {"type": "string"}},
+        "properties": {
+            "mode": {"enum": ["ok", "wrong_id", "garbage", "invalid", "exit", "server_error"]},
+            "echo": {"type": "string"},
+        },
         "required": ["mode"],
     },
 }
@@ -62,6 +65,9 @@ def main() -> None:
                 send(ok)
             elif mode == "invalid":
                 send({"jsonrpc": "2.0", "id": rid, "foo": 1})
+            elif mode == "server_error":
+                # -32000 is the SDK's "connection closed" code, and a code servers use for their own errors.
+                send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "Connection closed by upstream"}})
             elif mode == "exit":
                 print("panic: exiting", file=sys.stderr, flush=True)
                 sys.exit(3)
