@@ -44,7 +44,8 @@ def _hostile_call(mode: str) -> Any:
 
     async def body() -> Any:
         async with open_connection(config) as conn:
-            request = types.CallToolRequest(params=types.CallToolRequestParams(name="misbehave", arguments={"mode": mode}))
+            params = types.CallToolRequestParams(name="misbehave", arguments={"mode": mode})
+            request = types.CallToolRequest(params=params)
             with pytest.raises(MCPError) as raised:
                 with anyio.fail_after(10):
                     await conn.client.session.send_request(request, types.CallToolResult)
