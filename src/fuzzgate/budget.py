@@ -13,6 +13,7 @@ larger of 10 s and 10 %, provided the per-request timeout is below that margin.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,23 @@ VERIFY_SHARE = 0.3
 """The largest share of the budget fuzzing gives up for verification."""
 STOP_ALLOWANCE_S = 0.5
 """What stopping a fresh server usually costs, in the verification estimate."""
+
+
+def process_start() -> float:
+    """When this process started, on the `time.monotonic()` clock, so that the interpreter's start
+    and fuzzgate's imports count against the budget too. Linux: from /proc (process start and
+    uptime are both seconds since boot); elsewhere, now."""
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            # The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        started_after_boot = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        with open("/proc/uptime", "rb") as uptime:
+            since_boot = float(uptime.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return time.monotonic()
+    age = since_boot - started_after_boot
+    return time.monotonic() - age if 0 <= age < 3600 else time.monotonic()
 
 
 def margin_s(budget_s: float) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -33,7 +34,7 @@ from fuzzgate.events import (
     TriageStarted,
 )
 from fuzzgate.findings import Finding, Repro, Surface
-from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S
+from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.outcome import OutcomeStatus
 from fuzzgate.plan import Scheduler, ToolPlan, select
 from fuzzgate.results import Status, SurfaceEntry, TargetSummary
@@ -44,8 +45,10 @@ from fuzzgate.verify import Connector, Verifier, connect, parallel_replays
 MAX_RESTARTS_IN_A_ROW = 3
 LONE_SURROGATE_TIMEOUT_S = 1.0
 """Some SDKs silently drop a request they cannot decode; waiting the full timeout for it only wastes budget."""
-GENERATION_SHARE = 0.25
-"""The longest one tool's generator may take to build or draw, as a share of the budget."""
+GENERATION_SHARE = 0.1
+"""The longest one generation request may take, as a share of the budget (at least 1 s, at most
+the worker's default): all tools share one generation worker, so a schema too costly to generate
+for holds the others up until then."""
 _WATCH_S = 0.05
 
 
@@ -192,6 +195,8 @@ class Engine:
         verifier = self.verifier
         async with anyio.create_task_group() as verifying:
             verifying.start_soon(verifier.serve)
+            # The generation worker's one-time start-up overlaps the server's.
+            verifying.start_soon(partial(anyio.to_thread.run_sync, WORKER.warm_up, abandon_on_cancel=True))
             async with anyio.create_task_group() as tg:
                 first = await tg.start(keeper.run)
                 self._startup_s = box.elapsed()
@@ -217,6 +222,9 @@ class Engine:
                         for _ in range(max(1, config.concurrency)):
                             workers.start_soon(self._worker, scheduler, keeper, known)
                     fuzzing.cancel_scope.cancel()
+                if WORKER.busy():
+                    # A generation request the deadline abandoned must not outlive the run.
+                    WORKER.abort()
                 tg.cancel_scope.cancel()
             box.mark("fuzzing")
             fuzz_elapsed = box.elapsed()

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fuzzgate import __version__, interrupt
-from fuzzgate.budget import TimeBox
+from fuzzgate.budget import TimeBox, process_start
 from fuzzgate.check import Oracles
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
 from fuzzgate.commands import prune_command
@@ -126,7 +126,7 @@ def _config_here(config: Config, cwd: Path) -> str | None:
 
 
 def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: Path | None, quiet: bool) -> int:
-    box = TimeBox(config.budget_s)
+    box = TimeBox(config.budget_s, start=process_start())
     cwd = Path.cwd()
     choice = choose_seed(seed_flag, config.seed, os.environ, cwd)
     if choice.warning:

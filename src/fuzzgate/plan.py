@@ -18,7 +18,7 @@ from fuzzgate.config.model import Config
 from fuzzgate.discover import Inventory, ToolInfo
 from fuzzgate.findings import Surface
 from fuzzgate.generate import CaseGenerator, UnsupportedSchema
-from fuzzgate.generate._worker import GenerationError
+from fuzzgate.generate._worker import GenerationAbandoned, GenerationError
 from fuzzgate.generate.cases import Case
 from fuzzgate.results import Status, SurfaceEntry
 from fuzzgate.safety import DestructiveGuard
@@ -47,6 +47,8 @@ class ToolPlan:
             return self.generator.case(index)
         except UnsupportedSchema as exc:
             self.skip_reason = f"input schema not supported: {exc}"
+        except GenerationAbandoned:
+            pass
         except GenerationError as exc:
             # The schema came from the server; whatever it does to the generator skips this tool
             # (with the reason in the report), never the run.

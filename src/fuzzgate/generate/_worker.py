@@ -35,15 +35,22 @@ _PREFETCH_CACHE: Final = 16
 _STOP_GRACE_S: Final = 0.5
 DEFAULT_TIMEOUT_S: Final = 10.0
 """How long one request may take before the worker is killed and the request fails."""
-_START_ALLOWANCE_S: Final = 20.0
-"""Extra time for the first request a fresh worker serves: importing Hypothesis and, on a machine
-that never ran it, computing its Unicode tables."""
+_FIRST_START_ALLOWANCE_S: Final = 20.0
+"""Extra time for the first request of this process's first worker: importing Hypothesis and, on a
+machine that never ran it, computing its Unicode tables (cached on disk after that)."""
+_RESTART_ALLOWANCE_S: Final = 2.0
+"""Extra time for the first request of a restarted worker: importing Hypothesis again."""
 _PASSED_ENV: Final = ("PATH", "LD_LIBRARY_PATH", "PYTHONHOME", "SYSTEMROOT", "TMPDIR")
 """What the interpreter itself may need; nothing else of the caller's environment reaches the worker."""
 
 
 class GenerationError(RuntimeError):
     """The generation worker failed in a way that is a fuzzgate bug, not a schema problem."""
+
+
+class GenerationAbandoned(GenerationError):
+    """The caller stopped waiting for this request (the run reached its deadline): no verdict on
+    the schema."""
 
 
 class GenerationTimeout(UnsupportedSchema):
@@ -143,6 +150,9 @@ def main() -> None:
 # -- in the caller ---------------------------------------------------------------------------
 
 
+_WARM_SCHEMA: Final = {"type": "object", "properties": {"s": {"type": "string"}, "n": {"type": "number"}}}
+
+
 class GenerationWorker:
     """The caller's handle on the worker process: started on first use, shared, thread-safe.
 
@@ -160,6 +170,8 @@ class GenerationWorker:
         self._fresh = True
         self._prefetching_for: str | None = None
         self._closed = False
+        self._started_once = False
+        self._epoch = 0
 
     def request(
         self, payload: dict[str, Any], *, timeout_s: float = DEFAULT_TIMEOUT_S, owner: str = ""
@@ -170,16 +182,17 @@ class GenerationWorker:
         UnsupportedSchema (GenerationTimeout past `timeout_s`) or GenerationError.
         """
         line = (json.dumps(payload, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
+        epoch = self._epoch
         with self._lock:
             if self._closed:
                 raise GenerationError("the generation worker was stopped")
             other_prefetch = self._prefetching_for not in (None, owner)
             try:
-                answer = self._exchange(line, timeout_s) or self._restart_and_exchange(line, timeout_s)
+                answer = self._exchange(line, timeout_s) or self._restart_and_exchange(line, timeout_s, epoch)
             except GenerationTimeout:
                 if not other_prefetch:
                     raise
-                answer = self._restart_and_exchange(line, timeout_s)
+                answer = self._restart_and_exchange(line, timeout_s, epoch)
             self._prefetching_for = owner if payload.get("prefetch") else None
         reply = json.loads(answer)
         if "unsupported" in reply:
@@ -188,17 +201,23 @@ class GenerationWorker:
             raise GenerationError(f"the generation worker failed: {reply['error']}")
         return reply["ok"], reply.get("ready", [])
 
-    def _restart_and_exchange(self, line: bytes, timeout_s: float) -> bytes:
+    def _restart_and_exchange(self, line: bytes, timeout_s: float, epoch: int | None = None) -> bytes:
+        if epoch is not None and epoch != self._epoch:
+            raise GenerationAbandoned("the generation request was abandoned")
         self._stop()
         answer = self._exchange(line, timeout_s)
         if not answer:
+            if epoch is not None and epoch != self._epoch:
+                raise GenerationAbandoned("the generation request was abandoned")
             raise GenerationError("the generation worker process exited unexpectedly")
         return answer
 
     def _exchange(self, line: bytes, timeout_s: float) -> bytes:
         process = self._start()
         stdin, _ = _pipes(process)
-        allowance = _START_ALLOWANCE_S if self._fresh else 0.0
+        allowance = 0.0
+        if self._fresh:
+            allowance = _RESTART_ALLOWANCE_S if self._started_once else _FIRST_START_ALLOWANCE_S
         try:
             stdin.write(line)
             stdin.flush()
@@ -208,7 +227,9 @@ class GenerationWorker:
         if answer is None:
             self._stop(kill=True)
             raise GenerationTimeout(f"generating values took longer than {timeout_s:g}s at /")
-        self._fresh = False
+        if answer:
+            self._fresh = False
+            self._started_once = True
         return answer
 
     def _read_line(self, process: subprocess.Popen[bytes], deadline: float) -> bytes | None:
@@ -273,6 +294,27 @@ class GenerationWorker:
         """Stop the worker (it is restarted on the next request)."""
         with self._lock:
             self._stop()
+
+    def warm_up(self) -> None:
+        """Start the worker and let it do its one-time work (importing Hypothesis, building its
+        character tables) under the first-start allowance, so that the schemas' own requests are
+        held to their plain deadline. Meant to run while the server starts. Never raises."""
+        probe = {"op": "draw", "schema": _WARM_SCHEMA, "max_string": 64, "count": 4, "stream": "conform", "seed": 0}
+        with contextlib.suppress(UnsupportedSchema, GenerationError):
+            self.request(probe, owner="")
+
+    def busy(self) -> bool:
+        """Whether a request is in flight (perhaps from a thread the caller stopped waiting for)."""
+        return self._lock.locked()
+
+    def abort(self) -> None:
+        """Fail the request in flight now, if any: a run that stopped waiting for it at its deadline
+        must not keep the process alive until the request's own deadline. The worker is killed;
+        the next request starts a new one."""
+        self._epoch += 1
+        process = self._process
+        if process is not None and self.busy():
+            _kill_group(process)
 
     def close(self) -> None:
         """At exit: kill the worker without waiting for a request in flight (a thread the run

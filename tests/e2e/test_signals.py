@@ -1,0 +1,50 @@
+"""A cancelled CI job sends SIGTERM, a person presses Ctrl-C: fuzzgate stops its servers, writes no
+report, and exits 143 or 130 (128 + the signal), with no traceback."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import SERVERS
+from tests.e2e.test_interrupt import _processes_running
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_run_with_its_exit_code(tmp_path: Path, signum: int, code: int) -> None:
+    script = tmp_path / f"unique_signal_{signum}_server.py"
+    shutil.copy(SERVERS / "clean_server.py", script)
+    shutil.copy(SERVERS / "_serve.py", tmp_path / "_serve.py")
+    trace = tmp_path / "trace.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fuzzgate", "run", "--command", sys.executable, f"--arg={script}",
+         "--budget", "5m", "--seed", "1", "--out", str(tmp_path / "out"), "--trace", str(trace)],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (trace.exists() and trace.stat().st_size > 200):
+            time.sleep(0.2)
+        assert _processes_running(str(script)), "the server never started"
+        proc.send_signal(signum)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, stderr
+    assert f"interrupted by {signal.Signals(signum).name}" in stderr
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr
+    out = tmp_path / "out"
+    assert not out.exists() or not any(out.iterdir()), "an interrupted run writes no output"
+    deadline = time.monotonic() + 10
+    while _processes_running(str(script)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_running(str(script)) == []

@@ -1,0 +1,74 @@
+"""The time box, seen from outside: every phase inside one budget, hostile schemas skipped with a
+reason instead of stalling the run, a server with hundreds of tools fuzzed at once. Wall time
+against the budget is measured in bench/timebox.py (docs/benchmarks.md), not asserted here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import fuzzgate
+
+pytestmark = pytest.mark.e2e
+
+TEST_SERVERS = Path(__file__).resolve().parents[1] / "servers"
+PHASES = ["startup", "discovery", "fuzzing", "verification", "outputs"]
+
+
+def _target(script: str, *args: str) -> list[str]:
+    return ["--command", sys.executable, f"--arg={TEST_SERVERS / script}", *(f"--arg={a}" for a in args)]
+
+
+def test_hostile_schemas_are_skipped_with_their_reason_and_the_rest_is_fuzzed(tmp_path: Path) -> None:
+    run = fuzzgate("run", *_target("hostile_schemas.py"), "--budget", "20s", "--seed", "3", cwd=tmp_path)
+    assert run.code == 0, run.stdout + run.stderr
+    report = run.report
+    entries = {e["name"]: e for e in report["entries"]}
+    for name in ("catastrophic_pattern", "huge_enum"):
+        assert entries[name]["status"] == "skipped", entries[name]
+        assert "took longer than" in entries[name]["reason"]
+    assert entries["plain"]["status"] == "fuzzed" and entries["plain"]["cases"] > 10
+    assert list(report["timing"]) == PHASES
+    assert [report["timing"][p] for p in PHASES] == sorted(report["timing"][p] for p in PHASES)
+    assert "Traceback" not in run.stderr
+
+
+def test_a_server_with_300_tools_is_fuzzed_from_the_first_tool(tmp_path: Path) -> None:
+    run = fuzzgate(
+        "run", *_target("many_tools.py", "300"), "--budget", "15s", "--replays", "1", "--seed", "4", cwd=tmp_path
+    )
+    assert run.code in (0, 1), run.stdout + run.stderr
+    report = run.report
+    assert len(report["entries"]) == 300
+    fuzzed = [e for e in report["entries"] if e["cases"] > 0]
+    assert fuzzed and all(e["status"] == "fuzzed" for e in report["entries"])
+    never = len(report["entries"]) - len(fuzzed)
+    if never:
+        # Tools the budget did not reach are said, not silently dropped.
+        assert any(f"{never} of 300 tools got no case" in note for note in report["notes"]), report["notes"]
+    # Every finding is one of the planted bugs (tool_i fails for n == i), named on its own tool.
+    for finding in report["findings"]:
+        assert finding["kind"] == "internal_error"
+        assert finding["repro"]["arguments"]["n"] == int(finding["name"].removeprefix("tool_"))
+
+
+def test_findings_the_budget_could_not_replay_are_unconfirmed_and_fail_the_gate(tmp_path: Path) -> None:
+    # A hang costs a timeout per replay: with three replays asked for and a short budget, some are
+    # cut. What was cut is said; nothing seen is passed silently.
+    from tests.e2e.conftest import stdio_target
+
+    run = fuzzgate(
+        "run", *stdio_target("buggy_server.py"), "--include", "sync_repository", "--timeout", "3s",
+        "--budget", "12s", "--replays", "3", "--seed", "2", cwd=tmp_path,
+        env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(tmp_path)},
+    )  # fmt: skip
+    hangs = run.findings(kind="hang")
+    assert hangs, run.stdout
+    (hang,) = hangs
+    assert run.code == 1
+    if hang["replays"] < 3:
+        assert run.report["notes"], "a cut-short verification must be reported"
+        assert hang["unconfirmed"] == (hang["replays"] == 0)
+        assert ("unconfirmed" in run.stdout) == hang["unconfirmed"]
