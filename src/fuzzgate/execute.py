@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 import time
-from functools import partial
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import anyio
 import anyio.to_thread

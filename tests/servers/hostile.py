@@ -67,7 +67,8 @@ def main() -> None:
                 send({"jsonrpc": "2.0", "id": rid, "foo": 1})
             elif mode == "server_error":
                 # -32000 is the SDK's "connection closed" code, and a code servers use for their own errors.
-                send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "Connection closed by upstream"}})
+                error = {"code": -32000, "message": "Connection closed by upstream"}
+                send({"jsonrpc": "2.0", "id": rid, "error": error})
             elif mode == "exit":
                 print("panic: exiting", file=sys.stderr, flush=True)
                 sys.exit(3)
