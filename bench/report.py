@@ -25,6 +25,12 @@ BENCH = Path(__file__).resolve().parent
 FUZZERS = ("fuzzgate", "mcp-fuzzer")
 
 
+def timebox_section(data: dict[str, Any] | None) -> list[str]:
+    from timebox import section  # bench/timebox.py: its table, kept next to the measurement
+
+    return section(data)
+
+
 def load(results: Path, name: str) -> dict[str, Any] | None:
     path = results / name
     return json.loads(path.read_text()) if path.exists() else None
@@ -524,6 +530,7 @@ def main() -> None:
         "",
         *realworld_section(rw, reviews),
         "",
+        *timebox_section(load(ns.results, "timebox.json")),
         "## How this was run",
         "",
         "```sh",

@@ -3,7 +3,9 @@ destructive tools are never called, and the outputs say so."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -30,7 +32,7 @@ def buggy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliRun, Path]:
     markers.mkdir()
     run = fuzzgate(
         "run", *stdio_target("buggy_server.py"),
-        "--budget", "25s", "--seed", "1234", "--timeout", "3s", "--slow", "2s",
+        "--budget", "40s", "--seed", "1234", "--timeout", "3s", "--slow", "2s",
         "--baseline", str(work / "baseline"), "--trace", str(work / "trace.jsonl"),
         cwd=work, env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(markers)},
     )  # fmt: skip
@@ -77,20 +79,34 @@ def test_findings_carry_repro_and_confirmation(buggy_run: tuple[CliRun, Path]) -
     run, _ = buggy_run
     for f in run.report["findings"]:
         assert f["repro"]["seed"] == 1234 and isinstance(f["repro"]["arguments"], dict)
-        assert f["replays"] == 3 and f["flaky"] == (f["reproduced"] < f["replays"])
+        # The time box may cut replays short; what it cut is labelled, never hidden.
+        assert 0 <= f["reproduced"] <= f["replays"] <= 3
+        assert f["unconfirmed"] == (f["replays"] == 0)
         assert len(f["fingerprint"]) == 20 and f["count"] >= 1
         deterministic = f["kind"] in ("crash", "internal_error", "hang", "schema_violation", "protocol_error")
         if deterministic and f["name"] != "render_thumbnail":
-            assert not f["flaky"], f
+            assert f["reproduced"] == f["replays"] and not f["flaky"], f
     fingerprints = [f["fingerprint"] for f in run.report["findings"]]
     assert len(fingerprints) == len(set(fingerprints))
+    confirmed = [f for f in run.report["findings"] if f["replays"] == 3]
+    assert len(confirmed) >= len(run.report["findings"]) // 2, "the budget left most findings unconfirmed"
+    if any(f["replays"] < 3 for f in run.report["findings"]):
+        assert run.report["notes"], "cut-short replays must be reported"
+
 
 
 def test_flaky_crash_never_fails_the_gate(buggy_run: tuple[CliRun, Path]) -> None:
     run, _ = buggy_run
-    flaky = run.findings(name="render_thumbnail", kind="crash")
-    assert flaky, "the flaky crash was not hit"
-    assert flaky[0]["flaky"] == (flaky[0]["reproduced"] < flaky[0]["replays"])
+    assert run.findings(name="render_thumbnail", kind="crash"), "the flaky crash was not hit"
+    findings = run.report["findings"]
+    # With no baseline every finding is new: the alerts are exactly the confirmed findings, and the
+    # failing test cases exactly the tools with a confirmed finding at or above medium (the fail-on).
+    sarif = json.loads((run.out / "fuzzgate.sarif").read_text())
+    alerted = {r["fingerprints"]["fuzzgate/v1"] for r in sarif["runs"][0]["results"]}
+    assert alerted == {f["fingerprint"] for f in findings if not f["flaky"]}
+    cases = ElementTree.parse(run.out / "junit.xml").getroot().iter("testcase")
+    failing = {case.get("name") for case in cases if case.find("failure") is not None}
+    assert failing == {f["name"] for f in findings if not f["flaky"] and f["severity"] != "low"}
 
 
 def test_secrets_are_redacted(buggy_run: tuple[CliRun, Path]) -> None:
@@ -109,8 +125,6 @@ def test_secrets_are_redacted(buggy_run: tuple[CliRun, Path]) -> None:
 
 
 def test_trace_records_every_call(buggy_run: tuple[CliRun, Path]) -> None:
-    import json
-
     run, _ = buggy_run
     lines = (run.out.parent / "trace.jsonl").read_text().splitlines()
     assert len(lines) == run.report["calls"]
