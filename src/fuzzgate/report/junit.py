@@ -114,7 +114,12 @@ def _body(report: RunReport, repo_root: Path, finding: Finding) -> str:
         f"reproduce: {repro_command(finding, report.config_path)}",
         f"fingerprint: {finding.fingerprint}",
         f"location: {where.path}:{where.line}",
-        f"replays: reproduced {finding.reproduced} of {finding.replays}; hit {finding.count} time(s)",
+        (
+            "replays: none, the budget ran out first (unconfirmed)"
+            if finding.unconfirmed
+            else f"replays: reproduced {finding.reproduced} of {finding.replays}"
+        )
+        + f"; hit {finding.count} time(s)",
     ]
     details = finding.details
     if details.error:

@@ -287,6 +287,7 @@ def _result(finding: Finding, report: RunReport, repo_root: Path, rule_index: in
         "name": finding.name,
         "repro": command,
         "flaky": finding.flaky,
+        "unconfirmed": finding.unconfirmed,
         "count": finding.count,
         "replays": finding.replays,
         "reproduced": finding.reproduced,

@@ -96,6 +96,9 @@ def _head(report: RunReport) -> Iterator[str]:
     )
     if report.interrupted:
         yield "> **Interrupted:** the run stopped before its budget was spent; results are partial.\n"
+    if report.notes:
+        cut = "".join(f"> - {_escape(note)}\n" for note in report.notes)
+        yield f"> **Cut short by the budget** (raise `--budget` or lower `--replays`):\n>\n{cut}"
     server = " ".join(p for p in (report.target.server_name, report.target.server_version) if p)
     facts = [
         ("Seed", f"{_code(str(report.seed))} ({_escape(report.seed_source)})"),
@@ -150,6 +153,8 @@ def _finding(report: RunReport, repo_root: Path, finding: Finding, *, fixed: boo
     notes = []
     if finding.flaky:
         notes.append(f"flaky: reproduced {finding.reproduced} of {finding.replays} replays, never fails the run")
+    elif finding.unconfirmed:
+        notes.append("unconfirmed: the budget ran out before any replay; seen once, so it counts")
     elif not fixed and report.state_of(finding) is BaselineState.NEW and not finding.severity.at_least(report.fail_on):
         notes.append(f"below fail-on {report.fail_on.value}")
     head = f"#### {' · '.join(labels)}\n\n{_escape(finding.message)}"
