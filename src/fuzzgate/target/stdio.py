@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import mcp_types as types
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
@@ -29,6 +30,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from fuzzgate.outcome import AnomalyKind, WireAnomaly
+from fuzzgate.target.process_tree import CUSTODY, ProcessTree, kill_orphans
 
 MAX_LINE_BYTES = 128 * 1024 * 1024
 """A reply longer than this is a protocol error, not something to buffer."""
@@ -119,6 +121,9 @@ class ServerProcess:
         self.wire = WireLog()
         self.pending: set[str | int] = set()
         self._process: Process | None = None
+        self._tree: ProcessTree | None = None
+        self._burying = anyio.Lock()
+        self._buried = False
         self.killed_by_us = False
         self.stderr_closed = anyio.Event()
 
@@ -131,15 +136,26 @@ class ServerProcess:
         return self._process.returncode if self._process else None
 
     async def start(self) -> None:
-        self._process = await anyio.open_process(
-            [self.spec.command, *self.spec.args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=self.spec.env,
-            cwd=self.spec.cwd,
-            start_new_session=True,
-        )
+        with CUSTODY.starting():
+            self._process = await anyio.open_process(
+                [self.spec.command, *self.spec.args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.spec.env,
+                cwd=self.spec.cwd,
+                start_new_session=True,
+            )
+            CUSTODY.adopt(self._process.pid, server=True)
+        self._tree = ProcessTree(self._process.pid)
+
+    async def outlive(self) -> None:
+        """When the server exits by itself, kill what it started at once: a grandchild holding its
+        stderr pipe open would otherwise keep a crashed call waiting for the server's last words."""
+        assert self._process
+        await self._process.wait()
+        if not self.killed_by_us:
+            await self._bury()
 
     async def pump_stderr(self) -> None:
         assert self._process and self._process.stderr
@@ -210,22 +226,27 @@ class ServerProcess:
                 return
 
     async def stop(self) -> None:
-        """Close stdin, then SIGTERM and SIGKILL the whole process group, and reap it.
+        """Close stdin, then SIGTERM and SIGKILL the whole process group, kill every process the
+        server started wherever it went (`process_tree`), reap it, and close its pipes.
 
         Shielded and bounded: it runs on every exit path, Ctrl-C and cancellation included.
         """
-        process = self._process
-        if process is None or self.killed_by_us:
+        process, tree = self._process, self._tree
+        if process is None or tree is None or self.killed_by_us:
             # Once is enough: a second group kill after the reap could hit a reused process id.
             return
         # From here on, the server ending is fuzzgate's doing, not a crash.
         self.killed_by_us = True
         with anyio.CancelScope(shield=True):
+            # Parent links are lost when the server exits, as it does when stdin closes.
+            tree.remember()
             if process.stdin is not None:
                 with suppress(Exception):
                     await process.stdin.aclose()
             for sig, grace in ((None, _TERM_GRACE_S), (signal.SIGTERM, _KILL_GRACE_S), (signal.SIGKILL, 5.0)):
                 if sig is not None:
+                    if process.returncode is None:
+                        tree.remember()
                     _signal_group(process.pid, sig)
                 with anyio.move_on_after(grace):
                     while process.returncode is None:
@@ -234,12 +255,47 @@ class ServerProcess:
                     break
             # The leader is gone; children it left in its group go too.
             _signal_group(process.pid, signal.SIGKILL)
+            await self._bury()
+            await self._close_pipes(process)
+
+    async def _bury(self) -> None:
+        """Kill the server's whole tree, then, once the server is reaped, orphans if no other
+        server runs. Once, whether the server died by itself (`outlive`) or was stopped."""
+        assert self._process and self._tree
+        process = self._process
+        with anyio.CancelScope(shield=True):
+            async with self._burying:
+                if self._buried:
+                    return
+                await self._tree.kill()
+                with anyio.move_on_after(_KILL_GRACE_S):
+                    await process.wait()
+                if process.returncode is not None:
+                    # anyio's child watcher has collected it: no longer a child that could be mistaken for an orphan.
+                    CUSTODY.release(process.pid)
+                await kill_orphans()
+                self._buried = True
+
+    @staticmethod
+    async def _close_pipes(process: Process) -> None:
+        """Close the pipes now, while the event loop runs. Left to garbage collection, an asyncio
+        subprocess transport whose pipes are still open (a grandchild held them, or they were never
+        read to the end) is closed after the loop is, and prints `Exception ignored ...
+        RuntimeError: Event loop is closed` at exit."""
+        if process.returncode is None:
+            # Not even SIGKILL ended it (uninterruptible sleep): waiting in `aclose` could hang.
+            # Ending the streams at least ends the tasks that read them.
             for stream in (process.stdout, process.stderr):
                 if stream is not None:
                     with suppress(Exception):
                         await stream.aclose()
-            with suppress(Exception), anyio.move_on_after(1):
-                await process.wait()
+            return
+        with suppress(Exception), anyio.move_on_after(1):
+            await process.aclose()
+        # Closing a pipe takes two turns of the loop to reach the subprocess transport, which then
+        # closes itself (asyncio's SubprocessStreamProtocol): let them run before anyone leaves.
+        for _ in range(3):
+            await anyio.lowlevel.checkpoint()
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
@@ -262,13 +318,15 @@ async def stdio_transport(
             tg.start_soon(server.pump_stderr)
             tg.start_soon(server.pump_stdout, to_session)
             tg.start_soon(server.pump_stdin, from_session)
+            tg.start_soon(server.outlive)
             try:
                 yield from_server, to_server
             finally:
                 await server.stop()
                 tg.cancel_scope.cancel()
     finally:
-        for stream in (from_server, to_server):
+        # The pumps close their ends too, unless they were cancelled before they started.
+        for stream in (from_server, to_server, to_session, from_session):
             stream.close()
         await server.stop()
 

@@ -1,0 +1,126 @@
+"""Nothing a server starts outlives the run, and no run ends with a traceback or an `Exception
+ignored` message: servers whose children leave their session, double-fork, hold the pipes, ignore
+SIGTERM or hang, and every way a run ends (findings, budget, crash restarts, start-up failures)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import CliRun, fuzzgate, stdio_target
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="containment beyond the process group is Linux's"),
+]
+
+SERVERS = Path(__file__).resolve().parents[1] / "servers"
+LEAKY = SERVERS / "leaky.py"
+HOSTILE = SERVERS / "hostile.py"
+
+
+def _survivors(marker: str) -> list[int]:
+    """Processes whose command line holds `marker` (a zombie's is empty: it is dead)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _assert_clean_exit(run: CliRun) -> None:
+    assert "Exception ignored" not in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr, run.stderr
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """A unique text in the command line of every process leaky.py starts; survivors of a failed
+    test are killed afterwards."""
+    text = f"fuzzgate-leaky-{uuid.uuid4().hex}"
+    yield text
+    for pid in _survivors(text):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _leaky(tmp_path: Path, marker: str, *flags: str) -> tuple[list[str], Path]:
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    target = ["--command", sys.executable, f"--arg={LEAKY}", f"--arg=--marker={marker}", f"--arg=--pid-dir={pid_dir}"]
+    return [*target, *(f"--arg={flag}" for flag in flags)], pid_dir
+
+
+def test_children_that_leave_session_or_parent_die_with_the_server(tmp_path: Path, marker: str) -> None:
+    target, pid_dir = _leaky(tmp_path, marker, "--helper-at-start")
+    run = fuzzgate(
+        "run", *target, "--exclude", "hang", "--cases", "2", "--budget", "60s", "--timeout", "2s",
+        "--replays", "1", "--seed", "1", cwd=tmp_path,
+    )  # fmt: skip
+    assert run.code == 1, run.stderr
+    assert run.findings(kind="crash", name="crash_leaving_child")
+    started = {path.stem.split("-")[0] for path in pid_dir.glob("*.pid")}
+    assert started == {"session", "daemon"}, "the tools did not start their processes"
+    assert [path.name for path in pid_dir.glob("*.pid") if _alive(int(path.stem.split("-")[1]))] == []
+    assert _survivors(marker) == []
+    _assert_clean_exit(run)
+
+
+def test_a_server_that_ignores_sigterm_and_hangs_is_killed(tmp_path: Path, marker: str) -> None:
+    target, pid_dir = _leaky(tmp_path, marker, "--ignore-sigterm")
+    run = fuzzgate(
+        "run", *target, "--include", "hang", "--include", "start_session_leader", "--cases", "1",
+        "--budget", "60s", "--timeout", "1s", "--replays", "1", "--seed", "1", cwd=tmp_path,
+    )  # fmt: skip
+    # A hang is a high-severity finding: exit 1, the documented code for new findings.
+    assert run.code == 1, run.stderr
+    assert run.findings(kind="hang", name="hang")
+    assert list(pid_dir.glob("session-*.pid")), "the session leader was not started"
+    assert _survivors(marker) == []
+    _assert_clean_exit(run)
+
+
+def test_a_run_that_restarts_crashed_servers_and_ends_by_budget_exits_cleanly(tmp_path: Path) -> None:
+    run = fuzzgate(
+        "run", *stdio_target("buggy_server.py"), "--include", "format_label", "--include", "sync_repository",
+        "--budget", "15s", "--timeout", "1s", "--replays", "1", "--seed", "2", cwd=tmp_path,
+        env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(tmp_path)},
+    )  # fmt: skip
+    assert run.code == 1, run.stderr
+    assert run.findings(kind="crash")
+    _assert_clean_exit(run)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        ["--command", "/nonexistent/mcp-server"],
+        ["--command", sys.executable, f"--arg={HOSTILE}", "--arg=--die-at-start"],
+        ["--command", sys.executable, f"--arg={HOSTILE}", "--arg=--never-initialize", "--startup-timeout", "2s"],
+    ],
+    ids=["missing-command", "exits-at-once", "never-initializes"],
+)
+def test_start_up_failures_exit_3_without_a_traceback(target: list[str], tmp_path: Path) -> None:
+    run = fuzzgate("run", *target, "--budget", "5s", cwd=tmp_path)
+    assert run.code == 3, run.stderr
+    assert "could not start the stdio server" in run.stderr
+    _assert_clean_exit(run)
