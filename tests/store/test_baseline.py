@@ -86,6 +86,9 @@ def test_the_file_is_canonical_pretty_json_without_run_to_run_noise(tmp_path: Pa
         "repro",
         "frames",
         "location",
+        "fingerprint_scheme",
+        "signature",
+        "generated_by",
     }
     assert data["location"] == {"path": "server.py", "line": 12}
     assert data["frames"] == ["server.py:12 in divide", "server.py:30 in handle"]
@@ -153,9 +156,16 @@ CORRUPT: dict[str, tuple[bytes, str]] = {
     "empty": (b"", "is not valid JSON"),
     "not utf-8": (b'{"message": "\xff\xfe"}', "is not UTF-8"),
     "array": (_dumps([1, 2]), "holds an array, not a JSON object"),
-    "marker true": (_dumps(_with(fuzzgate_baseline=True)), "reads format 1"),
-    "no marker": (_dumps(_without("fuzzgate_baseline")), '"fuzzgate_baseline": 1 marker'),
-    "future format": (_dumps(_with(fuzzgate_baseline=2)), "reads format 1"),
+    "marker true": (_dumps(_with(fuzzgate_baseline=True)), "reads formats 1 to 2"),
+    "marker zero": (_dumps(_with(fuzzgate_baseline=0)), "reads formats 1 to 2"),
+    "no marker": (_dumps(_without("fuzzgate_baseline")), '"fuzzgate_baseline": 2 marker'),
+    "no scheme": (_dumps(_without("fingerprint_scheme")), 'missing "fingerprint_scheme"'),
+    "signature not a list": (_dumps(_with(signature="trace")), '"signature" of the wrong type'),
+    "signature of another bug": (
+        _dumps(_with(signature=["trace", "other.py:elsewhere"])),
+        'a "signature" that does not give its fingerprint under fuzzgate/1',
+    ),
+    "generated_by without fuzzgate": (_dumps(_with(generated_by={"hypothesis": "6.0"})), 'bad "generated_by"'),
     "missing kind": (_dumps(_without("kind")), 'missing "kind"'),
     "unknown kind": (_dumps(_with(kind="explosion")), 'unknown kind "explosion"'),
     "unknown severity": (_dumps(_with(severity="urgent")), 'unknown severity "urgent"'),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fuzzgate.files import write_atomic
-from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
+from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry, BaselineUpgrade
 from fuzzgate.store.database import (
     CorpusDatabase,
     DirectoryDatabase,
@@ -17,6 +17,7 @@ __all__ = [
     "BASELINE_FORMAT",
     "Baseline",
     "BaselineEntry",
+    "BaselineUpgrade",
     "Classification",
     "CorpusDatabase",
     "DirectoryDatabase",
