@@ -393,6 +393,8 @@ def baseline_command(action: str, config: Config, console: Console) -> int:
         baseline.remove(finding.fingerprint)
         console.print(f"pruned {finding.fingerprint} ({finding.kind.value} in {escape(redact.text(finding.name))})")
     console.print(f"{len(removed)} pruned, {len(entries) - len(removed)} still failing")
+    if stranded:
+        console.print(f"{len(stranded)} kept unreplayed: entries of an older scheme (see `fuzzgate baseline upgrade`)")
     return ExitCode.OK
 
 

@@ -10,18 +10,23 @@ fuzzgate/1. The run's findings come from the real oracles on outcomes built from
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from fuzzgate import fingerprint as fp
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.check.traceback import Frame
+from fuzzgate.config import Overrides, load_config
 from fuzzgate.errors import BaselineError
 from fuzzgate.findings import DEFAULT_SEVERITY, Finding, Repro
+from fuzzgate.gate import baseline_command
 from fuzzgate.results import BaselineState
 from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline
 from fuzzgate.store.database import DirectoryDatabase
@@ -212,3 +217,21 @@ def test_a_file_of_an_unknown_scheme_asks_for_a_newer_fuzzgate(tmp_path: Path, s
             Baseline.open(tmp_path).entries()
     assert '"fingerprint_scheme": "fuzzgate/2"' in caught.value.message
     assert caught.value.hint is not None and "newer fuzzgate" in caught.value.hint
+
+
+def test_prune_never_removes_an_entry_it_cannot_match(baseline_dir: Path, scheme_2: None) -> None:
+    for path in baseline_dir.glob("*.json"):
+        data = json.loads(path.read_text())
+        if data["fuzzgate_baseline"] == 1:
+            data["frames"], data["message"] = [], "unrecognizable"  # no signature can be rebuilt
+            path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    stranded = {e.fingerprint for e in Baseline.open(baseline_dir).stranded()}
+    assert len(stranded) == 7  # all but the hang and the protocol error, whose signatures need neither
+    for path in baseline_dir.glob("*.json"):
+        if path.stem not in stranded:
+            path.unlink()  # what is left needs no server to replay
+    config = load_config(None, Overrides(command=sys.executable, baseline=baseline_dir), {}, warn=lambda _: None)
+    out = io.StringIO()
+    assert baseline_command("prune", config, Console(file=out, width=200)) == 0
+    assert {p.stem for p in baseline_dir.glob("*.json")} == stranded
+    assert "0 pruned" in out.getvalue() and "7 kept unreplayed" in out.getvalue()
