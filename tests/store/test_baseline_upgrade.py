@@ -15,9 +15,12 @@ import json
 import shutil
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.console import Console
 
 from fuzzgate import fingerprint as fp
@@ -25,10 +28,10 @@ from fuzzgate.check.secrets import Redactor
 from fuzzgate.check.traceback import Frame
 from fuzzgate.config import Overrides, load_config
 from fuzzgate.errors import BaselineError
-from fuzzgate.findings import DEFAULT_SEVERITY, Finding, Repro
+from fuzzgate.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Severity, Surface
 from fuzzgate.gate import baseline_command
 from fuzzgate.results import BaselineState
-from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline
+from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
 from fuzzgate.store.database import DirectoryDatabase
 from fuzzgate.store.diff import classify
 from fuzzgate.triage import FindingSet
@@ -235,3 +238,24 @@ def test_prune_never_removes_an_entry_it_cannot_match(baseline_dir: Path, scheme
     assert baseline_command("prune", config, Console(file=out, width=200)) == 0
     assert {p.stem for p in baseline_dir.glob("*.json")} == stranded
     assert "0 pruned" in out.getvalue() and "7 kept unreplayed" in out.getvalue()
+
+
+@given(
+    st.sampled_from(list(Kind)),
+    st.text(max_size=12),
+    st.lists(st.text(max_size=12), max_size=3).map(tuple),
+    st.none() | st.builds(GeneratorVersions, st.text(max_size=8), st.none() | st.text(max_size=8)),
+)
+def test_format_2_entries_survive_a_round_trip_and_keep_a_verified_signature(
+    kind: Kind, name: str, signature: tuple[str, ...], versions: GeneratorVersions | None
+) -> None:
+    finding = Finding(
+        kind=kind, severity=Severity.HIGH, surface=Surface.TOOL, name=name, message="m",
+        fingerprint=fp.fingerprint(kind, Surface.TOOL, name, signature), repro=Repro(1, 2, {}, "stdio"),
+        signature=signature,
+    )  # fmt: skip
+    entry = BaselineEntry.of(finding, generated_by=versions)
+    assert (entry.scheme, entry.signature, entry.generated_by) == ("fuzzgate/1", signature, versions)
+    assert BaselineEntry.from_bytes(entry.to_bytes()) == entry
+    # A signature that does not give the fingerprint (a renamed tool, say) is left out, not stored wrong.
+    assert BaselineEntry.of(replace(finding, name=name + "x")).signature is None
