@@ -13,6 +13,7 @@ from fuzzgate.commands import repro_command
 # Aliased: `annotations` is also the name of the __future__ feature imported above.
 from fuzzgate.report.annotations import annotations as github_annotations
 from fuzzgate.report.annotations import escape_data, escape_property
+from fuzzgate.report.workflow_commands import neutralize_legacy
 from fuzzgate.results import RunReport
 from tests.report.report_factory import Sample, clean_report, make_finding, sample_report
 
@@ -85,7 +86,9 @@ def test_escaping_examples() -> None:
 
 @given(st.text())
 def test_escaping_round_trips(text: str) -> None:
-    assert _unescape(escape_property(text)) == text
-    assert _unescape(escape_data(text)) == text
+    # Round trips but for the older `##[` command form, which stays broken (a server wrote it).
+    assert _unescape(escape_property(text)) == neutralize_legacy(text)
+    assert _unescape(escape_data(text)) == neutralize_legacy(text)
+    assert "##[" not in escape_property(text) and "##[" not in escape_data(text)
     assert not set(escape_property(text)) & {"\r", "\n", ":", ","}
     assert not set(escape_data(text)) & {"\r", "\n"}

@@ -2,6 +2,9 @@
 
 A tool answering `isError: true` with a plain message, or rejecting schema-violating input, is
 correct behaviour and never an observation.
+
+Oracles read the raw outcome (tracebacks, signatures and the secret scan need it as sent), and every
+text they put into an observation is redacted whole before it is cut or quoted.
 """
 
 from __future__ import annotations
@@ -12,12 +15,16 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
-from fuzzgate.check.secrets import SecretScanner
+from fuzzgate.check.secrets import Redactor, SecretScanner
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
 from fuzzgate.findings import Details, Kind
 from fuzzgate.outcome import AnomalyKind, CallOutcome, OutcomeStatus
 
 STDERR_EXCERPT_LINES = 40
+PROTOCOL_EXCERPT_CHARS = 120
+RPC_MESSAGE_CHARS = 200
+SCHEMA_ERROR_CHARS = 500
+FRAMES_KEPT = 8
 INTERNAL_ERROR_CODES = frozenset({-32603, 0})
 """JSON-RPC internal error, and the code 0 handshake-era SDK servers use for unhandled exceptions."""
 
@@ -44,22 +51,29 @@ class Observation:
     """Several calls were in flight, so a process-wide symptom may belong to another one."""
 
 
-def _excerpt(stderr: str) -> str | None:
-    lines = [line.rstrip() for line in stderr.splitlines() if line.strip()]
+def _excerpt(stderr: str, redact: Redactor) -> str | None:
+    """The last lines of what the server logged, redacted whole first."""
+    lines = [line.rstrip() for line in redact.text(stderr).splitlines() if line.strip()]
     if not lines:
         return None
     return "\n".join(lines[-STDERR_EXCERPT_LINES:])
 
 
-def _trace_details(trace: Trace | None, outcome: CallOutcome) -> Details:
+def _details(outcome: CallOutcome, redact: Redactor, error: str | None = None) -> Details:
+    return Details(error=redact(error if error is not None else outcome.error), stderr=_excerpt(outcome.stderr, redact))
+
+
+def _trace_details(trace: Trace | None, outcome: CallOutcome, redact: Redactor) -> Details:
     frames: tuple[str, ...] = ()
     location = None
     if trace is not None:
-        frames = tuple(f"{f.path}:{f.line} in {f.func}" for f in trace.frames[-8:])
+        frames = tuple(redact.text(f"{f.path}:{f.line} in {f.func}") for f in trace.frames[-FRAMES_KEPT:])
         user = trace.user_frames()
         if user:
-            location = (user[-1].path, user[-1].line)
-    return Details(error=outcome.error, stderr=_excerpt(outcome.stderr), frames=frames, location=location)
+            location = (redact.text(user[-1].path), user[-1].line)
+    return Details(
+        error=redact(outcome.error), stderr=_excerpt(outcome.stderr, redact), frames=frames, location=location
+    )
 
 
 def _exit_label(code: int | None) -> str:
@@ -95,12 +109,14 @@ def has_lone_surrogate(value: Any) -> bool:
 
 
 class Oracles:
-    def __init__(self, *, slow_s: float, scanner: SecretScanner) -> None:
+    def __init__(self, *, slow_s: float, scanner: SecretScanner, redact: Redactor | None = None) -> None:
         self._slow_s = slow_s
         self._scanner = scanner
+        self._redact = redact if redact is not None else Redactor(())
 
     def observe(self, arguments: dict[str, Any], schema_valid: bool, outcome: CallOutcome) -> list[Observation]:
         found: list[Observation] = []
+        redact = self._redact
         ambiguous = outcome.concurrent > 1
         traces = parse_traces(outcome.stderr) if outcome.stderr else []
         stderr_trace = root_cause(traces)
@@ -114,7 +130,8 @@ class Oracles:
             else:
                 signature = ("exit", what)
                 message = f"the server died during the call ({what})"
-            found.append(Observation(Kind.CRASH, message, signature, _trace_details(stderr_trace, outcome), ambiguous))
+            details = _trace_details(stderr_trace, outcome, redact)
+            found.append(Observation(Kind.CRASH, redact.text(message), signature, details, ambiguous))
         elif (
             status is OutcomeStatus.TIMEOUT
             and not has_lone_surrogate(arguments)
@@ -128,7 +145,7 @@ class Oracles:
                     Kind.HANG,
                     f"no reply within {outcome.duration_s:.1f}s",
                     (),
-                    Details(error=outcome.error, stderr=_excerpt(outcome.stderr)),
+                    _details(outcome, redact),
                 )
             )
 
@@ -137,9 +154,9 @@ class Oracles:
             found.append(
                 Observation(
                     Kind.PROTOCOL_ERROR,
-                    f"the server {_ANOMALY_TEXT[kind]}: {excerpt[:120]!r}",
+                    f"the server {_ANOMALY_TEXT[kind]}: {redact.cut(excerpt, PROTOCOL_EXCERPT_CHARS)!r}",
                     (kind.value,),
-                    Details(error=excerpt, stderr=_excerpt(outcome.stderr)),
+                    _details(outcome, redact, excerpt),
                     ambiguous,
                 )
             )
@@ -148,9 +165,9 @@ class Oracles:
             found.append(
                 Observation(
                     Kind.INTERNAL_ERROR,
-                    f"unhandled {stderr_trace.exc_type}: {stderr_trace.message}".rstrip(": "),
+                    redact.text(f"unhandled {stderr_trace.exc_type}: {stderr_trace.message}".rstrip(": ")),
                     ("trace", *stderr_trace.signature()),
-                    _trace_details(stderr_trace, outcome),
+                    _trace_details(stderr_trace, outcome, redact),
                     ambiguous,
                 )
             )
@@ -162,9 +179,11 @@ class Oracles:
                 found.append(
                     Observation(
                         Kind.INTERNAL_ERROR,
-                        f"stack trace in the reply: {text_trace.exc_type}: {text_trace.message}".rstrip(": "),
+                        redact.text(
+                            f"stack trace in the reply: {text_trace.exc_type}: {text_trace.message}".rstrip(": ")
+                        ),
                         ("reply-trace", *text_trace.signature()),
-                        _trace_details(text_trace, outcome),
+                        _trace_details(text_trace, outcome, redact),
                     )
                 )
             elif status is OutcomeStatus.TOOL_ERROR and _SDK_UNHANDLED.fullmatch(outcome.text.strip()):
@@ -172,18 +191,21 @@ class Oracles:
                 found.append(
                     Observation(
                         Kind.INTERNAL_ERROR,
-                        f"unhandled exception ({outcome.text.strip()!r}, the SDK's message for one)",
+                        f"unhandled exception ({redact.text(outcome.text.strip())!r}, the SDK's message for one)",
                         ("sdk-unhandled",),
-                        Details(error=outcome.text.strip()),
+                        Details(error=redact.text(outcome.text.strip())),
                     )
                 )
             elif status is OutcomeStatus.RPC_ERROR and schema_valid and outcome.rpc_code in INTERNAL_ERROR_CODES:
+                # Normalized from the redacted message, which `normalize_message` cuts: a secret must
+                # not reach a signature in part, and the bug keeps its fingerprint whatever its value.
                 found.append(
                     Observation(
                         Kind.INTERNAL_ERROR,
-                        f"JSON-RPC internal error {outcome.rpc_code} for schema-valid input: {outcome.text[:200]}",
-                        ("rpc", str(outcome.rpc_code), normalize_message(outcome.text)),
-                        Details(error=outcome.error, stderr=_excerpt(outcome.stderr)),
+                        f"JSON-RPC internal error {outcome.rpc_code} for schema-valid input: "
+                        f"{redact.cut(outcome.text, RPC_MESSAGE_CHARS)}",
+                        ("rpc", str(outcome.rpc_code), normalize_message(redact.text(outcome.text))),
+                        _details(outcome, redact),
                     )
                 )
 
@@ -194,7 +216,7 @@ class Oracles:
                     Kind.SCHEMA_VIOLATION,
                     f"structuredContent does not match the declared outputSchema (at {path or 'the root'})",
                     (path,),
-                    Details(error=outcome.text[:500], stderr=_excerpt(outcome.stderr)),
+                    _details(outcome, redact, redact.cut(outcome.text, SCHEMA_ERROR_CHARS)),
                 )
             )
 

@@ -1,14 +1,19 @@
 """Secrets in what a server sends back: well-known token formats, the user's own patterns, and
-canary values fuzzgate plants in the stdio server's environment."""
+canary values fuzzgate plants in the stdio server's environment; and the redaction of every text
+fuzzgate writes. Detection reads the raw text; redaction is for what is written."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from fuzzgate.config.model import Config
 
 BUILTIN_PATTERNS: dict[str, str] = {
     "github_token": r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}\b|\bgithub_pat_[A-Za-z0-9_]{60,}",
@@ -19,6 +24,13 @@ BUILTIN_PATTERNS: dict[str, str] = {
     "stripe_live_key": r"\b[rs]k_live_[A-Za-z0-9]{20,}",
     "google_api_key": r"\bAIza[0-9A-Za-z_-]{35}\b",
 }
+
+_PRIVATE_KEY_BLOCK = (
+    r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:[\s\S]*?-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)"
+)
+"""Detection needs only a private key's header; redaction takes the key with it, to its END line or,
+when the text was cut before that, to the end of the text."""
 
 CANARY_NAMES = ("FUZZGATE_CANARY_TOKEN", "FUZZGATE_CANARY_API_KEY")
 REDACTED = "[REDACTED]"
@@ -62,12 +74,42 @@ class SecretScanner:
         return hits
 
 
+def encodings(value: str) -> set[str]:
+    """`value` as written and as it reads after the encodings a server passes text through before
+    it reaches a reply or a log: JSON string escapes (ASCII-only or not), Python's `repr`,
+    percent-encoding (`quote`, `quote_plus`, upper- or lower-case hex) and base64 of the whole value
+    (standard or URL-safe, padded or not)."""
+    raw = value.encode("utf-8", "surrogatepass")
+    percent = {urllib.parse.quote(value, safe=safe) for safe in ("", "/")}
+    percent |= {urllib.parse.quote_plus(value, safe=safe) for safe in ("", "/")}
+    percent |= {re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), p) for p in percent}
+    b64 = {base64.b64encode(raw).decode("ascii"), base64.urlsafe_b64encode(raw).decode("ascii")}
+    b64 |= {b.rstrip("=") for b in b64}
+    return {
+        value,
+        json.dumps(value, ensure_ascii=True)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        repr(value)[1:-1],
+        *percent,
+        *b64,
+    }
+
+
 class Redactor:
-    """Removes secrets from anything that goes into a report, a trace or the console."""
+    """Removes secrets from anything that goes into a report, a trace, a baseline file or the console.
+
+    Known values (env and header values, canaries) are matched as written and in their common
+    encodings (`encodings`); the built-in and the user's patterns are matched as written. Redact a
+    text whole *before* cutting, escaping or excerpting it: once a secret is cut in two or escaped,
+    no whole value matches any more. `cut` does both in that order; `open_end` is for the rare text
+    whose end fuzzgate never sees (an over-long stderr line).
+    """
 
     def __init__(self, values: Iterable[str], patterns: Iterable[str] = ()) -> None:
-        self._values = sorted({v for v in values if len(v) >= _MIN_SECRET_LEN}, key=len, reverse=True)
-        self._patterns = [re.compile(rx) for rx in (*BUILTIN_PATTERNS.values(), *patterns)]
+        forms = {form for v in values if len(v) >= _MIN_SECRET_LEN for form in encodings(v)}
+        # Longest first: a padded base64 form contains the unpadded one, an escaped form the raw one's pieces.
+        self._values = sorted(forms, key=lambda f: (-len(f), f))
+        self._patterns = [re.compile(rx) for rx in (_PRIVATE_KEY_BLOCK, *BUILTIN_PATTERNS.values(), *patterns)]
 
     def __call__(self, text: str | None) -> str | None:
         if not text:
@@ -80,3 +122,39 @@ class Redactor:
 
     def text(self, text: str) -> str:
         return self(text) or ""
+
+    def cut(self, text: str, limit: int, ellipsis: str = "") -> str:
+        """`text` redacted whole, then cut to at most `limit` characters (never inside a `[REDACTED]`),
+        with `ellipsis` after a cut."""
+        redacted = self.text(text)
+        if len(redacted) <= limit:
+            return redacted
+        straddling = redacted.find(REDACTED, max(0, limit - len(REDACTED) + 1), limit + len(REDACTED) - 1)
+        return redacted[: straddling if 0 <= straddling < limit else limit] + ellipsis
+
+    def open_end(self, text: str) -> str:
+        """`text` redacted, for a text cut off by someone else: an end that could be the first
+        characters of a known value (in any of its forms) is redacted too."""
+        text = self.text(text)
+        partial = 0
+        for value in self._values:
+            for size in range(min(len(value) - 1, len(text)), partial, -1):
+                if text.endswith(value[:size]):
+                    partial = size
+                    break
+        return text[: len(text) - partial] + REDACTED if partial else text
+
+
+def redactor_for(config: Config, canaries: Mapping[str, str]) -> Redactor:
+    """The run's redactor: the target's env and header values, the canaries, the password of a
+    URL with credentials in it, the built-in and the configured secret patterns."""
+    target = config.target
+    values = [*target.env.values(), *target.headers.values(), *canaries.values()]
+    if target.url:
+        try:
+            password = urllib.parse.urlsplit(target.url).password
+        except ValueError:
+            password = None
+        if password:
+            values += [password, urllib.parse.unquote(password)]
+    return Redactor(values, config.secret_patterns)

@@ -1,5 +1,9 @@
 """GitHub workflow-command annotations: one `::error` line per finding that fails the gate, so
-each shows on the file and line the SARIF report points at."""
+each shows on the file and line the SARIF report points at.
+
+A finding's name and message are the server's words, so besides the runner's own escapes the
+older `##[` command form, which the runner reads anywhere in a line, is broken in them too.
+"""
 
 # No `from __future__ import annotations` here: this module's public function is called
 # `annotations`, and every annotation below is valid at runtime on Python 3.11.
@@ -9,12 +13,13 @@ from pathlib import Path
 from fuzzgate.commands import repro_command
 from fuzzgate.findings import Finding
 from fuzzgate.report.sarif import source_location
+from fuzzgate.report.workflow_commands import neutralize_legacy
 from fuzzgate.results import RunReport
 
 
 def escape_data(text: str) -> str:
     """Escape a workflow command's message (after `::`)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return neutralize_legacy(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:
@@ -29,7 +34,8 @@ def annotation(finding: Finding, report: RunReport, repo_root: Path) -> str:
     message = f"{finding.message}\nReproduce: {repro_command(finding, report.config_path)}"
     properties = {"file": where.path, "line": str(where.line), "title": title}
     props = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items())
-    return f"::error {props}::{escape_data(message)}"
+    # Once more on the whole line: a `##[` must not form where two escaped parts meet either.
+    return neutralize_legacy(f"::error {props}::{escape_data(message)}")
 
 
 def annotations(report: RunReport, repo_root: Path) -> list[str]:

@@ -1,6 +1,8 @@
 """`--trace FILE`: every request and its outcome, one JSON object per line.
 
-Requests are written as sent; outcome texts go through the run's redactor first.
+Requests are written as sent (they are fuzzgate's own, and a repro needs them exact); the tool's
+name and the outcome's text are the server's words and go through the run's redactor, the text
+whole before it is cut.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from typing import IO
 
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.events import CallFinished, Event
+
+TEXT_CHARS = 500
 
 
 class TraceWriter:
@@ -24,7 +28,7 @@ class TraceWriter:
             return
         outcome = event.outcome
         record = {
-            "tool": event.tool,
+            "tool": self._redact.text(event.tool),
             "case": event.case_index,
             "arguments": event.arguments,
             "schema_valid": event.schema_valid,
@@ -32,7 +36,7 @@ class TraceWriter:
             "status": outcome.status.value,
             "duration_ms": round(outcome.duration_s * 1000, 2),
             "rpc_code": outcome.rpc_code,
-            "text": self._redact(outcome.text[:500]),
+            "text": self._redact.cut(outcome.text, TEXT_CHARS),
             "observations": event.observations,
         }
         self._handle.write(json.dumps(record, ensure_ascii=True) + "\n")

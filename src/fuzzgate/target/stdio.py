@@ -6,6 +6,10 @@ chunk of a large reply, and keeps stderr for itself. Here the process lives in i
 (so one `killpg` reaches its children), stderr is kept line by line with a running index so an
 oracle can see what the server logged while one call was pending, and every line on stdout is
 checked before the SDK's `ClientSession` sees it.
+
+What the server writes is kept raw for the oracles, with two exceptions that must be redacted here
+because only here is the whole text at hand: a wire anomaly's excerpt is cut from the redacted line,
+and a stderr line too long to keep loses its end, where a known secret may have been cut in two.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from fuzzgate.check.secrets import Redactor
 from fuzzgate.outcome import AnomalyKind, WireAnomaly
 from fuzzgate.target.process_tree import CUSTODY, ProcessTree, kill_orphans
 
@@ -36,6 +41,8 @@ MAX_LINE_BYTES = 128 * 1024 * 1024
 """A reply longer than this is a protocol error, not something to buffer."""
 
 STDERR_KEEP_LINES = 20_000
+STDERR_LINE_BYTES = 1024 * 1024
+"""Of a longer stderr line only this much is kept; the rest, up to its newline, is dropped."""
 EXCERPT_CHARS = 300
 
 _STREAM_ENDS = (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, anyio.BrokenResourceError)
@@ -90,9 +97,8 @@ class WireLog:
         return tuple(self._items[mark:])
 
 
-def _excerpt(data: bytes | str) -> str:
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
+def _excerpt(data: bytes, redact: Redactor) -> str:
+    return redact.cut(data.decode("utf-8", "replace"), EXCERPT_CHARS, "…")
 
 
 def _encode(message: types.JSONRPCMessage) -> bytes:
@@ -115,8 +121,9 @@ class StdioSpec:
 class ServerProcess:
     """One running server: its pipes, its stderr log, its wire log, and its death."""
 
-    def __init__(self, spec: StdioSpec) -> None:
+    def __init__(self, spec: StdioSpec, redact: Redactor | None = None) -> None:
         self.spec = spec
+        self.redact = redact if redact is not None else Redactor(())
         self.stderr = LineLog()
         self.wire = WireLog()
         self.pending: set[str | int] = set()
@@ -164,16 +171,36 @@ class ServerProcess:
             with suppress(*_STREAM_ENDS):
                 while True:
                     try:
-                        raw = await buffered.receive_until(b"\n", 1024 * 1024)
+                        raw = await buffered.receive_until(b"\n", STDERR_LINE_BYTES)
                     except anyio.DelimiterNotFound:
-                        raw = await buffered.receive_exactly(1024 * 1024)
+                        self.stderr.append(await self._over_long_line(buffered))
+                        continue
                     self.stderr.append(raw.decode("utf-8", "replace").rstrip("\r"))
-            # A last line without a newline is still the server's last word.
+            # A last line without a newline is still the server's last word, perhaps cut off by its death.
             rest = buffered.buffer
             if rest:
-                self.stderr.append(bytes(rest).decode("utf-8", "replace").rstrip("\r\n"))
+                self.stderr.append(self.redact.open_end(bytes(rest).decode("utf-8", "replace").rstrip("\r\n")))
         finally:
             self.stderr_closed.set()
+
+    async def _over_long_line(self, buffered: BufferedByteReceiveStream) -> str:
+        """The first `STDERR_LINE_BYTES` of a longer stderr line, the rest dropped up to its newline
+        (or the end of the stream). Its kept end is redacted as a possibly cut secret."""
+        kept = await buffered.receive_exactly(STDERR_LINE_BYTES)
+        dropped = 0
+        try:
+            while True:
+                try:
+                    dropped += len(await buffered.receive_until(b"\n", STDERR_LINE_BYTES))
+                    break
+                except anyio.DelimiterNotFound:
+                    dropped += len(await buffered.receive_exactly(STDERR_LINE_BYTES))
+        except anyio.IncompleteRead:
+            # The stream ended inside the dropped part: none of it may become a line of its own.
+            if rest := len(buffered.buffer):
+                dropped += len(await buffered.receive(rest))
+        line = self.redact.open_end(kept.decode("utf-8", "replace"))
+        return f"{line} [… {dropped} more bytes of this line dropped]"
 
     async def pump_stdout(self, sink: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
         assert self._process and self._process.stdout
@@ -198,16 +225,16 @@ class ServerProcess:
         try:
             data = json.loads(raw)
         except ValueError:
-            self.wire.add(WireAnomaly(AnomalyKind.NON_JSON, _excerpt(raw)))
+            self.wire.add(WireAnomaly(AnomalyKind.NON_JSON, _excerpt(raw, self.redact)))
             return None
         try:
             message = types.jsonrpc_message_adapter.validate_python(data, by_name=False)
         except ValidationError:
-            self.wire.add(WireAnomaly(AnomalyKind.INVALID_MESSAGE, _excerpt(raw)))
+            self.wire.add(WireAnomaly(AnomalyKind.INVALID_MESSAGE, _excerpt(raw, self.redact)))
             return None
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None:
             if message.id not in self.pending:
-                self.wire.add(WireAnomaly(AnomalyKind.WRONG_ID, _excerpt(raw)))
+                self.wire.add(WireAnomaly(AnomalyKind.WRONG_ID, _excerpt(raw, self.redact)))
                 return None
             self.pending.discard(message.id)
         return message
