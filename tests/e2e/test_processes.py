@@ -106,7 +106,9 @@ def test_a_run_that_restarts_crashed_servers_and_ends_by_budget_exits_cleanly(tm
         env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(tmp_path)},
     )  # fmt: skip
     assert run.code == 1, run.stderr
-    assert run.findings(kind="crash")
+    # Either planted bug ends the server; which one the budget reaches first depends on the machine.
+    assert run.findings(kind="crash") or run.findings(kind="hang")
+    assert "restarted the server" in run.stdout
     _assert_clean_exit(run)
 
 

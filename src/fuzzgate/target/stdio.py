@@ -48,6 +48,8 @@ EXCERPT_CHARS = 300
 _STREAM_ENDS = (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, anyio.BrokenResourceError)
 _TERM_GRACE_S = 0.5
 _KILL_GRACE_S = 1.0
+_DRAIN_S = 0.5
+"""How long the readers of a dead server's pipes may take to reach their end before reading stops."""
 
 
 @dataclass(slots=True)
@@ -158,11 +160,23 @@ class ServerProcess:
 
     async def outlive(self) -> None:
         """When the server exits by itself, kill what it started at once: a grandchild holding its
-        stderr pipe open would otherwise keep a crashed call waiting for the server's last words."""
-        assert self._process
-        await self._process.wait()
-        if not self.killed_by_us:
-            await self._bury()
+        pipes open would otherwise keep a crashed call waiting for a reply or for the server's last
+        stderr words. One that escaped (without /proc, or an orphan left until no server runs) may
+        still hold them: the dead server's own output is all in the pipes by now, so once the
+        readers had a moment to drain them, reading stops and the session sees the connection close."""
+        process = self._process
+        assert process
+        await process.wait()
+        if self.killed_by_us:
+            return
+        await self._bury()
+        with anyio.move_on_after(_DRAIN_S):
+            while not (self.stderr_closed.is_set() and self.stdout_closed):
+                await anyio.sleep(0.01)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                with suppress(Exception):
+                    await stream.aclose()
 
     async def pump_stderr(self) -> None:
         assert self._process and self._process.stderr
