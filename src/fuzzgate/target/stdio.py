@@ -135,6 +135,8 @@ class ServerProcess:
         self._buried = False
         self.killed_by_us = False
         self.stderr_closed = anyio.Event()
+        self.stdout_closed = False
+        """The server's stdout ended: the SDK fails pending requests with "connection closed"."""
 
     @property
     def pid(self) -> int | None:
@@ -217,6 +219,12 @@ class ServerProcess:
         return f"{line} [… {dropped} more bytes of this line dropped]"
 
     async def pump_stdout(self, sink: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+        try:
+            await self._pump_stdout(sink)
+        finally:
+            self.stdout_closed = True
+
+    async def _pump_stdout(self, sink: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
         assert self._process and self._process.stdout
         buffered = BufferedByteReceiveStream(self._process.stdout)
         async with sink:
