@@ -17,7 +17,7 @@ import anyio
 import anyio.to_thread
 from anyio.abc import TaskStatus
 
-from fuzzgate.budget import STOP_ALLOWANCE_S, TimeBox
+from fuzzgate.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
 from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.model import Config, TargetKind
@@ -186,7 +186,9 @@ class Engine:
         Raises `TargetError` when the server cannot be started or listed."""
         config = self.config
         box = self.timebox
-        startup_s = min(config.startup_timeout_ms / 1000, max(0.1, box.remaining()))
+        # The server may start within the margin too: a budget spent before it is up gives a run
+        # with no calls (said in the notes), not a start-up failure, unless even the margin is spent.
+        startup_s = min(config.startup_timeout_ms / 1000, box.remaining() + margin_s(config.budget_s))
         keeper = ServerKeeper(
             replace(config, startup_timeout_ms=math.ceil(startup_s * 1000)), self.canaries, self.emit, self.connector
         )
@@ -242,7 +244,9 @@ class Engine:
 
         notes = list(verification.notes)
         never = [p for p in selection.plans if p.next_case == 0 and p.skip_reason is None]
-        if never:
+        if never and self.calls == 0:
+            notes.insert(0, "the budget was spent before fuzzing began (server start-up and discovery took it)")
+        elif never:
             notes.insert(0, f"{len(never)} of {len(selection.plans)} tools got no case within the budget")
         entries = self._entries(inventory, selection.entries, selection.plans)
         return EngineResult(

@@ -13,18 +13,17 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from tests.e2e.conftest import CliRun, fuzzgate, stdio_target
+from tests.validators import INSTALL_VALIDATORS, missing
 
 pytestmark = pytest.mark.e2e
 
-TOOLS = ROOT_TOOLS = (
-    Path(__file__).resolve().parents[1] / ".tools" / "node_modules" / "@microsoft" / "sarif-multitool-linux"
-)
+TOOLS = Path(__file__).resolve().parents[1] / ".tools" / "node_modules" / "@microsoft" / "sarif-multitool-linux"
 INCLUDE = ("--include", "split_bill", "--include", "get_stock_level", "--include", "echo", "--include", "add")
 
 
 def gate_run(work: Path, seed: str, *extra: str) -> CliRun:
     return fuzzgate(
-        "run", *stdio_target("buggy_server.py"), *INCLUDE, "--budget", "5s", "--seed", seed,
+        "run", *stdio_target("buggy_server.py"), *INCLUDE, "--cases", "60", "--budget", "60s", "--seed", seed,
         "--baseline", str(work / "baseline"), *extra, cwd=work, out=work / f"out-{seed}",
     )  # fmt: skip
 
@@ -85,7 +84,7 @@ def test_fixed_entry_is_reported_then_pruned(tmp_path: Path) -> None:
     }  # fmt: skip
     (baseline / "0123456789abcdef0123.json").write_text(json.dumps(entry, sort_keys=True, indent=2) + "\n")
     run = fuzzgate(
-        "run", *stdio_target("buggy_server.py"), "--include", "echo", "--budget", "3s", "--seed", "9",
+        "run", *stdio_target("buggy_server.py"), "--include", "echo", "--cases", "20", "--budget", "60s", "--seed", "9",
         "--baseline", str(baseline), cwd=tmp_path,
     )  # fmt: skip
     assert run.code == 0, run.stdout + run.stderr
@@ -114,7 +113,7 @@ def test_real_outputs_validate(cycle: dict[str, CliRun]) -> None:
     sarif = json.loads((first.out / "fuzzgate.sarif").read_text())
     schema_path = TOOLS / "sarif-2.1.0.json"
     if not schema_path.is_file():
-        pytest.skip("SARIF validator not installed: run scripts/install-validators.sh")
+        missing(f"SARIF schema not found at {schema_path}", INSTALL_VALIDATORS)
     Draft202012Validator(json.loads(schema_path.read_text())).validate(sarif)
     log = first.out.parent / "multitool.sarif"
     proc = subprocess.run(
@@ -126,7 +125,9 @@ def test_real_outputs_validate(cycle: dict[str, CliRun]) -> None:
     assert not [line for line in proc.stdout.splitlines() if ": error " in line], proc.stdout
     results = sarif["runs"][0]["results"]
     assert {r["ruleId"] for r in results} == {"internal_error", "schema_violation"}
-    assert all(r["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1 for r in results)
+    # One alert per confirmed finding of report.json, under its fingerprint and name, new to the baseline.
+    alerts = {(r["fingerprints"]["fuzzgate/v1"], r["properties"]["name"], r["baselineState"]) for r in results}
+    assert alerts == {(f["fingerprint"], f["name"], "new") for f in first.report["findings"] if not f["flaky"]}
 
     xsd = Path(__file__).resolve().parents[1] / "report" / "junit.xsd"
     xmlschema.XMLSchema(str(xsd)).validate(str(first.out / "junit.xml"))

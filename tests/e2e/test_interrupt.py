@@ -68,7 +68,7 @@ def test_budget_end_reaps_every_server(tmp_path: Path) -> None:
     shutil.copytree(SERVERS / "notes", tmp_path / "notes")
     run = subprocess.run(
         [sys.executable, "-m", "fuzzgate", "run", "--command", sys.executable, f"--arg={script}",
-         "--include", "sync_repository", "--include", "format_label", "--budget", "6s", "--timeout", "1s",
+         "--include", "sync_repository", "--include", "format_label", "--budget", "20s", "--timeout", "1s",
          "--seed", "2", "--replays", "1", "--out", str(tmp_path / "out")],
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
         env={**os.environ, "FUZZGATE_EXAMPLE_MARKER_DIR": str(tmp_path)},

@@ -16,7 +16,7 @@ HOSTILE = Path(__file__).resolve().parents[1] / "servers" / "hostile.py"
 
 
 def test_clean_server_passes_with_no_findings(tmp_path: Path) -> None:
-    run = fuzzgate("run", *stdio_target("clean_server.py"), "--budget", "8s", "--seed", "5", cwd=tmp_path)
+    run = fuzzgate("run", *stdio_target("clean_server.py"), "--cases", "20", "--budget", "60s", "--seed", "5", cwd=tmp_path)
     assert run.code == 0, run.stdout + run.stderr
     report = run.report
     assert report["verdict"] == "pass" and report["findings"] == []
@@ -26,7 +26,7 @@ def test_clean_server_passes_with_no_findings(tmp_path: Path) -> None:
 
 def test_handshake_era_server(tmp_path: Path) -> None:
     run = fuzzgate(
-        "run", *stdio_target("buggy_server.py", "--legacy"), "--budget", "6s", "--seed", "3",
+        "run", *stdio_target("buggy_server.py", "--legacy"), "--cases", "40", "--budget", "60s", "--seed", "3",
         "--include", "split_bill", "--include", "echo", cwd=tmp_path,
     )  # fmt: skip
     assert run.code == 1, run.stdout + run.stderr
@@ -39,7 +39,7 @@ def test_handshake_era_server(tmp_path: Path) -> None:
 
 def test_forced_legacy_protocol_on_a_modern_server(tmp_path: Path) -> None:
     run = fuzzgate(
-        "run", *stdio_target("clean_server.py"), "--protocol", "legacy", "--budget", "3s", "--seed", "1",
+        "run", *stdio_target("clean_server.py"), "--protocol", "legacy", "--cases", "5", "--budget", "60s", "--seed", "1",
         cwd=tmp_path,
     )  # fmt: skip
     assert run.code == 0, run.stdout + run.stderr
@@ -49,7 +49,7 @@ def test_forced_legacy_protocol_on_a_modern_server(tmp_path: Path) -> None:
 def test_streamable_http(tmp_path: Path, http_server: tuple[str, Path]) -> None:
     url, markers = http_server
     run = fuzzgate(
-        "run", "--url", url, "--budget", "8s", "--seed", "11", "--exclude", "format_label",
+        "run", "--url", url, "--budget", "20s", "--seed", "11", "--exclude", "format_label",
         "--exclude", "batch_export", "--exclude", "render_thumbnail", "--timeout", "3s", cwd=tmp_path,
     )  # fmt: skip
     assert run.code == 1, run.stdout + run.stderr
