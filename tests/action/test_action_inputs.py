@@ -17,9 +17,7 @@ from fuzzgate.results import BaselineState, RunReport, TargetSummary, Verdict
 
 
 def test_hyphenated_inputs_are_read_as_github_spells_them() -> None:
-    env = input_env({"fail-on": "high", "working-directory": "server"})
-    assert "INPUT_FAIL-ON" in env and "INPUT_WORKING-DIRECTORY" in env
-    inputs = action.ActionInputs.from_environ(env)
+    inputs = action.ActionInputs.from_environ(input_env({"fail-on": "high", "working-directory": "server"}))
     assert inputs.fail_on == "high"
     assert inputs.working_directory == "server"
 
@@ -45,7 +43,6 @@ def test_defaults_become_the_run_flags_and_no_seed_is_passed() -> None:
         "--out",
         ".fuzzgate/out",
     ]
-    assert "--seed" not in argv and "--config" not in argv
 
 
 def test_empty_inputs_leave_the_config_file_in_charge() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from fuzzgate.results import RunReport
 from tests.report.report_factory import Sample, sample_report
+from tests.validators import INSTALL_VALIDATORS, missing
 
 
 @pytest.fixture
@@ -33,15 +34,11 @@ def report(repo: Path, sample: Sample) -> RunReport:
 
 
 MULTITOOL_DIR = Path(__file__).resolve().parents[1] / ".tools" / "node_modules" / "@microsoft" / "sarif-multitool-linux"
-_INSTALL_HINT = "run scripts/install-validators.sh to install @microsoft/sarif-multitool into tests/.tools"
+_INSTALL_HINT = f"{INSTALL_VALIDATORS} to install @microsoft/sarif-multitool into tests/.tools"
 
 
 def _missing(what: str) -> NoReturn:
-    """Skip a test whose validator is not installed; fail it instead where validation is required
-    (CI sets FUZZGATE_REQUIRE_VALIDATORS=1 so a broken install cannot pass as skipped tests)."""
-    if os.environ.get("FUZZGATE_REQUIRE_VALIDATORS") == "1":
-        pytest.fail(f"{what}: {_INSTALL_HINT}")
-    pytest.skip(f"{what}: {_INSTALL_HINT}")
+    missing(what, _INSTALL_HINT)
 
 
 @pytest.fixture(scope="session")
