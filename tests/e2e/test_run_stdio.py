@@ -99,8 +99,8 @@ def test_flaky_crash_never_fails_the_gate(buggy_run: tuple[CliRun, Path]) -> Non
     run, _ = buggy_run
     assert run.findings(name="render_thumbnail", kind="crash"), "the flaky crash was not hit"
     findings = run.report["findings"]
-    # With no baseline every finding is new: the alerts are exactly the confirmed findings, and the
-    # failing test cases exactly the tools with a confirmed finding at or above medium (the fail-on).
+    # With no baseline every finding is new: the alerts are exactly the findings not labelled flaky,
+    # and the failing test cases exactly the tools with such a finding at or above medium (the fail-on).
     sarif = json.loads((run.out / "fuzzgate.sarif").read_text())
     alerted = {r["fingerprints"]["fuzzgate/v1"] for r in sarif["runs"][0]["results"]}
     assert alerted == {f["fingerprint"] for f in findings if not f["flaky"]}
