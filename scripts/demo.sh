@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs fuzzgate and fuzzes the bundled example server (planted bugs) for the 20 seconds its
+# Installs fuzzgate and fuzzes the bundled example server (planted bugs) for the 60 seconds its
 # fuzzgate.toml sets (BUDGET=30s bash scripts/demo.sh for another budget).
 # The gate's outputs land in examples/servers/.fuzzgate/out/. Exit code 1 means "new findings",
 # which is what the example is for.
