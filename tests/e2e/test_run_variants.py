@@ -16,7 +16,9 @@ HOSTILE = Path(__file__).resolve().parents[1] / "servers" / "hostile.py"
 
 
 def test_clean_server_passes_with_no_findings(tmp_path: Path) -> None:
-    run = fuzzgate("run", *stdio_target("clean_server.py"), "--cases", "20", "--budget", "60s", "--seed", "5", cwd=tmp_path)
+    run = fuzzgate(
+        "run", *stdio_target("clean_server.py"), "--cases", "20", "--budget", "60s", "--seed", "5", cwd=tmp_path
+    )
     assert run.code == 0, run.stdout + run.stderr
     report = run.report
     assert report["verdict"] == "pass" and report["findings"] == []
@@ -39,8 +41,8 @@ def test_handshake_era_server(tmp_path: Path) -> None:
 
 def test_forced_legacy_protocol_on_a_modern_server(tmp_path: Path) -> None:
     run = fuzzgate(
-        "run", *stdio_target("clean_server.py"), "--protocol", "legacy", "--cases", "5", "--budget", "60s", "--seed", "1",
-        cwd=tmp_path,
+        "run", *stdio_target("clean_server.py"), "--protocol", "legacy", "--cases", "5", "--budget", "60s",
+        "--seed", "1", cwd=tmp_path,
     )  # fmt: skip
     assert run.code == 0, run.stdout + run.stderr
     assert run.report["target"]["protocol_version"] == "2025-11-25"
