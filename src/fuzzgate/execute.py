@@ -243,7 +243,7 @@ class Engine:
         box.mark("verification")
 
         notes = list(verification.notes)
-        never = [p for p in selection.plans if p.next_case == 0 and p.skip_reason is None]
+        never = [p for p in selection.plans if p.calls == 0 and p.skip_reason is None]
         if never and self.calls == 0:
             notes.insert(0, "the budget was spent before fuzzing began (server start-up and discovery took it)")
         elif never:
@@ -267,9 +267,9 @@ class Engine:
         inventory: Inventory, decided: tuple[SurfaceEntry, ...], plans: tuple[ToolPlan, ...]
     ) -> tuple[SurfaceEntry, ...]:
         ran = tuple(
-            SurfaceEntry(Surface.TOOL, p.info.name, Status.FUZZED, None, p.next_case)
+            SurfaceEntry(Surface.TOOL, p.info.name, Status.FUZZED, None, p.calls)
             if p.skip_reason is None
-            else SurfaceEntry(Surface.TOOL, p.info.name, Status.SKIPPED, p.skip_reason, p.next_case)
+            else SurfaceEntry(Surface.TOOL, p.info.name, Status.SKIPPED, p.skip_reason, p.calls)
             for p in plans
         )
         order = {t.name: i for i, t in enumerate(inventory.tools)}
@@ -333,6 +333,7 @@ class Engine:
                 self._in_flight.discard(pending)
             outcome = replace(outcome, concurrent=pending.peak)
             self.calls += 1
+            plan.calls += 1
             scheduler.record(plan, outcome.duration_s)
             observations = self.oracles.observe(case.arguments, case.schema_valid, outcome)
             repro = Repro(

@@ -29,6 +29,10 @@ class ToolPlan:
     info: ToolInfo
     make_generator: Callable[[], CaseGenerator]
     next_case: int = 0
+    """The next case index to hand out."""
+    calls: int = 0
+    """Cases whose call finished (a call the deadline cut off is not one; nor is a case the tool
+    was skipped at): what the report counts, so `--cases` with it sends at least the same requests."""
     used_s: float = 0.0
     generator: CaseGenerator | None = None
     skip_reason: str | None = None

@@ -94,7 +94,7 @@ def test_new_findings_fail_the_step_with_outputs_summary_and_annotations(tmp_pat
     job = _job(
         tmp_path,
         # One buggy and one clean tool keep the run short and its finding certain; replays 1 keeps triage short.
-        {"budget": "4s", "fail-on": "medium", "args": "--include split_bill --include echo --replays 1"},
+        {"budget": "60s", "fail-on": "medium", "args": "--include split_bill --include echo --replays 1 --cases 30"},
     )
     result = run_action(job.env, cwd=job.workspace)
     log = result.stdout + result.stderr
