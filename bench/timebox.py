@@ -121,7 +121,7 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="also print the Markdown section")
     ns = parser.parse_args()
     budgets = [10.0] if ns.quick else [float(b) for b in ns.budgets.split(",")]
-    data = measure(budgets, ns.out.parent / "timebox")
+    data = measure(budgets, (ns.out.parent / "timebox").resolve())
     save_json(ns.out, data)
     if ns.markdown:
         print("\n".join(section(data)))
