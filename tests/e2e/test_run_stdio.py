@@ -32,7 +32,7 @@ def buggy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliRun, Path]:
     markers.mkdir()
     run = fuzzgate(
         "run", *stdio_target("buggy_server.py"),
-        "--budget", "40s", "--seed", "1234", "--timeout", "3s", "--slow", "2s",
+        "--budget", "60s", "--seed", "1234", "--timeout", "3s", "--slow", "2s",
         "--baseline", str(work / "baseline"), "--trace", str(work / "trace.jsonl"),
         cwd=work, env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(markers)},
     )  # fmt: skip
