@@ -378,7 +378,7 @@ def baseline_command(action: str, config: Config, console: Console) -> int:
         console.print(f"recorded {len(report.findings)} finding(s) in {config.baseline_dir}")
         return ExitCode.OK
     if action == "upgrade":
-        return upgrade_baseline(baseline, console)
+        return upgrade_baseline(baseline, console, _redactor_for_findings(config, baseline.findings()))
     # An entry this fuzzgate cannot fingerprint can never match a replay: it stays, not "pruned".
     stranded = {entry.fingerprint for entry in baseline.stranded()}
     entries = [f for f in baseline.findings() if f.fingerprint not in stranded]
@@ -398,15 +398,17 @@ def baseline_command(action: str, config: Config, console: Console) -> int:
     return ExitCode.OK
 
 
-def upgrade_baseline(baseline: Baseline, console: Console) -> int:
+def upgrade_baseline(baseline: Baseline, console: Console, redact: Redactor) -> int:
     """`fuzzgate baseline upgrade`: rewrite older entries in the current fingerprint scheme and format."""
     done = baseline.upgrade()
     for old, new in done.rewritten:
         renamed = f"{old.fingerprint} -> {new.fingerprint}" if old.fingerprint != new.fingerprint else old.fingerprint
-        console.print(f"upgraded {renamed} ({old.scheme} -> {new.scheme}, {old.kind.value} in {escape(old.name)})")
+        name = escape(redact.text(old.name))
+        console.print(f"upgraded {renamed} ({old.scheme} -> {new.scheme}, {old.kind.value} in {name})")
     for entry in done.stranded:
         console.print(
-            f"[yellow]kept[/] {entry.fingerprint} as it is ({entry.kind.value} in {escape(entry.name)}): recorded "
+            f"[yellow]kept[/] {entry.fingerprint} as it is ({entry.kind.value} in {escape(redact.text(entry.name))}): "
+            "recorded "
             f"under {entry.scheme} without a signature {current_scheme().name} can be derived from; "
             "replay it, then accept the run that finds it again"
         )
