@@ -435,3 +435,14 @@ def test_env_header_and_secret_values_never_reach_a_message(
     shown = f"{caught.value.message} {caught.value.hint} {caught.value.detail}"
     assert SECRET not in shown
     assert "20250101" not in shown
+
+
+@pytest.mark.parametrize("secret", ["hunter2-hunter2", "s3cr3t-" + "x" * 60])
+def test_a_wrong_value_from_the_environment_is_never_quoted(load: Loader, secret: str) -> None:
+    # A value expanded from ${VAR} may be a token pasted into the wrong key: the message names the
+    # key and what was expected, never the value or the first characters of it.
+    with pytest.raises(ConfigError) as raised:
+        load(STDIO + '[fuzzgate]\nbudget = "${API_TOKEN}"\n', environ={"API_TOKEN": secret})
+    message = raised.value.message
+    assert "[fuzzgate] budget" in message and "[REDACTED]" in message
+    assert not any(secret[i : i + 6] in message for i in range(len(secret) - 5))

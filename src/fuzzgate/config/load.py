@@ -7,6 +7,7 @@ section and key (or the flag), and an unknown key is a warning, with the nearest
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from enum import StrEnum
@@ -89,6 +90,42 @@ def load_config(
     `environ` supplies `${VAR}` values. Warnings (unknown keys, keys that do not apply) go to
     `warn`, one line each, after the whole configuration has loaded without error.
     """
+    try:
+        return _load(path, overrides, environ, warn=warn)
+    except ConfigError as error:
+        raise _without_expanded_values(error, path, environ) from None
+
+
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SHORTEST_SECRET = 6
+
+
+def _without_expanded_values(error: ConfigError, path: Path | None, environ: Mapping[str, str]) -> ConfigError:
+    """The error with the values of `${VAR}`s the file uses taken out: a wrong value that came from
+    the environment may be a secret, and messages quote (the first 37 characters of) what was wrong."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace") if path is not None else ""
+    except OSError:
+        return error
+    values = {environ[name] for name in _REFERENCE.findall(text) if len(environ.get(name, "")) >= _SHORTEST_SECRET}
+    if not values:
+        return error
+
+    def hide(message: str | None) -> str | None:
+        if message is None:
+            return None
+        for value in sorted(values, key=len, reverse=True):
+            message = message.replace(value, "[REDACTED]")
+            for end in range(len(value) - 1, _SHORTEST_SECRET - 1, -1):
+                message = message.replace(value[:end] + "...", "[REDACTED]...")
+        return message
+
+    return ConfigError(hide(error.message) or "", hint=hide(error.hint), detail=hide(error.detail))
+
+
+def _load(
+    path: Path | None, overrides: Overrides, environ: Mapping[str, str], *, warn: Callable[[str], None]
+) -> Config:
     document = read_document(path, environ) if path is not None else Document.empty()
     warnings = _unknown_key_warnings(document)
     settings = _Settings(document.section("fuzzgate"), overrides)
