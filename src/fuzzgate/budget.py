@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 OUTPUT_RESERVE_S = 1.0
@@ -54,7 +53,6 @@ class TimeBox:
 
     budget_s: float
     start: float = field(default_factory=time.monotonic)
-    clock: Callable[[], float] = time.monotonic
     marks: dict[str, float] = field(default_factory=dict)
     """Seconds since `start` at which each phase ended, for the report."""
 
@@ -62,14 +60,11 @@ class TimeBox:
     def end(self) -> float:
         return self.start + self.budget_s
 
-    def now(self) -> float:
-        return self.clock()
-
     def remaining(self) -> float:
-        return max(0.0, self.end - self.clock())
+        return max(0.0, self.end - time.monotonic())
 
     def elapsed(self) -> float:
-        return self.clock() - self.start
+        return time.monotonic() - self.start
 
     def mark(self, phase: str) -> None:
         self.marks[phase] = round(self.elapsed(), 3)

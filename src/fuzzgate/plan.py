@@ -127,14 +127,13 @@ class Scheduler:
     deadline: Callable[[], float]
     cases: int | None
     stopped: bool = False
-    clock: Callable[[], float] = time.monotonic
     _order: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._order = {p.info.name: i for i, p in enumerate(self.plans)}
 
     def next(self) -> tuple[ToolPlan, int] | None:
-        if self.stopped or self.clock() >= self.deadline():
+        if self.stopped or time.monotonic() >= self.deadline():
             return None
         open_plans = [
             p for p in self.plans if p.skip_reason is None and (self.cases is None or p.next_case < self.cases)

@@ -302,7 +302,7 @@ def _is_connection_loss(exc: BaseException) -> bool:
 
 
 async def call_tool(
-    connection: Connection, name: str, arguments: dict[str, Any], timeout_s: float, *, in_flight: int = 1
+    connection: Connection, name: str, arguments: dict[str, Any], timeout_s: float
 ) -> CallOutcome:
     """Send one `tools/call` and classify what came back. Never raises for anything the server does."""
     process = connection.process
@@ -395,4 +395,4 @@ async def call_tool(
     extra = fields.pop("extra_anomaly", None)
     if extra is not None:
         anomalies = (*anomalies, extra)
-    return CallOutcome(status=status, duration_s=duration, anomalies=anomalies, concurrent=in_flight, **fields)
+    return CallOutcome(status=status, duration_s=duration, anomalies=anomalies, **fields)
