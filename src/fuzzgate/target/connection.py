@@ -25,8 +25,10 @@ from fuzzgate.check.secrets import Redactor, redactor_for
 from fuzzgate.config.model import Config, TargetKind
 from fuzzgate.errors import TargetError
 from fuzzgate.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.target.http_server import ServedProcess, ServerNotReady, address_of, served_transport, where
 from fuzzgate.target.output import OutputChecker
-from fuzzgate.target.stdio import ServerProcess, StdioSpec, child_environment, stdio_transport
+from fuzzgate.target.owned_process import LaunchSpec, OwnedProcess, child_environment
+from fuzzgate.target.stdio import ServerProcess, stdio_transport
 
 CONNECTION_CLOSED = -32000
 PROGRESS_EXTENSION_LIMIT = 6
@@ -41,6 +43,11 @@ _FIRST_LINE_S = 0.2
 """How long an answer that says an exception happened waits for the first line of its traceback."""
 _QUIET_S = 0.03
 """How long stderr must stay silent for what the server logged to count as complete."""
+_DEATH_S = 2.0
+"""The longest wait for a dead server's last stderr words and its exit status."""
+_HTTP_EXIT_S = 0.5
+"""How long a failed HTTP request waits to see whether the served process is exiting: over HTTP a
+lost connection alone does not say the server died."""
 
 
 _CALL_RESULT: TypeAdapter[types.CallToolResult | types.InputRequiredResult] = TypeAdapter(
@@ -90,13 +97,21 @@ class _WatchedStream(httpx2.AsyncByteStream):
 @dataclass(slots=True)
 class Connection:
     """An initialized session. `process` is set for stdio targets, which fuzzgate owns; `http` for
-    HTTP targets. `outputs` holds the tools' output schemas, learnt at discovery or on first use."""
+    HTTP targets, and `served` for one whose command fuzzgate started. `outputs` holds the tools'
+    output schemas, learnt at discovery or on first use."""
 
     client: Client
     transport: str
     process: ServerProcess | None
     http: _WatchedTransport | None = None
+    served: ServedProcess | None = None
     outputs: OutputChecker = field(default_factory=OutputChecker)
+
+    @property
+    def server(self) -> OwnedProcess | None:
+        """The server process fuzzgate owns, if any: the stdio server or the one serving the URL.
+        Its `stderr` is what the server logged, its `returncode` how it ended."""
+        return self.process if self.process is not None else self.served
 
     def loss_mark(self) -> int:
         return self.http.failures if self.http is not None else 0
@@ -106,6 +121,8 @@ class Connection:
         request failed at the transport level) since `loss_mark()` returned `mark`."""
         if self.process is not None:
             return self.process.returncode is not None or self.process.stdout_closed
+        if self.served is not None and self.served.returncode is not None:
+            return True
         return self.http is not None and self.http.failures > mark
 
     @property
@@ -117,7 +134,8 @@ class Connection:
         return self.client.server_info
 
     def alive(self) -> bool:
-        return self.process is None or self.process.returncode is None
+        server = self.server
+        return server is None or server.returncode is None
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -131,13 +149,14 @@ def describe_exception(exc: BaseException) -> str:
 
 
 def _transport_for(
-    config: Config, process: ServerProcess | None, watched: _WatchedTransport | None
+    config: Config, process: ServerProcess | None, watched: _WatchedTransport | None, served: ServedProcess | None
 ) -> AbstractAsyncContextManager[Any]:
     target = config.target
     if process is not None:
         return stdio_transport(process)
     assert target.url is not None and watched is not None
-    return _http_transport(target.url, target.headers, watched)
+    http = _http_transport(target.url, target.headers, watched)
+    return http if served is None else served_transport(served, http)
 
 
 @asynccontextmanager
@@ -147,32 +166,47 @@ async def _http_transport(url: str, headers: Mapping[str, str], watched: _Watche
         yield streams
 
 
-def server_process(config: Config, extra_env: Mapping[str, str]) -> ServerProcess:
+def launch_spec(config: Config, extra_env: Mapping[str, str]) -> LaunchSpec:
+    """How to start the target's server: its command line, environment (`extra_env`, then the
+    user's `env`) and working directory. The one place that builds them, for a stdio server and for
+    the command serving an HTTP target alike."""
     target = config.target
     assert target.command is not None
-    cwd = target.cwd
-    spec = StdioSpec(
+    return LaunchSpec(
         command=target.command,
         args=target.args,
         env=child_environment({**extra_env, **target.env}),
-        cwd=cwd,
+        cwd=target.cwd,
     )
+
+
+def server_process(config: Config, extra_env: Mapping[str, str]) -> ServerProcess:
     # The server's env holds the canaries as well as the user's values: all of them are secrets.
-    return ServerProcess(spec, redactor_for(config, extra_env))
+    return ServerProcess(launch_spec(config, extra_env), redactor_for(config, extra_env))
 
 
-def _startup_error(config: Config, process: ServerProcess | None, reason: str, redact: Redactor) -> TargetError:
+def served_process(config: Config, extra_env: Mapping[str, str]) -> ServedProcess | None:
+    """The process serving an HTTP target, when the target names its command."""
+    target = config.target
+    if target.kind is not TargetKind.HTTP or target.command is None:
+        return None
+    assert target.url is not None
+    return ServedProcess(launch_spec(config, extra_env), address_of(target.url), redactor_for(config, extra_env))
+
+
+def _startup_error(config: Config, process: OwnedProcess | None, reason: str, redact: Redactor) -> TargetError:
     """The exit-3 error. The command line and URL may hold `${VAR}` expansions, and the reason and
     stderr are the server's words: all are redacted (the stderr tail whole, before it is shown)."""
     target = config.target
-    if target.kind is TargetKind.STDIO:
+    if target.kind is TargetKind.STDIO or process is not None:
         what = " ".join([target.command or "", *target.args]).strip()
         tail = process.stderr.tail(STDERR_TAIL_LINES) if process else []
         detail = redact("\n".join(tail)) if tail else None
         if process is not None and process.returncode is not None:
             reason = f"{reason}; the server exited with status {process.returncode}"
+        server = "the stdio server" if target.kind is TargetKind.STDIO else f"the HTTP server for {target.url},"
         return TargetError(
-            redact.text(f"could not start the stdio server `{what}`: {reason}"),
+            redact.text(f"could not start {server} `{what}`: {reason}"),
             hint="run the command by hand to see why; its last stderr lines follow" if detail else None,
             detail=detail,
         )
@@ -191,9 +225,11 @@ async def open_connection(config: Config, *, extra_env: Mapping[str, str] | None
     """
     redact = redactor_for(config, extra_env or {})
     process = server_process(config, extra_env or {}) if config.target.kind is TargetKind.STDIO else None
+    served = served_process(config, extra_env or {})
+    owned = process if process is not None else served
     watched = _WatchedTransport(httpx2.AsyncHTTPTransport()) if process is None else None
     client = Client(
-        _transport_for(config, process, watched),
+        _transport_for(config, process, watched, served),
         mode=config.protocol.value,
         cache=None,
         client_info=types.Implementation(name="fuzzgate", version=__version__),
@@ -219,14 +255,19 @@ async def open_connection(config: Config, *, extra_env: Mapping[str, str] | None
         with anyio.move_on_after(timeout_s) as waiting:
             await ready.wait()
         if waiting.cancelled_caught:
-            error = _startup_error(config, process, f"no answer to initialize within {timeout_s:g}s", redact)
+            reason = f"no answer to initialize within {timeout_s:g}s"
+            if served is not None and not served.ready:
+                reason = f"nothing accepted connections on {where(served.address)} within {timeout_s:g}s"
+            error = _startup_error(config, owned, reason, redact)
         elif failure:
-            error = _startup_error(config, process, _startup_reason(failure[0]), redact)
+            error = _startup_error(config, owned, _startup_reason(failure[0]), redact)
         if error is not None:
             tg.cancel_scope.cancel()
         else:
             try:
-                yield Connection(client=client, transport=config.target.kind.value, process=process, http=watched)
+                yield Connection(
+                    client=client, transport=config.target.kind.value, process=process, http=watched, served=served
+                )
             finally:
                 release.set()
     if error is not None:
@@ -236,6 +277,8 @@ async def open_connection(config: Config, *, extra_env: Mapping[str, str] | None
 def _startup_reason(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    if isinstance(exc, ServerNotReady):
+        return str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"command not found ({exc.filename})"
     if isinstance(exc, PermissionError):
@@ -245,7 +288,7 @@ def _startup_reason(exc: BaseException) -> str:
     return describe_exception(exc)
 
 
-async def _let_stderr_catch_up(process: ServerProcess, mark: int, exception_hinted: bool) -> None:
+async def _let_stderr_catch_up(process: OwnedProcess, mark: int, exception_hinted: bool) -> None:
     """A server logs a traceback before it answers, but on another pipe, and a traceback read half
     way would give the same bug another fingerprint. So: a few turns of the event loop for what is
     already in the pipe; then, if the server has been writing (or its answer says an exception
@@ -268,6 +311,21 @@ async def _let_stderr_catch_up(process: ServerProcess, mark: int, exception_hint
             if process.stderr.mark() != seen:
                 seen = process.stderr.mark()
                 quiet_since = anyio.current_time()
+
+
+async def _await_death(server: OwnedProcess, *, http: bool) -> None:
+    """The connection is gone: wait briefly for the server's last stderr words (complete when its
+    pipes close) and its exit status. Over HTTP only if the process is exiting at all."""
+    with anyio.move_on_after(_DEATH_S):
+        if http:
+            with anyio.move_on_after(_HTTP_EXIT_S):
+                while server.returncode is None:
+                    await anyio.sleep(0.01)
+            if server.returncode is None:
+                return
+        await server.stderr_closed.wait()
+        while server.returncode is None:
+            await anyio.sleep(0.01)
 
 
 def _text_of(result: types.CallToolResult) -> str:
@@ -306,7 +364,8 @@ async def call_tool(
 ) -> CallOutcome:
     """Send one `tools/call` and classify what came back. Never raises for anything the server does."""
     process = connection.process
-    err_mark = process.stderr.mark() if process else 0
+    server = connection.server
+    err_mark = server.stderr.mark() if server else 0
     wire_mark = process.wire.mark() if process else 0
     started = time.perf_counter()
     fields: dict[str, Any] = {}
@@ -374,24 +433,17 @@ async def call_tool(
             status = OutcomeStatus.OUTPUT_INVALID
             fields.update(schema_path=violation.path, text=f"{name}: {violation.message}")
 
-    if process is not None:
-        if status is OutcomeStatus.CLOSED or (status is OutcomeStatus.TIMEOUT and process.returncode is not None):
-            # The process is gone: wait briefly for its last stderr words and its exit status.
-            # Its last stderr words are complete when the pipe closes.
-            with anyio.move_on_after(2.0):
-                await process.stderr_closed.wait()
-                while process.returncode is None:
-                    await anyio.sleep(0.01)
-            status = OutcomeStatus.ABORTED if process.killed_by_us else OutcomeStatus.CLOSED
-            fields["exit_code"] = process.returncode
+    if server is not None:
+        if status is OutcomeStatus.CLOSED or (status is OutcomeStatus.TIMEOUT and server.returncode is not None):
+            await _await_death(server, http=process is None)
+            status = OutcomeStatus.ABORTED if server.killed_by_us else OutcomeStatus.CLOSED
+            fields["exit_code"] = server.returncode
         elif status is not OutcomeStatus.OK:
             text = str(fields.get("text", "")).strip()
             hinted = fields.get("rpc_code") in (-32603, 0) or _BARE_SDK_ERROR.fullmatch(text) is not None
-            await _let_stderr_catch_up(process, err_mark, hinted)
-        fields["stderr"] = "\n".join(process.stderr.since(err_mark))
-        anomalies = process.wire.since(wire_mark)
-    else:
-        anomalies = ()
+            await _let_stderr_catch_up(server, err_mark, hinted)
+        fields["stderr"] = "\n".join(server.stderr.since(err_mark))
+    anomalies = process.wire.since(wire_mark) if process is not None else ()
     extra = fields.pop("extra_anomaly", None)
     if extra is not None:
         anomalies = (*anomalies, extra)

@@ -97,7 +97,9 @@ class OwnedProcess:
         self._tree: ProcessTree | None = None
         self._burying = anyio.Lock()
         self._buried = False
+        self._stopping = False
         self.killed_by_us = False
+        """fuzzgate decided to stop it (a restart, the end of a run): its end is not a crash."""
         self.stderr_closed = anyio.Event()
         """Set once everything the server logged has been read (its log pipes ended)."""
 
@@ -137,7 +139,7 @@ class OwnedProcess:
         process = self._process
         assert process
         await process.wait()
-        if self.killed_by_us:
+        if self._stopping:
             return
         await self._bury()
         with anyio.move_on_after(_DRAIN_S):
@@ -190,19 +192,21 @@ class OwnedProcess:
         line = self.redact.open_end(kept.decode("utf-8", "replace"))
         return f"{line} [… {dropped} more bytes of this line dropped]"
 
-    async def stop(self) -> None:
+    async def stop(self, *, deliberate: bool = True) -> None:
         """Close stdin (if fuzzgate holds it), then SIGTERM and SIGKILL the whole process group,
         kill every process the server started wherever it went (`process_tree`), reap it, and close
-        its pipes.
+        its pipes. Not `deliberate`: the connection broke first, so whatever ended the server was
+        not fuzzgate's doing.
 
         Shielded and bounded: it runs on every exit path, Ctrl-C and cancellation included.
         """
         process, tree = self._process, self._tree
-        if process is None or tree is None or self.killed_by_us:
+        if process is None or tree is None or self._stopping:
             # Once is enough: a second group kill after the reap could hit a reused process id.
             return
+        self._stopping = True
         # From here on, the server ending is fuzzgate's doing, not a crash.
-        self.killed_by_us = True
+        self.killed_by_us = deliberate
         with anyio.CancelScope(shield=True):
             # Parent links are lost when the server exits, as it does when stdin closes.
             tree.remember()
