@@ -25,6 +25,8 @@ class Kind(StrEnum):
     SCHEMA_VIOLATION = "schema_violation"
     SECRET_LEAK = "secret_leak"
     SLOW = "slow"
+    SCOPE_ESCAPE = "scope_escape"
+    INJECTION = "injection"
 
 
 class Severity(StrEnum):
@@ -51,6 +53,8 @@ DEFAULT_SEVERITY: dict[Kind, Severity] = {
     Kind.SCHEMA_VIOLATION: Severity.MEDIUM,
     Kind.SECRET_LEAK: Severity.CRITICAL,
     Kind.SLOW: Severity.LOW,
+    Kind.SCOPE_ESCAPE: Severity.CRITICAL,
+    Kind.INJECTION: Severity.CRITICAL,
 }
 
 
@@ -58,6 +62,33 @@ class Surface(StrEnum):
     TOOL = "tool"
     RESOURCE = "resource"
     PROMPT = "prompt"
+    SERVER = "server"
+    """The server as a whole: a bug below any one tool (its transport, its SDK), named `SERVER_NAME`."""
+
+
+SERVER_NAME = "transport"
+"""The name of the one `Surface.SERVER` subject: findings on it are one per server, whichever tool
+the request that showed them was for."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One call of a sequence repro, sent before the failing one on the same server."""
+
+    tool: str
+    arguments: dict[str, JSONValue]
+    schema_valid: bool = True
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {"tool": self.tool, "arguments": self.arguments, "schema_valid": self.schema_valid}
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> Step:
+        return cls(
+            tool=str(data["tool"]),
+            arguments=dict(data["arguments"]),
+            schema_valid=bool(data.get("schema_valid", True)),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +96,11 @@ class Repro:
     """Everything needed to send the failing request again.
 
     `arguments` are the exact tool arguments sent; `case_index` and `seed` regenerate them;
-    `schema_valid` says whether they conformed to the tool's input schema.
+    `schema_valid` says whether they conformed to the tool's input schema. `prefix` holds the calls
+    the same server received before (since it last started) when the bug needs them: replaying
+    sends them first, in order, on a fresh server. `tool` names the failing call's tool when the
+    finding is not that tool's own (a server-wide finding). `workspace` is the directory outside
+    the server's scope that path arguments were written for: a replay puts its own in its place.
     """
 
     seed: int
@@ -73,21 +108,34 @@ class Repro:
     arguments: dict[str, JSONValue]
     transport: str
     schema_valid: bool = True
+    prefix: tuple[Step, ...] = ()
+    tool: str | None = None
+    workspace: str | None = None
 
-    def size(self) -> int:
-        """How big the repro is, for keeping the smallest of several."""
+    def size(self) -> tuple[int, int]:
+        """How big the repro is, for keeping the smallest of several: fewer steps first, then bytes."""
         import json
 
-        return len(json.dumps(self.arguments, sort_keys=True, ensure_ascii=False))
+        sizes = [json.dumps(step.arguments, sort_keys=True, ensure_ascii=False) for step in self.prefix]
+        sizes.append(json.dumps(self.arguments, sort_keys=True, ensure_ascii=False))
+        return len(sizes), sum(len(text) for text in sizes)
 
     def to_json(self) -> dict[str, JSONValue]:
-        return {
+        data: dict[str, JSONValue] = {
             "seed": self.seed,
             "case_index": self.case_index,
             "arguments": self.arguments,
             "transport": self.transport,
             "schema_valid": self.schema_valid,
         }
+        # Written only when set, so a single-call repro reads as it always did.
+        if self.prefix:
+            data["prefix"] = [step.to_json() for step in self.prefix]
+        if self.tool is not None:
+            data["tool"] = self.tool
+        if self.workspace is not None:
+            data["workspace"] = self.workspace
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, JSONValue]) -> Repro:
@@ -97,6 +145,9 @@ class Repro:
             arguments=dict(data["arguments"]),
             transport=str(data["transport"]),
             schema_valid=bool(data.get("schema_valid", True)),
+            prefix=tuple(Step.from_json(step) for step in data.get("prefix") or ()),
+            tool=None if data.get("tool") is None else str(data["tool"]),
+            workspace=None if data.get("workspace") is None else str(data["workspace"]),
         )
 
 
@@ -154,6 +205,11 @@ class Finding:
     signature: tuple[str, ...] | None = None
     """What the fingerprint was computed from (`fuzzgate.fingerprint`), kept so a baseline entry can
     be re-derived under a later scheme; None when unknown, or when it held text the redactor removes."""
+
+    @property
+    def tool(self) -> str:
+        """The tool the failing call went to."""
+        return self.repro.tool or self.name
 
     def merged_with(self, other: Finding) -> Finding:
         """The same bug hit again: keep the smaller repro (and its evidence), add up the count."""

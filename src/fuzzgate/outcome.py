@@ -27,6 +27,17 @@ class OutcomeStatus(StrEnum):
     """The server answered with something fuzzgate does not drive (input-required rounds, extensions)."""
 
 
+class AfterTimeout(StrEnum):
+    """What a ping sent right after a request timed out showed about the server."""
+
+    ALIVE = "alive"
+    """The ping was answered: the server went on answering, but never this request."""
+    DIED = "died"
+    """The server died on the next request (the ping), or before it."""
+    STUCK = "stuck"
+    """The ping was not answered either: the whole server is stuck."""
+
+
 class AnomalyKind(StrEnum):
     NON_JSON = "non_json"
     INVALID_MESSAGE = "invalid_message"
@@ -60,3 +71,5 @@ class CallOutcome:
     exit_code: int | None = None
     concurrent: int = 1
     """How many calls were in flight at once, which makes attribution of process-wide symptoms uncertain."""
+    after_timeout: AfterTimeout | None = None
+    """For TIMEOUT: what the ping sent next showed (None when none was sent)."""

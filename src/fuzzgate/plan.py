@@ -12,7 +12,8 @@ import fnmatch
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from fuzzgate.config.model import Config
 from fuzzgate.discover import Inventory, ToolInfo
@@ -20,6 +21,7 @@ from fuzzgate.findings import Surface
 from fuzzgate.generate import CaseGenerator, UnsupportedSchema
 from fuzzgate.generate._worker import GenerationAbandoned, GenerationError
 from fuzzgate.generate.cases import Case
+from fuzzgate.generate.probes import ProbeCase, probe_slot
 from fuzzgate.results import Status, SurfaceEntry
 from fuzzgate.safety import DestructiveGuard
 
@@ -35,6 +37,9 @@ class ToolPlan:
     was skipped at): what the report counts, so `--cases` with it sends at least the same requests."""
     used_s: float = 0.0
     generator: CaseGenerator | None = None
+    probe_source: Callable[[ToolInfo, dict[str, Any]], list[ProbeCase]] | None = None
+    """Builds the tool's probes from a valid base case (`fuzzgate.generate.probes`); None: no probes."""
+    probes: list[ProbeCase] | None = None
     skip_reason: str | None = None
     """Set when the generator could not be built or failed: the tool gets no more cases."""
     _building: threading.Lock = field(default_factory=threading.Lock)
@@ -48,7 +53,14 @@ class ToolPlan:
                     return None
                 if self.generator is None:
                     self.generator = self.make_generator()
-            return self.generator.case(index)
+                    self.probes = self._probes(self.generator)
+            generator, probes = self.generator, self.probes or []
+            is_probe, position = probe_slot(index, len(probes))
+            if is_probe:
+                probe = probes[position]
+                valid = generator.is_valid(probe.arguments)
+                return Case(index=index, arguments=probe.arguments, schema_valid=valid, origin=probe.origin)
+            return replace(generator.case(position), index=index)
         except UnsupportedSchema as exc:
             self.skip_reason = f"input schema not supported: {exc}"
         except GenerationAbandoned:
@@ -58,6 +70,13 @@ class ToolPlan:
             # (with the reason in the report), never the run.
             self.skip_reason = f"generation failed: {exc}"
         return None
+
+    def _probes(self, generator: CaseGenerator) -> list[ProbeCase]:
+        if self.probe_source is None:
+            return []
+        base = generator.case(0)
+        # Probes go into a valid case, so the tool gets past its other arguments to the probed one.
+        return self.probe_source(self.info, base.arguments) if base.schema_valid else []
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +100,14 @@ def _filter_reason(name: str, config: Config) -> str | None:
     return None
 
 
-def select(inventory: Inventory, config: Config, seed: int, *, generation_timeout_s: float | None = None) -> Selection:
+def select(
+    inventory: Inventory,
+    config: Config,
+    seed: int,
+    *,
+    generation_timeout_s: float | None = None,
+    probe_source: Callable[[ToolInfo, dict[str, Any]], list[ProbeCase]] | None = None,
+) -> Selection:
     """Decide, without calling anything or building generators, what happens to every tool."""
     guard = guard_for(config)
     plans: list[ToolPlan] = []
@@ -95,7 +121,8 @@ def select(inventory: Inventory, config: Config, seed: int, *, generation_timeou
         if reason is None and config.max_tools is not None and len(plans) >= config.max_tools:
             reason, status = f"over max_tools ({config.max_tools})", Status.SKIPPED
         if reason is None:
-            plans.append(ToolPlan(tool, _generator_factory(tool, config, seed, generation_timeout_s)))
+            factory = _generator_factory(tool, config, seed, generation_timeout_s)
+            plans.append(ToolPlan(tool, factory, probe_source=probe_source))
             continue
         entries.append(SurfaceEntry(Surface.TOOL, tool.name, status, reason))
     return Selection(tuple(plans), tuple(entries))

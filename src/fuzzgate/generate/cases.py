@@ -140,6 +140,15 @@ class CaseGenerator:
         if self._mode is GenerationMode.CONFORM and not self._valid_fallback():
             raise UnsupportedSchema("admits no arguments that could be generated (is it satisfiable?) at /")
 
+    def is_valid(self, arguments: Mapping[str, Any]) -> bool:
+        """Whether `arguments` validate against the tool's input schema (as `Case.schema_valid`)."""
+        from fuzzgate.untrusted_regex import PatternTimeout
+
+        try:
+            return bool(self._validator.is_valid(arguments))
+        except PatternTimeout:
+            return False
+
     def case(self, k: int) -> Case:
         """Case number k (k >= 0) of the stream."""
         if k < 0:

@@ -216,6 +216,38 @@ _RULES: dict[Kind, _RuleText] = {
         tags=("performance", "external/cwe/cwe-400"),
         precision="medium",
     ),
+    Kind.SCOPE_ESCAPE: _RuleText(
+        name="ScopeEscape",
+        short="The MCP server acted on a path outside the directories it was given.",
+        full=(
+            "While answering a request, the server created, changed or deleted something outside its "
+            "scope (the directories named on its command line and its working directory), or answered "
+            "with the content of a file planted outside it. A client or a prompt-injected model can "
+            "then read or write anywhere the server's user can."
+        ),
+        fix=(
+            "Resolve every path argument (following symbolic links) and refuse it unless it lies inside "
+            "an allowed directory; do not create parent directories outside them."
+        ),
+        tags=("confidentiality", "integrity", "external/cwe/cwe-22"),
+        precision="high",
+    ),
+    Kind.INJECTION: _RuleText(
+        name="ArgumentInjection",
+        short="An argument was run as a command-line option or a shell command.",
+        full=(
+            "fuzzgate sent an argument that names a file only an injected command-line option (such "
+            "as --output=) or shell fragment (such as $(...)) would create, and the file appeared: "
+            "the server passes arguments to a subprocess without separating options from operands, "
+            "or through a shell."
+        ),
+        fix=(
+            "Run subprocesses without a shell, with arguments as a list, and put `--` before any "
+            "argument that comes from the client; reject values that start with '-' where an operand is expected."
+        ),
+        tags=("integrity", "external/cwe/cwe-88", "external/cwe/cwe-78"),
+        precision="high",
+    ),
 }
 
 _SECURITY_SEVERITY: dict[Severity, str] = {

@@ -1,0 +1,138 @@
+"""Oracles for bugs that answer with success: effects outside the server's scope, and injections.
+
+fuzzgate watches the directory outside the server's scope (`fuzzgate.target.workspace`), where it
+planted canaries and where its probes (`fuzzgate.generate.probes`) point. What changed there while
+a call was pending, and canary content in a reply, are the evidence:
+
+- a file named after an injection probe appeared: the option or the shell fragment ran
+  (`injection`); the name is unique to one probe, so it says which tool, field and probe;
+- anything else created, changed or deleted there, or a canary's content in the reply: the server
+  acted outside its scope (`scope_escape`). A canary's *path* echoed back is not its content, and
+  content the arguments themselves carried is not evidence either.
+
+Signatures name the action, what was touched (a canary's kind, or "path") and the argument that
+led there, never the payload: the same bug reached with other values keeps its fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from fuzzgate.check.secrets import Redactor
+from fuzzgate.findings import Details, Kind
+from fuzzgate.generate.probes import ESCAPE_PREFIX, INJECTION_PREFIX, Probe, ProbeClass
+
+VALUE_CHARS = 120
+UNKNOWN_FIELD = "?"
+
+
+class CanaryLike(Protocol):
+    @property
+    def kind(self) -> str: ...
+    @property
+    def relpath(self) -> str: ...
+    @property
+    def markers(self) -> tuple[str, ...]: ...
+
+
+class ChangeLike(Protocol):
+    @property
+    def action(self) -> str: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def canary(self) -> CanaryLike | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """One change outside the scope during a call, as the oracles read it."""
+
+    action: str
+    """created, changed or deleted"""
+    relpath: str
+    """The path relative to the watched directory."""
+    canary: str | None = None
+    """The kind of canary touched, if it was one."""
+
+
+def effects_of(changes: Sequence[ChangeLike], outside: Path) -> tuple[Effect, ...]:
+    found = []
+    for change in changes:
+        try:
+            rel = change.path.relative_to(outside).as_posix()
+        except ValueError:
+            rel = change.path.as_posix()
+        found.append(Effect(change.action, rel, change.canary.kind if change.canary else None))
+    return tuple(found)
+
+
+def _field_naming(arguments: Mapping[str, Any], needle: str) -> str:
+    """The top-level argument whose value mentions `needle`, else `?`."""
+    for name, value in arguments.items():
+        if needle in json.dumps(value, ensure_ascii=False):
+            return str(name)
+    return UNKNOWN_FIELD
+
+
+def _shown(value: Any, redact: Redactor) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return repr(redact.cut(text, VALUE_CHARS))
+
+
+def effect_observations(
+    arguments: Mapping[str, Any],
+    effects: Sequence[Effect],
+    probes: Mapping[str, Probe],
+    redact: Redactor,
+    *,
+    ambiguous: bool = False,
+) -> list[tuple[Kind, str, tuple[str, ...], Details, bool]]:
+    """(kind, message, signature, details, ambiguous) for every effect, one per distinct signature."""
+    found: dict[tuple[Kind, tuple[str, ...]], tuple[Kind, str, tuple[str, ...], Details, bool]] = {}
+    for effect in effects:
+        top = effect.relpath.split("/", 1)[0]
+        probe = probes.get(top)
+        where = f"<outside>/{effect.relpath}"
+        if probe is not None and top.startswith(INJECTION_PREFIX):
+            what = "an injected option" if probe.probe_class is ProbeClass.OPTION else "an injected shell command"
+            value = arguments.get(probe.field, probe.value)
+            kind = Kind.INJECTION
+            signature: tuple[str, ...] = (probe.probe_class.value, probe.field)
+            message = (
+                f"ran {what} ({probe.label}): argument `{probe.field}` = {_shown(value, redact)} "
+                f"created {where}, a file only that probe names"
+            )
+        else:
+            field = probe.field if probe is not None and top.startswith(ESCAPE_PREFIX) else _field_naming(arguments, top)
+            kind = Kind.SCOPE_ESCAPE
+            signature = (effect.action, effect.canary or "path", field)
+            target = f"the {effect.canary} canary at {where}" if effect.canary else where
+            led = f" (argument `{field}` = {_shown(arguments[field], redact)})" if field in arguments else ""
+            message = f"{effect.action} {target}, outside its scope{led}"
+        key = (kind, signature)
+        if key not in found:
+            found[key] = (kind, redact.text(message), signature, Details(error=None), ambiguous)
+    return list(found.values())
+
+
+def canary_read_observations(
+    arguments: Mapping[str, Any], reply: str, canaries: Sequence[CanaryLike], redact: Redactor
+) -> list[tuple[Kind, str, tuple[str, ...], Details, bool]]:
+    """A reply carrying the content of a canary planted outside the scope (content the arguments
+    did not carry themselves)."""
+    if not reply:
+        return []
+    sent = json.dumps(arguments, ensure_ascii=False)
+    found = []
+    for canary in canaries:
+        if any(m in reply and m not in sent for m in canary.markers):
+            field = _field_naming(arguments, canary.relpath.split("/", 1)[0])
+            led = f" (argument `{field}` = {_shown(arguments[field], redact)})" if field in arguments else ""
+            message = f"answered with the content of the {canary.kind} canary planted outside its scope{led}"
+            found.append((Kind.SCOPE_ESCAPE, redact.text(message), ("read", canary.kind), Details(error=None), False))
+    return found

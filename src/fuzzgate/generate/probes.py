@@ -1,0 +1,149 @@
+"""Probes: fixed values that make a polite bug show itself, once per string field of a tool.
+
+Random and boundary values make a server fail loudly; the bugs that answer with success need a
+value that names something only a bug could touch. Every probe names a path in the directory
+outside the server's scope that fuzzgate watches (written as `OUTSIDE`, which the engine replaces
+with the directory of the server start the probe goes to):
+
+- scope probes: that directory itself, the canaries planted in it, a fresh name in it, and the
+  same reached from the scope with `../..` (the scope is laid out two levels below it): a server
+  that creates, changes or deletes anything there, or answers with a canary's content, acted
+  outside its scope;
+- injection probes: command-line options that write a file (`--output=`, `-o`, git's
+  `--upload-pack=`) and shell fragments that create one (`$(...)`, backticks, `;`, `|`, `&&`, a
+  newline). The file's name is unique to the probe, so the file appearing proves the option or
+  the command ran, and says which probe did it; a probe merely echoed back creates nothing.
+
+A probe's file name hashes the run's token, the tool, the field and the probe, so the same seed
+gives the same probes, and a created name maps back to the one probe that could create it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+OUTSIDE = "@@FUZZGATE_OUTSIDE@@"
+"""Stands for the watched directory outside the scope until the engine sends the probe."""
+INJECTION_PREFIX = "fzginj-"
+ESCAPE_PREFIX = "fzgprobe-"
+_SKIPPED_FORMATS = frozenset({"date", "date-time", "time", "duration", "email", "uuid", "ipv4", "ipv6", "hostname"})
+
+
+class ProbeClass(StrEnum):
+    SCOPE = "scope"
+    OPTION = "option"
+    SHELL = "shell"
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """One probe value for one field of one tool."""
+
+    tool: str
+    field: str
+    probe_class: ProbeClass
+    label: str
+    """Which probe, in words that never hold the payload (`--output=`, `$(...)`, `canary file`)."""
+    value: str
+    marker: str | None = None
+    """The file name only this probe can create, when it is one that creates a file."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeCase:
+    arguments: dict[str, Any]
+    probe: Probe
+
+    @property
+    def origin(self) -> str:
+        return f"probe:{self.probe.probe_class.value}:/properties/{self.probe.field}={self.probe.label}"
+
+
+def marker(token: str, tool: str, field: str, label: str, prefix: str) -> str:
+    digest = hashlib.sha256("\x1f".join((token, tool, field, label)).encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{prefix}{digest[:16]}"
+
+
+def string_fields(schema: Mapping[str, Any]) -> list[str]:
+    """The top-level properties a free string may go to (no enum, const or non-path format)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return []
+    fields = []
+    for name, sub in properties.items():
+        if not isinstance(sub, Mapping) or "enum" in sub or "const" in sub:
+            continue
+        kind = sub.get("type")
+        takes_string = kind == "string" or (isinstance(kind, list) and "string" in kind)
+        if takes_string and sub.get("format") not in _SKIPPED_FORMATS:
+            fields.append(str(name))
+    return fields
+
+
+def _values(token: str, tool: str, field: str, canaries: Sequence[str]) -> list[Probe]:
+    def made(probe_class: ProbeClass, label: str, template: str, prefix: str) -> Probe:
+        name = marker(token, tool, field, label, prefix)
+        return Probe(tool, field, probe_class, label, template.format(path=f"{OUTSIDE}/{name}", name=name), name)
+
+    probes = [
+        made(ProbeClass.SCOPE, "new path outside", "{path}", ESCAPE_PREFIX),
+        Probe(tool, field, ProbeClass.SCOPE, "outside directory", OUTSIDE),
+        made(ProbeClass.SCOPE, "../.. to a new path", "../../{name}", ESCAPE_PREFIX),
+    ]
+    for relpath in canaries:
+        probes.append(Probe(tool, field, ProbeClass.SCOPE, f"canary {relpath}", f"{OUTSIDE}/{relpath}"))
+    if canaries:
+        probes.append(Probe(tool, field, ProbeClass.SCOPE, f"../.. to canary {canaries[0]}", f"../../{canaries[0]}"))
+    probes += [
+        made(ProbeClass.OPTION, "--output=", "--output={path}", INJECTION_PREFIX),
+        made(ProbeClass.OPTION, "-o", "-o{path}", INJECTION_PREFIX),
+        made(ProbeClass.OPTION, "--upload-pack=", "--upload-pack=touch {path};", INJECTION_PREFIX),
+        made(ProbeClass.SHELL, "$(...)", "$(touch {path})", INJECTION_PREFIX),
+        made(ProbeClass.SHELL, "backticks", "`touch {path}`", INJECTION_PREFIX),
+        made(ProbeClass.SHELL, ";", "x; touch {path}", INJECTION_PREFIX),
+        made(ProbeClass.SHELL, "|", "x | touch {path}", INJECTION_PREFIX),
+        made(ProbeClass.SHELL, "&&", "x && touch {path}", INJECTION_PREFIX),
+        made(ProbeClass.SHELL, "newline", "x\ntouch {path}", INJECTION_PREFIX),
+    ]
+    return probes
+
+
+def probe_cases(
+    tool: str, schema: Mapping[str, Any], base: Mapping[str, Any], token: str, canaries: Sequence[str]
+) -> list[ProbeCase]:
+    """The probes for every string field of `tool`, each in a copy of `base` (a valid case, so the
+    tool gets past its other arguments): field by field, scope probes first."""
+    cases = []
+    for field in string_fields(schema):
+        for probe in _values(token, tool, field, canaries):
+            cases.append(ProbeCase({**base, field: probe.value}, probe))
+    return cases
+
+
+def probe_slot(index: int, probes: int) -> tuple[bool, int]:
+    """Case `index` of a tool with `probes` probes: every other case is the next probe until they
+    are all sent (the first case stays the tool's first regular one). Returns (is_probe, position
+    among probes or among regular cases)."""
+    if index % 2 == 1 and index // 2 < probes:
+        return True, index // 2
+    return False, index - min(probes, (index + 1) // 2)
+
+
+def place(value: Any, outside: str) -> Any:
+    """`value` with every `OUTSIDE` replaced by the real directory."""
+    return substitute(value, OUTSIDE, outside)
+
+
+def substitute(value: Any, old: str, new: str) -> Any:
+    """`value` (JSON) with `old` replaced by `new` in every string, keys included."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, dict):
+        return {substitute(k, old, new): substitute(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, old, new) for v in value]
+    return value
