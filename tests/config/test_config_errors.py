@@ -384,7 +384,8 @@ def test_misspelled_required_key_is_an_error_with_a_suggestion(
         ),
         (
             HTTP + 'env = { A = "b" }\n',
-            "fuzzgate.toml: [target] env: ignored, it applies only to stdio targets",
+            "fuzzgate.toml: [target] env: ignored, it applies only to a server fuzzgate starts"
+            " (a stdio target, or an http target with a command)",
         ),
         (
             "target:\n  command: srv\nfuzzgate:\n  replay: 2\n",

@@ -144,7 +144,10 @@ def test_flags_win_over_the_file(load: Loader) -> None:
             "--url: expected an http:// or https:// URL, got a string without http:// or https://",
         ),
         (Overrides(command="a", url="http://h/mcp"), "--command and --url: expected one target, got both"),
-        (Overrides(url="http://h/mcp", args=("x",)), "--arg: expected a stdio target, got an http one"),
+        (
+            Overrides(url="http://h/mcp", args=("x",)),
+            "--arg: expected a stdio target or an http one with a command, got an http one without a command",
+        ),
         (Overrides(headers=("X-A: 1",)), "--header: expected an http target, got a stdio one"),
         (
             Overrides(url="http://h/mcp", headers=("no colon",)),

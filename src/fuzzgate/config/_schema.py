@@ -12,9 +12,10 @@ CONFIG_FILE_NAMES = ("fuzzgate.toml", "fuzzgate.yaml", "fuzzgate.yml", "wallface
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
-STDIO_KEYS = ("command", "args", "env", "cwd")
+COMMAND_KEYS = ("command", "args", "env", "cwd")
+"""How fuzzgate starts the server: a stdio target's, or the command serving an http target."""
 HTTP_KEYS = ("url", "headers")
-TARGET_KEYS = ("kind", *STDIO_KEYS, *HTTP_KEYS, "timeout_ms")
+TARGET_KEYS = ("kind", *COMMAND_KEYS, *HTTP_KEYS, "timeout_ms")
 
 WALLFACER_ONLY_KINDS = ("property_failure", "state_leak", "sequence_failure")
 """wallfacer `[severity]` kinds fuzzgate accepts and keeps but never reports."""

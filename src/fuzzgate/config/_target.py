@@ -3,16 +3,21 @@
 `--command` makes a stdio target and replaces the file's command line (command and args);
 `--url` makes an HTTP target. The file's env, cwd and headers still apply when the file
 describes the same kind of target.
+
+An HTTP target may name the command that serves it (`kind = "http"` with `command`, `args`, `env`
+and `cwd` next to `url`): its command line is read exactly as a stdio server's, and fuzzgate
+starts, restarts and stops that server itself.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from fuzzgate.config._document import Document, Section
 from fuzzgate.config._messages import closest
 from fuzzgate.config._overrides import OVERRIDE_FLAGS, Overrides
-from fuzzgate.config._schema import HTTP_KEYS, STDIO_KEYS, TARGET_KEYS
+from fuzzgate.config._schema import COMMAND_KEYS, HTTP_KEYS, TARGET_KEYS
 from fuzzgate.config._values import (
     as_choice,
     as_env,
@@ -30,7 +35,10 @@ from fuzzgate.config.model import TargetConfig, TargetKind
 from fuzzgate.errors import ConfigError
 
 _DEFAULT_TIMEOUT_MS = 5000  # wallfacer's default, kept so its files behave the same
-_KIND_HINT = "--arg goes with a stdio server (--command), --header with an HTTP one (--url)"
+_KIND_HINT = (
+    "--arg goes with a stdio server (--command) or an HTTP server the file gives the command of,"
+    " --header with an HTTP one (--url)"
+)
 _INIT_HINT = "run `fuzzgate init` to create fuzzgate.toml, or pass --command (stdio) or --url (http)"
 
 
@@ -54,8 +62,12 @@ def settle_target(document: Document, overrides: Overrides, *, name: str | None,
     from_file = file_kind is kind
     if from_file and section.present:
         _warn_irrelevant(section, kind, warnings=warnings)
-    if kind is TargetKind.HTTP and overrides.args is not None:
-        raise ConfigError(f"{OVERRIDE_FLAGS['args']}: expected a stdio target, got an http one", hint=_KIND_HINT)
+    if kind is TargetKind.HTTP and overrides.args is not None and not _serves(section, from_file):
+        raise ConfigError(
+            f"{OVERRIDE_FLAGS['args']}: expected a stdio target or an http one with a command, got an http one"
+            " without a command",
+            hint=_KIND_HINT,
+        )
     if kind is TargetKind.STDIO and overrides.headers is not None:
         raise ConfigError(f"{OVERRIDE_FLAGS['headers']}: expected an http target, got a stdio one", hint=_KIND_HINT)
     timeout_ms = _DEFAULT_TIMEOUT_MS
@@ -65,7 +77,17 @@ def settle_target(document: Document, overrides: Overrides, *, name: str | None,
         timeout_ms = as_int(section.get("timeout_ms"), section.where("timeout_ms"), low=1)
     if kind is TargetKind.STDIO:
         return _stdio(document, section, overrides, from_file, name=name, timeout_ms=timeout_ms)
-    return _http(section, overrides, from_file, name=name, timeout_ms=timeout_ms)
+    target = _http(section, overrides, from_file, name=name, timeout_ms=timeout_ms)
+    if _serves(section, from_file):
+        # The command that serves the URL is read as a stdio server's command line is.
+        served = _stdio(document, section, overrides, from_file, name=name, timeout_ms=timeout_ms)
+        target = replace(served, kind=TargetKind.HTTP, url=target.url, headers=target.headers)
+    return target
+
+
+def _serves(section: Section, from_file: bool) -> bool:
+    """Whether the file's HTTP target names the command that serves it."""
+    return from_file and section.get("command") is not None
 
 
 def _file_kind(section: Section, overrides: Overrides) -> TargetKind | None:
@@ -76,7 +98,7 @@ def _file_kind(section: Section, overrides: Overrides) -> TargetKind | None:
     if has_command and has_url:
         raise ConfigError(
             f"{section.where('kind')}: missing, required when both command and url are set",
-            hint='add kind = "stdio" or kind = "http" under [target]',
+            hint='add kind = "http" (fuzzgate starts command and reaches it at url) or kind = "stdio" under [target]',
         )
     if has_command:
         return TargetKind.STDIO
@@ -111,14 +133,17 @@ def _missing_target(document: Document, section: Section) -> ConfigError:
 
 
 def _warn_irrelevant(section: Section, kind: TargetKind, *, warnings: list[str]) -> None:
-    unused = HTTP_KEYS if kind is TargetKind.STDIO else STDIO_KEYS
-    for key in unused:
-        if section.get(key) is not None:
-            warnings.append(f"{section.where(key)}: ignored, it applies only to {_other(kind)} targets")
-
-
-def _other(kind: TargetKind) -> str:
-    return "http" if kind is TargetKind.STDIO else "stdio"
+    if kind is TargetKind.STDIO:
+        for key in HTTP_KEYS:
+            if section.get(key) is not None:
+                warnings.append(f"{section.where(key)}: ignored, it applies only to http targets")
+    elif section.get("command") is None:
+        for key in COMMAND_KEYS:
+            if section.get(key) is not None:
+                warnings.append(
+                    f"{section.where(key)}: ignored, it applies only to a server fuzzgate starts"
+                    " (a stdio target, or an http target with a command)"
+                )
 
 
 def _required(section: Section, key: str, kind: TargetKind) -> ConfigError:

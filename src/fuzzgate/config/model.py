@@ -41,8 +41,11 @@ class TargetConfig:
     args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict, repr=False)
     cwd: Path | None = None
-    """The stdio server's working directory, None for fuzzgate's own. `load_config` gives it the
-    config file's directory when the file supplies the command line and no `cwd`."""
+    """The server's working directory, None for fuzzgate's own. `load_config` gives it the
+    config file's directory when the file supplies the command line and no `cwd`.
+
+    `command`, `args`, `env` and `cwd` start a stdio server, or the server of an HTTP target
+    (`url`) when it names its command; without one, an HTTP server is the user's to start."""
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict, repr=False)
     """`env` and `headers` hold secrets (tokens), so they stay out of `repr` and tracebacks."""
@@ -51,6 +54,12 @@ class TargetConfig:
     """A short name for reports (JUnit classname, SARIF category).
 
     Derived from the command or URL when unset."""
+
+    @property
+    def launched(self) -> bool:
+        """Whether fuzzgate starts the server itself (a stdio target, or an HTTP one that names the
+        command serving it), and so can restart it and replay findings on fresh servers."""
+        return self.kind is TargetKind.STDIO or self.command is not None
 
     @property
     def display_name(self) -> str:
