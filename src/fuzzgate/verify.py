@@ -53,6 +53,8 @@ def connect(config: Config, extra_env: Mapping[str, str]) -> AbstractAsyncContex
 
 def parallel_replays(config: Config) -> int:
     if config.target.kind is not TargetKind.STDIO:
+        # One address: the fresh servers fuzzgate starts for it take its port in turn, and a
+        # server the user started is one server.
         return 1
     return max(1, min(REPLAYS_IN_PARALLEL, os.cpu_count() or 1))
 
@@ -126,6 +128,8 @@ class Verifier:
         self.extra_env = extra_env
         self.connector = connector
         self._parallel = parallel_replays(config)
+        # An HTTP target's replays wait for fuzzing to end: the fuzzing server holds the port (or,
+        # when fuzzgate does not start it, is the only server).
         background = REPLAYS_WHILE_FUZZING if config.target.kind is TargetKind.STDIO else 0
         self._limiter = anyio.CapacityLimiter(max(1, background))
         self._open = background > 0
@@ -256,11 +260,13 @@ class Verifier:
             return Verification(unreplayed, tuple((f, False) for f in unreplayed))
         kept: list[Finding] = []
         triaged: list[tuple[Finding, bool]] = []
-        partial = unconfirmed = 0
+        partial = unconfirmed = unreached = 0
         for finding, _ in sorted(candidates, key=lambda c: c[0].fingerprint):
             tally = self._tallies[finding.fingerprint]
             labelled, dropped = _labelled(tally, replays)
-            if not tally.unreachable and tally.attempts < replays:
+            if tally.unreachable:
+                unreached += 1
+            elif tally.attempts < replays:
                 unconfirmed += tally.attempts == 0
                 partial += tally.attempts > 0
             triaged.append((labelled, dropped))
@@ -274,6 +280,8 @@ class Verifier:
             )
         if partial:
             notes.append(f"{partial} finding(s) got fewer than {replays} replays within the budget")
+        if unreached:
+            notes.append(_unreached_note(unreached, replays, self.config))
         unverified = frozenset(b.entry.fingerprint for b in self._baseline if not b.done)
         if unverified:
             notes.append(
@@ -286,7 +294,9 @@ class Verifier:
 
 def _labelled(tally: _Tally, replays: int) -> tuple[Finding, bool]:
     """The finding labelled by its replays, and whether it is dropped: only ever seen while other
-    calls were in flight and never failing alone, it was most likely another call's symptom."""
+    calls were in flight and never failing alone, it was most likely another call's symptom. One no
+    replay could reach a server for (a crash took down an HTTP server fuzzgate cannot restart) is
+    unconfirmed, like one the budget left no time to replay: seen, but never confirmed or dropped."""
     attempts, reproduced = tally.attempts, tally.reproduced
     dropped = tally.ambiguous and attempts > 0 and reproduced == 0
     labelled = replace(
@@ -294,6 +304,20 @@ def _labelled(tally: _Tally, replays: int) -> tuple[Finding, bool]:
         replays=attempts,
         reproduced=reproduced,
         flaky=attempts > 0 and reproduced < attempts,
-        unconfirmed=attempts == 0 and not tally.unreachable,
+        unconfirmed=attempts == 0,
     )
     return labelled, dropped
+
+
+def _unreached_note(count: int, replays: int, config: Config) -> str:
+    if config.target.launched:
+        why = "a fresh server could not be started"
+    else:
+        why = (
+            "the HTTP server could not be reached (fuzzgate restarts only a server it starts:"
+            " name the command that serves the URL under [target])"
+        )
+    return (
+        f"{count} finding(s) got fewer than {replays} replays because {why}; one never replayed is reported"
+        " as unconfirmed (an unconfirmed new finding at or above fail-on fails the gate)"
+    )

@@ -139,7 +139,7 @@ def test_a_new_repro_restarts_its_tally(monkeypatch: pytest.MonkeyPatch) -> None
     assert (result.replays, result.reproduced, result.flaky) == (3, 3, False)
 
 
-def test_an_unreachable_http_server_is_not_unconfirmed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreachable_http_server_leaves_the_finding_unconfirmed(monkeypatch: pytest.MonkeyPatch) -> None:
     from fuzzgate.errors import TargetError
 
     def down(_: Finding) -> bool:
@@ -147,4 +147,13 @@ def test_an_unreachable_http_server_is_not_unconfirmed(monkeypatch: pytest.Monke
 
     out = _run(monkeypatch, down, _config(kind=TargetKind.HTTP), [(_finding(), False)])
     (result,) = out.findings
-    assert (result.replays, result.unconfirmed, result.flaky) == (0, False, False)
+    # Seen, never replayed: neither confirmed nor dropped, and it fails the gate as unconfirmed.
+    assert (result.replays, result.unconfirmed, result.flaky) == (0, True, False)
+    assert out.triaged == ((result, False),)
+    (note,) = out.notes
+    assert "could not be reached" in note and "command" in note and "unconfirmed" in note
+    # An HTTP target fuzzgate starts: the fresh server could not be started.
+    served = Config(target=TargetConfig(kind=TargetKind.HTTP, url="http://h", command="x"), replays=3)
+    out = _run(monkeypatch, down, served, [(_finding(), False)])
+    assert out.findings[0].unconfirmed
+    assert [note for note in out.notes if "a fresh server could not be started" in note]
