@@ -3,16 +3,25 @@
     python bench/bugs.py [--quick] [--budget 60] [--servers ledger,jobs,...] [--fuzzers fuzzgate,mcp-fuzzer]
                          [--seed SHA] [--out FILE]
 
-For each server in bench/servers/ and each fuzzer, a fresh ground-truth file; the server command is
-`/usr/bin/env BENCH_GROUND_TRUTH=FILE python SERVER.py` for both fuzzers (each of them passes
-the server only a filtered environment). The servers touch no network, so no jail is needed.
+For each server in bench/servers/ and each fuzzer, a fresh work directory WORK holding the
+ground-truth file and the Unix socket that collects it (`ground_truth.py`); the server command is
+`/usr/bin/env BENCH_GROUND_TRUTH=WORK/truth.sock python SERVER.py [--root WORK/root]` for both
+fuzzers (each of them passes the server only a filtered environment). The servers touch no
+network. WORK/root, empty but for what the server puts there, is the working directory of the
+fuzzer and so of the server: it is the server's whole scope, and the socket is outside it.
 
 - fuzzgate: `fuzzgate run --budget B --seed SEED` with every other setting at its default
-  (3 replays, 5 s timeout, concurrency 1, mixed mode), plus `--trace`.
+  (3 replays, 5 s timeout, concurrency 1, mixed mode), plus `--trace`, and a config file with
+  `[allow_destructive]` for the tools `catalog.ALLOWED_DESTRUCTIVE` names. fuzzgate sandboxes the
+  servers it starts itself.
 - mcp-fuzzer has no time budget, only a number of runs per tool. It is run in iterations
-  (`--mode all --phase both --runs R --seed SEED+i`, its defaults otherwise: concurrency 5) until
-  B seconds have passed; the iteration running at B is allowed to finish (a run killed mid-way
-  writes no report at all), up to a hard cap of 3 B, and its wall time is recorded.
+  (`--mode all --phase both --runs R --seed SEED+i --security-audit`, its defaults otherwise:
+  concurrency 5) until B seconds have passed; the iteration running at B is allowed to finish (a
+  run killed mid-way writes no report at all), up to a hard cap of 3 B, and its wall time is
+  recorded. `--security-audit` turns on its command-injection and path-traversal output oracles,
+  its only ones for the scope and injection bugs. It has no sandbox, so on the servers that take
+  `--root` (which run shell input and make folders anywhere) it runs inside
+  `netjail.sh --rw WORK` with HOME=WORK/home.
 
 Results (raw reports, ground truth and scores) go to one JSON file, default
 bench/.work/results/bugs.json.
@@ -21,14 +30,17 @@ bench/.work/results/bugs.json.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
-from procs import PYTHON, RESULTS, SERVERS, WORK, kill_group, log, run_fuzzgate, save_json
+from ground_truth import collector
+from procs import NETJAIL, PYTHON, RESULTS, SERVERS, WORK, kill_group, log, run_fuzzgate, save_json
 from scoring import fuzzgate_reports, mcp_fuzzer_calls, mcp_fuzzer_reports, read_ground_truth, score
+from servers.catalog import ALLOWED_DESTRUCTIVE, ROOTED_SERVERS
 from servers.catalog import SERVERS as SERVER_NAMES
 
 MCP_FUZZER = WORK / "venv-mcp-fuzzer" / "bin" / "mcp-fuzzer"
@@ -37,8 +49,31 @@ MCP_FUZZER_RUNS = 10
 TOOL_TIMEOUT_S = 5
 
 
-def server_command(server: str, truth: Path) -> list[str]:
-    return ["/usr/bin/env", f"BENCH_GROUND_TRUTH={truth}", PYTHON, str(SERVERS / f"{server}.py")]
+TRUTH_FILE = "ground_truth.jsonl"
+TRUTH_SOCKET = "truth.sock"
+
+
+def server_command(server: str, truth: Path, root: Path) -> list[str]:
+    """The server's command line; `truth` is where it records (the collector's socket)."""
+    command = ["/usr/bin/env", f"BENCH_GROUND_TRUTH={truth}", PYTHON, str(SERVERS / f"{server}.py")]
+    return [*command, "--root", str(root)] if server in ROOTED_SERVERS else command
+
+
+def scope_dir(work: Path) -> Path:
+    """The fuzzer's and the server's working directory, the server's `--root` if it takes one."""
+    root = work / "root"
+    root.mkdir(exist_ok=True)
+    return root
+
+
+def fuzzgate_config(server: str, work: Path) -> list[str]:
+    """`--config FILE` allowing the tools destructive by name only, or nothing."""
+    tools = ALLOWED_DESTRUCTIVE.get(server)
+    if not tools:
+        return []
+    config = work / "fuzzgate.toml"
+    config.write_text("[allow_destructive]\ntools = [" + ", ".join(f'"{t}"' for t in tools) + "]\n")
+    return ["--config", str(config)]
 
 
 def fresh_dir(path: Path) -> Path:
@@ -49,13 +84,15 @@ def fresh_dir(path: Path) -> Path:
 
 def run_fuzzgate_on(server: str, budget: float, seed: str, work: Path, baseline: Path | None = None) -> dict[str, Any]:
     """One `fuzzgate run` on a benchmark server, scored against its ground truth."""
-    truth = work / "ground_truth.jsonl"
-    command = server_command(server, truth)
-    args = ["--command", command[0], *(f"--arg={a}" for a in command[1:])]
-    args += ["--budget", f"{budget:g}s", "--seed", seed, "--baseline", str(baseline or work / "baseline")]
-    args += ["--trace", str(work / "trace.jsonl")]
-    started = time.time()
-    run = run_fuzzgate(args, work / "out", cwd=work, timeout_s=budget * 4 + 600)
+    truth = work / TRUTH_FILE
+    root = scope_dir(work)
+    with collector(work / TRUTH_SOCKET, truth) as socket_path:
+        command = server_command(server, socket_path, root)
+        args = ["--command", command[0], *(f"--arg={a}" for a in command[1:]), *fuzzgate_config(server, work)]
+        args += ["--budget", f"{budget:g}s", "--seed", seed, "--baseline", str(baseline or work / "baseline")]
+        args += ["--trace", str(work / "trace.jsonl")]
+        started = time.time()
+        run = run_fuzzgate(args, work / "out", cwd=root, timeout_s=budget * 4 + 600)
     if run.report is None:
         raise RuntimeError(f"fuzzgate on {server} wrote no report (exit {run.exit_code}):\n{run.output[-3000:]}")
     (work / "console.txt").write_text(run.output)
@@ -87,40 +124,11 @@ def _as_dict(report: Any) -> dict[str, Any]:
 
 
 def run_mcp_fuzzer_on(server: str, budget: float, seed: int, work: Path) -> dict[str, Any]:
-    truth = work / "ground_truth.jsonl"
-    endpoint = " ".join(server_command(server, truth))
-    started = time.time()
-    deadline = time.monotonic() + budget
-    hard_stop = time.monotonic() + 3 * budget
-    iterations: list[Path] = []
-    killed = 0
-    i = 0
-    while time.monotonic() < deadline:
-        out = work / f"iteration-{i:02d}"
-        argv = [
-            str(MCP_FUZZER), "--mode", "all", "--phase", "both", "--protocol", "stdio", "--endpoint", endpoint,
-            "--runs", str(MCP_FUZZER_RUNS), "--seed", str(seed + i), "--tool-timeout", str(TOOL_TIMEOUT_S),
-            "--output-dir", str(out), "--fs-root", str(work / "fs-root"),
-        ]  # fmt: skip
-        with open(work / f"iteration-{i:02d}.log", "wb") as logfile:
-            proc = subprocess.Popen(
-                argv,
-                cwd=work,
-                stdin=subprocess.DEVNULL,
-                stdout=logfile,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            try:
-                proc.wait(max(1.0, hard_stop - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                killed += 1
-            finally:
-                kill_group(proc)
-        if (out / "findings.json").exists():
-            iterations.append(out)
-        i += 1
-    wall = time.time() - started
+    truth = work / TRUTH_FILE
+    with collector(work / TRUTH_SOCKET, truth) as socket_path:
+        started = time.time()
+        iterations, i, killed = _mcp_fuzzer_iterations(server, budget, seed, work, socket_path)
+        wall = time.time() - started
     reports = mcp_fuzzer_reports(iterations)
     s = score(server, "mcp-fuzzer", reports, read_ground_truth(truth), started)
     return {
@@ -136,6 +144,52 @@ def run_mcp_fuzzer_on(server: str, budget: float, seed: int, work: Path) -> dict
         "reports": [_as_dict(r) for r in reports],
         "score": s.to_json(),
     }
+
+
+def _mcp_fuzzer_iterations(
+    server: str, budget: float, seed: int, work: Path, truth: Path
+) -> tuple[list[Path], int, int]:
+    """(output dirs of the iterations that wrote a report, iterations run, iterations killed)."""
+    root = scope_dir(work)
+    endpoint = " ".join(server_command(server, truth, root))
+    jail: list[str] = []
+    env = dict(os.environ)
+    if server in ROOTED_SERVERS:
+        jail = [str(NETJAIL), "--rw", str(work), "--"]
+        env["HOME"] = str(work / "home")
+        (work / "home").mkdir(exist_ok=True)
+    deadline = time.monotonic() + budget
+    hard_stop = time.monotonic() + 3 * budget
+    iterations: list[Path] = []
+    killed = 0
+    i = 0
+    while time.monotonic() < deadline:
+        out = work / f"iteration-{i:02d}"
+        argv = [
+            *jail, str(MCP_FUZZER), "--mode", "all", "--phase", "both", "--protocol", "stdio", "--endpoint", endpoint,
+            "--runs", str(MCP_FUZZER_RUNS), "--seed", str(seed + i), "--tool-timeout", str(TOOL_TIMEOUT_S),
+            "--output-dir", str(out), "--fs-root", str(work / "fs-root"), "--security-audit",
+        ]  # fmt: skip
+        with open(work / f"iteration-{i:02d}.log", "wb") as logfile:
+            proc = subprocess.Popen(
+                argv,
+                cwd=root if jail else work,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=logfile,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                proc.wait(max(1.0, hard_stop - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                killed += 1
+            finally:
+                kill_group(proc)
+        if (out / "findings.json").exists():
+            iterations.append(out)
+        i += 1
+    return iterations, i, killed
 
 
 def mcp_fuzzer_version() -> str:
@@ -160,7 +214,8 @@ def main() -> None:
     fuzzers = ns.fuzzers.split(",")
     result: dict[str, Any] = {
         "settings": {"budget_s": ns.budget, "seed": ns.seed, "mcp_fuzzer_seed": ns.mcp_fuzzer_seed,
-                     "mcp_fuzzer_runs_per_iteration": MCP_FUZZER_RUNS, "quick": ns.quick},
+                     "mcp_fuzzer_runs_per_iteration": MCP_FUZZER_RUNS, "mcp_fuzzer_security_audit": True,
+                     "jailed_servers": [s for s in ROOTED_SERVERS if s in ns.servers.split(",")], "quick": ns.quick},
         "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
         "mcp_fuzzer_version": mcp_fuzzer_version(),
         "runs": [],

@@ -154,10 +154,12 @@ def run_fuzzgate(
     env: dict[str, str] | None = None,
     timeout_s: float = 3600,
     sample_rss: bool = False,
+    wrapper: Sequence[str] = (),
 ) -> FuzzgateRun:
-    """Run `fuzzgate run ARGS --out OUT_DIR`, reading its output line by line as it comes."""
+    """Run `fuzzgate run ARGS --out OUT_DIR`, reading its output line by line as it comes; `wrapper`
+    goes before the command line (a jail that fuzzgate and its server both run in)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    argv = [FUZZGATE, "run", *args, "--out", str(out_dir)]
+    argv = [*wrapper, FUZZGATE, "run", *args, "--out", str(out_dir)]
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200", **(env or {})}
     full_env.pop("GITHUB_ACTIONS", None)
     full_env.pop("GITHUB_STEP_SUMMARY", None)

@@ -20,6 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from servers.catalog import BUGS
+from servers.catalog import SERVERS as SERVER_NAMES
 
 BENCH = Path(__file__).resolve().parent
 FUZZERS = ("fuzzgate", "mcp-fuzzer")
@@ -239,14 +240,22 @@ def bugs_section(bugs: dict[str, Any] | None, img: Path, rel: str) -> tuple[list
     s = bugs["settings"]
     per = {f: _per_fuzzer(bugs, f) for f in FUZZERS}
     out = [
-        f"Servers: the five in [bench/servers/](../bench/servers/BUGS.md), {len(BUGS)} planted bugs. Budget: "
+        f"Servers: the {len(SERVER_NAMES)} in [bench/servers/](../bench/servers/BUGS.md), {len(BUGS)} planted "
+        "bugs. Budget: "
         f"**{s['budget_s']:g} s per server per fuzzer**. fuzzgate: `fuzzgate run --budget {s['budget_s']:g}s "
         f"--seed {s['seed']}` (3 replays, 5 s timeout, one call at a time, mixed mode: its defaults). "
         f"{bugs.get('mcp_fuzzer_version', 'mcp-fuzzer ?')}: `mcp-fuzzer --mode all --phase both --runs "
-        f"{s['mcp_fuzzer_runs_per_iteration']} --seed K --tool-timeout 5` in iterations (K = "
+        f"{s['mcp_fuzzer_runs_per_iteration']} --seed K --tool-timeout 5"
+        f"{' --security-audit' if s.get('mcp_fuzzer_security_audit') else ''}` in iterations (K = "
         f"{s['mcp_fuzzer_seed']}, {s['mcp_fuzzer_seed'] + 1}, ...) until the budget is spent, because it has "
         "no time budget; the iteration running when the budget ends is let finish (a killed one writes no "
-        "report), so its wall time can exceed the budget.",
+        "report), so its wall time can exceed the budget."
+        + (
+            f" On the servers that take `--root` ({', '.join(s['jailed_servers'])}) mcp-fuzzer, which has no "
+            "sandbox, runs inside `netjail.sh`; fuzzgate sandboxes them itself."
+            if s.get("jailed_servers")
+            else ""
+        ),
         "",
     ]
     if bugs.get("errors"):

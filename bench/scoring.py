@@ -14,6 +14,27 @@ Mapping rules (also in docs/benchmarks.md):
   `flaky`, mcp-fuzzer's `non_determinism`).
 - Time to a bug is the first ground-truth trigger of that bug, in seconds since the fuzzer was
   started; it is the same clock for every fuzzer and needs no timestamps from the fuzzer.
+
+The bugs that answer politely (servers notes, toolbox, surrogate, inventory) follow the same rules,
+on the tool that carries the bug:
+
+- scope (NOT-1 `read_note` reads outside the root, NOT-2 `init_project` makes a folder outside
+  it): fuzzgate `scope_escape`; mcp-fuzzer `path_traversal` (its `--security-audit` oracle: a
+  `../../../etc/passwd` probe answered with `root:x:0:0`; it has none for a folder made outside).
+- injection (TBX-1 `diff_files` passes an option to git, TBX-2 `greet` pastes into `sh -c`):
+  fuzzgate `injection`, or `scope_escape` (the injected option or command wrote outside the
+  scope: a second view of the same bug, not a false one); mcp-fuzzer `command_injection` (an
+  `$(id)`-like probe answered with `uid=`; it has none for an injected option).
+- unanswered (SUR-1 `set_title` never answers a call holding a lone surrogate, and dies on the
+  next request): fuzzgate `protocol_error`, or `crash` on `set_title`; mcp-fuzzer `hang`,
+  `crash` or `anomaly` on `set_title`. A death reported on another surface (the next request's
+  method or tool) is unmapped, hence false.
+- stateful crash (INV-1 `get_item` after `delete_item`, INV-2 `delete_item` twice): `crash` for
+  both fuzzers, on the tool whose call aborted.
+- Any of these kinds on a clean look-alike (`read_note_safe`, `write_note`, `list_notes`,
+  `diff_files_safe`, `echo`, `create_item`, `list_items`, `export_items`) is unmapped: a false
+  positive. mcp-fuzzer's `injection_reflection` on `echo` (an `$(id)` echoed back) is one, and
+  counts among its advisory categories.
 """
 
 from __future__ import annotations

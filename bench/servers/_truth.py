@@ -9,6 +9,11 @@ did, not what a fuzzer says it saw.
     {"bug": "LED-1", "t": 1763717000.123, "pid": 4242}
     {"destructive": "delete_ledger", "t": 1763717001.5, "pid": 4242}
 
+When `$BENCH_GROUND_TRUTH` names a Unix socket, each line goes there instead, and the call waits for
+the collector's `ok` (`bench/ground_truth.py` answers once the line is appended and fsynced). A
+fuzzer's sandbox may leave the file system read-only outside the server's scope, and a scope that
+is overlaid would swallow the writes; connecting to a socket still works on a read-only mount.
+
 The servers also keep a handle on the real stdout (`REAL_STDOUT_FD`): the SDK's `stdio_server()`
 points fd 1 at stderr while it serves, so a planted stdout corruption must write to a duplicate
 taken at import time, the way a C extension or a subprocess would.
@@ -18,6 +23,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import stat
 import time
 
 REAL_STDOUT_FD = os.dup(1)
@@ -28,12 +35,25 @@ def _append(record: dict[str, object]) -> None:
     if not path:
         return
     line = json.dumps({**record, "t": time.time(), "pid": os.getpid()}) + "\n"
+    if os.path.exists(path) and stat.S_ISSOCK(os.stat(path).st_mode):
+        _send(path, line.encode())
+        return
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         os.write(fd, line.encode())
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _send(path: str, line: bytes) -> None:
+    """One line to the collector at `path`, returning once it says the line is on disk."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(path)
+        sock.sendall(line)
+        if sock.makefile("rb").readline() != b"ok\n":
+            raise OSError(f"the ground-truth collector at {path} did not confirm the record")
 
 
 def triggered(bug: str) -> None:

@@ -73,6 +73,27 @@ BUGS: tuple[PlantedBug, ...] = (
     PlantedBug("RPC-4", "rpc", "tool", "resize_label", "missing input validation (low-level)", "exception",
                "`width`/`height` not integers, or `height == 0` (schema says 1..4096): TypeError/"
                "ZeroDivisionError → JSON-RPC error"),
+    PlantedBug("NOT-1", "notes", "tool", "read_note", "path traversal read outside the root", "scope",
+               "`path` resolves outside `--root` (`..`, an absolute path) to a readable regular file: its content "
+               "is returned"),
+    PlantedBug("NOT-2", "notes", "tool", "init_project", "folder created outside the root", "scope",
+               "`path` resolves outside `--root` to a folder that did not exist: it is created, and the tool "
+               "answers as usual"),
+    PlantedBug("TBX-1", "toolbox", "tool", "diff_files", "option injection into a subprocess", "injection",
+               "`target` (checked to stay inside the root) starts with `-`: it goes to `git diff --no-index` "
+               "without `--`, so `--output=FILE` makes git write FILE"),
+    PlantedBug("TBX-2", "toolbox", "tool", "greet", "shell injection", "injection",
+               "`name` contains `;`, `&`, `|`, a backtick, `$`, `<`, `>` or a newline: it is pasted into "
+               '`sh -c "echo hello NAME"`'),
+    PlantedBug("SUR-1", "surrogate", "tool", "set_title", "request never answered, death on the next request",
+               "unanswered",
+               "the call's arguments hold a lone surrogate escape (`\\ud800`): no reply ever; the next request "
+               "of any kind makes the process exit 1 with a traceback (raw JSON-RPC loop)"),
+    PlantedBug("INV-1", "inventory", "tool", "get_item", "use after delete (stateful crash)", "crash",
+               "`get_item(id)` after `delete_item(id)` of an item created in the same process (ids 1, 2, ...): "
+               "an assertion on stderr, exit 70"),
+    PlantedBug("INV-2", "inventory", "tool", "delete_item", "double delete (stateful crash)", "crash",
+               "`delete_item(id)` twice for an item created in the same process: an assertion on stderr, exit 70"),
 )  # fmt: skip
 
 DESTRUCTIVE_TOOLS: dict[str, tuple[str, ...]] = {
@@ -91,9 +112,25 @@ CLEAN_TOOLS: dict[str, tuple[str, ...]] = {
     "orders": ("validate_address", "order_total"),
     "docs": ("search_docs", "word_count"),
     "rpc": ("list_warehouses",),
+    "notes": ("read_note_safe", "write_note", "list_notes"),
+    "toolbox": ("diff_files_safe", "echo"),
+    "inventory": ("create_item", "list_items", "export_items"),
 }
+"""Among them the look-alikes of the scope and injection bugs: `read_note_safe` and `write_note` check
+every path against the root (`write_note` writes inside it), `diff_files_safe` puts `--` before the
+path, `echo` returns `$(touch x)` or `--output=x` verbatim; `export_items` writes inside the root."""
 
-SERVERS: tuple[str, ...] = ("ledger", "jobs", "orders", "docs", "rpc")
+SERVERS: tuple[str, ...] = ("ledger", "jobs", "orders", "docs", "rpc", "notes", "toolbox", "surrogate", "inventory")
+
+ROOTED_SERVERS: tuple[str, ...] = ("notes", "toolbox", "surrogate", "inventory")
+"""Servers started with `--root DIR`, the one directory they may touch; `bench/bugs.py` makes DIR the
+fuzzer's (and so the server's) working directory, and runs mcp-fuzzer, which has no sandbox, on them
+inside `netjail.sh --rw WORKDIR` (file system read-only but for the run's directory, a private
+/tmp): their bugs run shell input and make folders anywhere."""
+
+ALLOWED_DESTRUCTIVE: dict[str, tuple[str, ...]] = {"inventory": ("delete_item",)}
+"""Tools destructive by name only (they delete what the fuzzer itself created in memory), which
+fuzzgate is configured to call (`[allow_destructive]`): INV-1 and INV-2 cannot be reached without."""
 
 FUZZGATE_KINDS: dict[str, tuple[str, ...]] = {
     "crash": ("crash",),
@@ -103,8 +140,14 @@ FUZZGATE_KINDS: dict[str, tuple[str, ...]] = {
     "output": ("schema_violation",),
     "protocol": ("protocol_error",),
     "secret": ("secret_leak",),
+    "scope": ("scope_escape",),
+    "injection": ("injection", "scope_escape"),
+    "unanswered": ("protocol_error", "crash"),
 }
-"""The fuzzgate finding kinds that count as reporting a bug with this symptom."""
+"""The fuzzgate finding kinds that count as reporting a bug with this symptom. An injected command
+or option whose effect lands outside the scope is a scope escape too, so `scope_escape` on an
+injection bug is not held against the fuzzer; `crash` on the unanswered request's tool is the
+death it causes on the next request, reported on the right tool."""
 
 MCP_FUZZER_CATEGORIES: dict[str, tuple[str, ...]] = {
     "crash": ("crash",),
@@ -114,10 +157,17 @@ MCP_FUZZER_CATEGORIES: dict[str, tuple[str, ...]] = {
     "output": ("internal_error", "error_leakage"),
     "protocol": ("anomaly",),
     "secret": (),
+    "scope": ("path_traversal",),
+    "injection": ("command_injection",),
+    "unanswered": ("hang", "crash", "anomaly"),
 }
 """mcp-fuzzer's finding categories that count as reporting a bug with this symptom. It has no
 secret oracle; `anomaly` is its per-tool "transport/protocol anomaly" outcome count. Flaky bugs
-also accept `non_determinism`, missing-validation bugs also `accepted_malformed`."""
+also accept `non_determinism`, missing-validation bugs also `accepted_malformed`. `path_traversal`
+and `command_injection` come from its `--security-audit` output oracles (a `../../../etc/passwd`
+probe answered with `root:x:0:0`, an `$(id)`-like probe answered with `uid=`); it has no oracle for
+a folder made outside the root or an injected option. An unanswered request looks like a hang
+from outside, and the death that follows like a crash."""
 
 
 def fuzzgate_kinds(bug: PlantedBug) -> tuple[str, ...]:
@@ -140,7 +190,10 @@ def markdown() -> str:
         "Generated from `catalog.py` (`python bench/servers/catalog.py > bench/servers/BUGS.md`). One bug per",
         "surface; every other input to a buggy tool is handled correctly. Each server appends",
         '`{"bug": ID, "t": TIME}` to `$BENCH_GROUND_TRUTH` (fsynced) just before the bug misbehaves, and',
-        '`{"destructive": TOOL, ...}` when a destructive tool is called, independently of any fuzzer.',
+        '`{"destructive": TOOL, ...}` when a destructive tool is called, independently of any fuzzer. The two',
+        "scope bugs record once the effect really happened (the file was read, the folder exists) and before",
+        "the reply, so a read-only file system or a refused `mkdir` records nothing; the ground truth is",
+        "relative to the server's own `--root`.",
         "",
         "| id | server | surface | class | trigger | fuzzgate should report | mcp-fuzzer categories counted |",
         "| --- | --- | --- | --- | --- | --- | --- |",
@@ -166,6 +219,23 @@ def markdown() -> str:
         "",
         "Servers: `ledger.py`, `jobs.py`, `orders.py`, `docs.py` use `MCPServer` with the SDK's default",
         "logging; `rpc.py` uses the low-level `Server`, which validates no arguments. All speak stdio.",
+        "",
+        "The bugs that answer politely: "
+        + ", ".join(f"`{s}.py`" for s in ROOTED_SERVERS)
+        + " take `--root DIR`, the one directory they may touch,",
+        "which is also the fuzzer's working directory. mcp-fuzzer, which has no sandbox, runs inside",
+        "`netjail.sh --rw WORKDIR` on them; fuzzgate sandboxes the servers it starts. Their buggy tools",
+        "never fail: the bug is a file read or a folder made outside DIR, a program run with an injected",
+        "option or command, a request never answered, or an abort only a sequence of calls reaches. The scope and",
+        "injection bugs have clean look-alikes (above). `surrogate.py` is a raw JSON-RPC loop; the others",
+        "use `MCPServer`. The ground truth reaches the file through a Unix socket (`bench/ground_truth.py`)",
+        "when the fuzzer's sandbox leaves the file system read-only outside the scope. Note that",
+        "mcp 2.3's own stdio transport also drops a request holding a lone surrogate escape without any",
+        "reply (it stays up), so every `MCPServer` here leaves such a request unanswered.",
+        "",
+        "Allowed destructive tools (fuzzgate is configured to call them): "
+        + "; ".join(f"{s}: " + ", ".join(f"`{t}`" for t in tools) for s, tools in ALLOWED_DESTRUCTIVE.items())
+        + ".",
         "",
     ]
     return "\n".join(lines)
