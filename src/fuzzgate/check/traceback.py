@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from fuzzgate.check.patterns import PY_TRACEBACK_HEADER as _PY_HEADER
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_PY_HEADER = re.compile(r"Traceback \(most recent call last")
 _PY_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[^\s│]+)')
 _RICH_FRAME = re.compile(r"│\s*(?P<path>(?:/|[A-Za-z]:\\|\./|\.\./)?[^\s│:]+\.py):(?P<line>\d+) in (?P<func>[^\s│]+)")
 _EXC_LINE = re.compile(

@@ -4,7 +4,6 @@ timeouts around every step, and one tool call turned into a `CallOutcome`."""
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -21,6 +20,8 @@ from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
 from fuzzgate import __version__
+from fuzzgate.check.patterns import SDK_UNHANDLED as _BARE_SDK_ERROR
+from fuzzgate.check.patterns import TRACE_START as _TRACE_START
 from fuzzgate.check.secrets import Redactor, redactor_for
 from fuzzgate.config.model import Config, TargetKind
 from fuzzgate.errors import TargetError
@@ -33,9 +34,6 @@ from fuzzgate.target.stdio import ServerProcess, stdio_transport
 CONNECTION_CLOSED = -32000
 PROGRESS_EXTENSION_LIMIT = 6
 """Progress notifications extend a call's timeout, up to this many timeouts in all."""
-_TRACE_START = re.compile(r"Traceback \(most recent call last|^\s+at \S.*:\d+:\d+\)?\s*$")
-"""The start of a Python (plain or rich) or Node.js stack trace on stderr."""
-_BARE_SDK_ERROR = re.compile(r"Error executing tool [^\s:]+")
 STDERR_TAIL_LINES = 15
 _SETTLE_S = 1.0
 """The longest wait for a traceback on stderr after an error reply."""

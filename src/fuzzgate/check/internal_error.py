@@ -1,0 +1,112 @@
+"""The tool hit an exception it did not handle. One exception is one observation, named by the best
+evidence of it: a traceback on stderr, a traceback in the reply, the SDK's reply for an unhandled
+exception, a JSON-RPC internal error for input the schema allows.
+
+A tool answering `isError: true` with a plain message, or rejecting schema-violating input, is
+correct behaviour and never an observation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from fuzzgate.check.normalize import normalize_message
+from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
+from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_UNHANDLED
+from fuzzgate.check.registry import CallContext, CheckEnv, check
+from fuzzgate.check.traceback import Trace, parse_traces, root_cause
+from fuzzgate.findings import Details, Kind
+from fuzzgate.outcome import OutcomeStatus
+
+RPC_MESSAGE_CHARS = 200
+
+_ANSWERED = (OutcomeStatus.OK, OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR)
+
+
+def _echoed(trace: Trace, arguments: dict[str, Any]) -> bool:
+    """A tool that echoes its input echoes a stack trace the fuzzer sent: that is no exception."""
+    sent = json.dumps(arguments, ensure_ascii=False)
+    return bool(trace.exc_type) and trace.exc_type in sent and (not trace.message or trace.message in sent)
+
+
+def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
+    outcome = ctx.outcome
+    # A server that died with a traceback crashed: the crash check names it by that traceback.
+    trace = stderr_root_cause(outcome) if outcome.status is not OutcomeStatus.CLOSED else None
+    if trace is None:
+        return None
+    return Observation(
+        Kind.INTERNAL_ERROR,
+        env.redact.text(f"unhandled {trace.exc_type}: {trace.message}".rstrip(": ")),
+        ("trace", *trace.signature()),
+        trace_details(trace, outcome, env.redact),
+        outcome.concurrent > 1,
+    )
+
+
+def _reply_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
+    outcome = ctx.outcome
+    if outcome.status not in _ANSWERED or not outcome.text:
+        return None
+    trace = root_cause(parse_traces(outcome.text))
+    if trace is None or _echoed(trace, ctx.arguments):
+        return None
+    return Observation(
+        Kind.INTERNAL_ERROR,
+        env.redact.text(f"stack trace in the reply: {trace.exc_type}: {trace.message}".rstrip(": ")),
+        ("reply-trace", *trace.signature()),
+        trace_details(trace, outcome, env.redact),
+    )
+
+
+def _sdk_unhandled(ctx: CallContext, env: CheckEnv) -> Observation | None:
+    outcome = ctx.outcome
+    if outcome.status is not OutcomeStatus.TOOL_ERROR or not SDK_UNHANDLED.fullmatch(outcome.text.strip()):
+        return None
+    # Without the server's stderr (HTTP), the Python SDK's bare message is the only sign.
+    text = env.redact.text(outcome.text.strip())
+    return Observation(
+        Kind.INTERNAL_ERROR,
+        f"unhandled exception ({text!r}, the SDK's message for one)",
+        ("sdk-unhandled",),
+        Details(error=text),
+    )
+
+
+def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
+    outcome = ctx.outcome
+    if not (
+        outcome.status is OutcomeStatus.RPC_ERROR and ctx.schema_valid and outcome.rpc_code in INTERNAL_ERROR_CODES
+    ):
+        return None
+    redact = env.redact
+    # Normalized from the redacted message, which `normalize_message` cuts: a secret must
+    # not reach a signature in part, and the bug keeps its fingerprint whatever its value.
+    return Observation(
+        Kind.INTERNAL_ERROR,
+        f"JSON-RPC internal error {outcome.rpc_code} for schema-valid input: "
+        f"{redact.cut(outcome.text, RPC_MESSAGE_CHARS)}",
+        ("rpc", str(outcome.rpc_code), normalize_message(redact.text(outcome.text))),
+        outcome_details(outcome, redact),
+    )
+
+
+_EVIDENCE: tuple[Callable[[CallContext, CheckEnv], Observation | None], ...] = (
+    _stderr_trace,
+    _reply_trace,
+    _sdk_unhandled,
+    _rpc_internal_error,
+)
+"""Best first: a traceback names the code that raised; the SDK's text and the code only say that
+something did."""
+
+
+@check(order=400)
+def internal_error(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
+    for evidence in _EVIDENCE:
+        observation = evidence(ctx, env)
+        if observation is not None:
+            yield observation
+            return

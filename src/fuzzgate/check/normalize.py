@@ -1,0 +1,30 @@
+"""Payload taken out of what a server said, so that one bug keeps one signature whatever the
+arguments that reached it. Part of the fingerprint contract (docs/fingerprints.md): a change here
+changes fingerprints."""
+
+from __future__ import annotations
+
+import re
+
+_NORMALIZERS = (
+    (re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"), "<uuid>"),
+    (re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-fA-F]{8,}\b"), "<hex>"),
+    (re.compile(r"(['\"`]).*?\1"), "<str>"),
+    (re.compile(r"(?:[A-Za-z]:)?(?:[/\\][\w.@-]+)+"), "<path>"),
+    (re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"), "<num>"),
+    (re.compile(r"\s+"), " "),
+)
+
+
+def normalize_message(text: str) -> str:
+    """An error message with the payload taken out: ids, quoted values, paths and numbers become
+    placeholders, so the same bug reached with other arguments normalizes the same way."""
+    text = text.strip().splitlines()[0] if text.strip() else ""
+    for pattern, placeholder in _NORMALIZERS:
+        text = pattern.sub(placeholder, text)
+    return text[:200]
+
+
+def normalize_schema_path(path: str | None) -> str:
+    """`properties/items/items/3/type` → `properties/items/items/*/type`: the failing keyword, not the index."""
+    return re.sub(r"(?<=/)\d+(?=/|$)", "*", path or "")

@@ -1,0 +1,59 @@
+"""What a check reports: one symptom of one call, and the evidence quoted with it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fuzzgate.check.secrets import Redactor
+from fuzzgate.check.traceback import Trace, parse_traces, root_cause
+from fuzzgate.findings import Details, Kind
+from fuzzgate.outcome import CallOutcome
+
+STDERR_EXCERPT_LINES = 40
+FRAMES_KEPT = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One symptom of one call. `signature` identifies the bug (never the payload)."""
+
+    kind: Kind
+    message: str
+    signature: tuple[str, ...]
+    details: Details
+    ambiguous: bool = False
+    """Several calls were in flight, so a process-wide symptom may belong to another one."""
+
+
+def stderr_excerpt(stderr: str, redact: Redactor) -> str | None:
+    """The last lines of what the server logged, redacted whole first."""
+    lines = [line.rstrip() for line in redact.text(stderr).splitlines() if line.strip()]
+    if not lines:
+        return None
+    return "\n".join(lines[-STDERR_EXCERPT_LINES:])
+
+
+def outcome_details(outcome: CallOutcome, redact: Redactor, error: str | None = None) -> Details:
+    """The outcome's error (or `error`) and its stderr excerpt, redacted."""
+    return Details(
+        error=redact(error if error is not None else outcome.error), stderr=stderr_excerpt(outcome.stderr, redact)
+    )
+
+
+def trace_details(trace: Trace | None, outcome: CallOutcome, redact: Redactor) -> Details:
+    """`outcome_details` with the trace's last frames and the innermost frame in user code."""
+    frames: tuple[str, ...] = ()
+    location = None
+    if trace is not None:
+        frames = tuple(redact.text(f"{f.path}:{f.line} in {f.func}") for f in trace.frames[-FRAMES_KEPT:])
+        user = trace.user_frames()
+        if user:
+            location = (redact.text(user[-1].path), user[-1].line)
+    return Details(
+        error=redact(outcome.error), stderr=stderr_excerpt(outcome.stderr, redact), frames=frames, location=location
+    )
+
+
+def stderr_root_cause(outcome: CallOutcome) -> Trace | None:
+    """The traceback on the call's stderr that says most about the bug, if there is one."""
+    return root_cause(parse_traces(outcome.stderr)) if outcome.stderr else None

@@ -1,0 +1,24 @@
+"""What a server's text and codes say about an unhandled exception: the one place fuzzgate spells it.
+
+The oracles decide from these what a reply means; the target stage reads them too, only to know
+when to wait for the rest of a traceback on stderr. So this module imports nothing of fuzzgate's.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PY_TRACEBACK_HEADER = r"Traceback \(most recent call last"
+
+PY_TRACEBACK_HEADER = re.compile(_PY_TRACEBACK_HEADER)
+"""The first line of a Python traceback, plain or rich-formatted."""
+
+TRACE_START = re.compile(rf"{_PY_TRACEBACK_HEADER}|^\s+at \S.*:\d+:\d+\)?\s*$")
+"""The start of a Python (plain or rich) or Node.js stack trace on one line of stderr. Looser than
+the Node.js frame `traceback.parse_traces` reads, so a wait it decides never misses one."""
+
+SDK_UNHANDLED = re.compile(r"Error executing tool [^\s:]+")
+"""What the Python SDK's MCPServer answers, and only that, when a tool raises an unexpected exception."""
+
+INTERNAL_ERROR_CODES = frozenset({-32603, 0})
+"""JSON-RPC internal error, and the code 0 handshake-era SDK servers use for unhandled exceptions."""

@@ -1,0 +1,93 @@
+"""The registry of checks: small functions, each with one job, that read one call and say what in
+it is a bug. A check is added by decorating it in a module of its own; the oracles run every
+registered check on every call, in the checks' `order`.
+
+    @check(order=800)
+    def scope_escape(ctx: CallContext, env: CheckEnv) -> Iterable[Observation]:
+        ...
+
+Built-in checks register when `fuzzgate.check` is imported (it imports their modules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from fuzzgate.check.observation import Observation
+from fuzzgate.check.secrets import Redactor, SecretScanner
+from fuzzgate.outcome import CallOutcome, OutcomeStatus
+
+_REPLIES = frozenset(
+    {OutcomeStatus.OK, OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR, OutcomeStatus.OUTPUT_INVALID}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """One call as the checks see it: what was sent and what came back, raw (unredacted)."""
+
+    tool: str
+    """The tool called ("" when the caller did not say, through `Oracles.observe`)."""
+    arguments: dict[str, Any]
+    schema_valid: bool
+    """Whether `arguments` conform to the tool's input schema."""
+    outcome: CallOutcome
+    effects: tuple[Any, ...] = ()
+    """What the call did outside the reply (file-system effects), for the checks that read it."""
+
+    @property
+    def replied(self) -> bool:
+        """Whether the server answered the call: a result (conforming or not) or an error reply."""
+        return self.outcome.status in _REPLIES
+
+
+@dataclass(frozen=True, slots=True)
+class CheckEnv:
+    """What the checks of one run share: its settings and the means to read and quote replies.
+    Fields a new check needs are added here, with a default."""
+
+    slow_s: float
+    """A call slower than this many seconds is reported as slow."""
+    scanner: SecretScanner
+    """Finds secrets in a reply (raw text)."""
+    redact: Redactor
+    """Every text a check puts into an observation goes through this, whole, before it is cut."""
+
+
+CheckFunction = Callable[[CallContext, CheckEnv], Iterable[Observation]]
+_F = TypeVar("_F", bound=CheckFunction)
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    order: int
+    """Checks run (and their observations are listed) in ascending order, then by name."""
+    run: CheckFunction
+
+
+_REGISTRY: dict[str, Check] = {}
+
+
+def check(*, order: int, name: str | None = None) -> Callable[[_F], _F]:
+    """Register the decorated function as a check (under its own name unless `name` is given).
+
+    The order decides where its observations stand among a call's: order is part of the output
+    (the first finding of a call is the one a report lists first), so it is explicit rather than
+    left to the order in which modules happen to be imported."""
+
+    def register(function: _F) -> _F:
+        key = name if name is not None else str(getattr(function, "__name__", repr(function)))
+        if key in _REGISTRY:
+            raise ValueError(f"a check named {key!r} is already registered")
+        _REGISTRY[key] = Check(key, order, function)
+        return function
+
+    return register
+
+
+def registered_checks() -> tuple[Check, ...]:
+    """Every registered check, in the order they run."""
+    return tuple(sorted(_REGISTRY.values(), key=lambda c: (c.order, c.name)))
