@@ -91,7 +91,8 @@ class ServedProcess(OwnedProcess):
         first. Not bounded here: the caller's start-up timeout is."""
         while not await accepts(self.address):
             if self.returncode is not None:
-                raise ServerNotReady(f"the server exited before accepting connections on {where(self.address)}")
+                # The start-up error adds the exit status.
+                raise ServerNotReady(f"it never accepted connections on {where(self.address)}")
             await anyio.sleep(READY_POLL_S)
         self.ready = True
 

@@ -1,0 +1,134 @@
+"""An HTTP target fuzzgate starts from its `[target] command`: a crash restarts the server, the
+finding is confirmed on fresh servers and nothing outlives the run. The same server started by
+the test and reached by URL only: its crash finding can only be unconfirmed, and fails the gate."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import free_port, fuzzgate
+
+pytestmark = pytest.mark.e2e
+
+SERVER = Path(__file__).resolve().parents[1] / "servers" / "http_crash.py"
+RUN = ("--cases", "10", "--budget", "60s", "--seed", "0", "--timeout", "3s")
+
+
+def _config(tmp_path: Path, port: int, *args: str) -> None:
+    (tmp_path / "fuzzgate.toml").write_text(
+        f"""\
+[target]
+kind = "http"
+url = "http://127.0.0.1:{port}/mcp"
+command = {str(sys.executable)!r}
+args = [{", ".join(repr(a) for a in (str(SERVER), *args))}]
+""",
+        encoding="utf-8",
+    )
+
+
+def _servers(port: int) -> list[int]:
+    """Live processes running the crash server on `port` (a zombie's command line is empty)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if str(SERVER).encode() in cmdline and f"--port={port}".encode() in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def port() -> Iterator[int]:
+    """A free loopback port; whatever still serves on it after a failed test is killed."""
+    chosen = free_port()
+    yield chosen
+    for pid in _servers(chosen):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_served_http_target_is_restarted_and_its_crash_confirmed(tmp_path: Path, port: int) -> None:
+    _config(tmp_path, port, f"--port={port}")
+    run = fuzzgate("run", *RUN, cwd=tmp_path)
+    assert run.code == 1, run.stdout + run.stderr
+    report = run.report
+    assert report["target"]["kind"] == "http"
+    (crash,) = run.findings(kind="crash")
+    assert crash["name"] == "store_record" and crash["repro"]["transport"] == "http"
+    assert crash["replays"] > 0 and crash["reproduced"] > 0
+    assert not crash["unconfirmed"] and not crash["flaky"]
+    # The served process's stderr and exit status reach the oracles, as over stdio.
+    assert "exit status 3" in crash["message"] and "RuntimeError: record buffer overflow" in crash["message"]
+    assert "Traceback (most recent call last)" in crash["details"]["stderr"]
+    assert crash["signature"][0] == "trace"
+    # The crash took the server down; fuzzgate started another and went on fuzzing.
+    assert "restarted the server" in run.stdout
+    assert {e["name"]: e["cases"] for e in report["entries"]} == {"store_record": 10, "echo": 10}
+    assert report["verdict"] == "fail"
+    assert _servers(port) == []
+    assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr
+
+
+def test_a_server_fuzzgate_did_not_start_leaves_its_crash_unconfirmed(tmp_path: Path, port: int) -> None:
+    server = subprocess.Popen(
+        [sys.executable, str(SERVER), f"--port={port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        _wait_for(port)
+        run = fuzzgate("run", "--url", f"http://127.0.0.1:{port}/mcp", *RUN, cwd=tmp_path)
+    finally:
+        server.kill()
+        server.wait(timeout=10)
+    assert run.code == 1, run.stdout + run.stderr
+    (crash,) = run.findings(kind="crash")
+    # Nothing could restart the server: seen, never replayed, neither confirmed nor dropped.
+    assert (crash["replays"], crash["unconfirmed"], crash["flaky"]) == (0, True, False)
+    assert run.report["verdict"] == "fail"
+    assert any("could not be reached" in note and "command" in note for note in run.report["notes"])
+
+
+def test_a_served_http_target_that_cannot_start_exits_3(tmp_path: Path, port: int) -> None:
+    # Without --port the server's argparse refuses to start: its stderr tail and status are shown.
+    _config(tmp_path, port)
+    run = fuzzgate("run", *RUN, cwd=tmp_path)
+    assert run.code == 3, run.stdout + run.stderr
+    assert f"never accepted connections on 127.0.0.1:{port}" in run.stderr
+    assert "status 2" in run.stderr and "the following arguments are required: --port" in run.stderr
+    assert not (tmp_path / "out").exists()
+    # Something else on the port: fuzzgate will not fuzz a server it did not start in its place.
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", port))
+        holder.listen()
+        _config(tmp_path, port, f"--port={port}")
+        run = fuzzgate("run", *RUN, cwd=tmp_path)
+    assert run.code == 3, run.stdout + run.stderr
+    assert f"something is already listening on 127.0.0.1:{port}" in run.stderr
+    assert _servers(port) == []
+
+
+def _wait_for(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"the test's server never listened on port {port}")
