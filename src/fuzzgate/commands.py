@@ -21,14 +21,38 @@ def repro_command(finding: Finding, config_path: str | None = None) -> str:
     Small arguments are inlined so the command works on any machine with the repository checked
     out; large ones are looked up by fingerprint in the baseline or the last report.
     """
-    args = json.dumps(finding.repro.arguments, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    repro = finding.repro
+    args = json.dumps(repro.arguments, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     words = ["fuzzgate", "replay"]
-    if len(args) <= _MAX_INLINE_ARGUMENTS and finding.surface is Surface.TOOL:
+    # A sequence, or arguments naming this run's workspace (which a replay swaps for its own), can
+    # only be replayed from the recorded finding.
+    recorded_only = bool(repro.prefix) or (repro.workspace is not None and repro.workspace in args)
+    if len(args) <= _MAX_INLINE_ARGUMENTS and finding.surface is Surface.TOOL and not recorded_only:
         words += ["--tool", finding.name, "--arguments", args]
     else:
         words.append(finding.fingerprint)
     words += _config_flag(config_path)
     return shlex.join(words)
+
+
+_STEP_CHARS = 80
+_STEPS_SHOWN = 5
+
+
+def sequence_text(finding: Finding) -> str | None:
+    """The calls a sequence repro sends before the failing one, in one line (None for a single
+    call): what a reader needs to see that the bug takes more than one request."""
+    repro = finding.repro
+    if not repro.prefix:
+        return None
+    shown = []
+    for step in repro.prefix[:_STEPS_SHOWN]:
+        args = json.dumps(step.arguments, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+        shown.append(f"{step.tool} {args if len(args) <= _STEP_CHARS else args[: _STEP_CHARS - 1] + '…'}")
+    more = len(repro.prefix) - len(shown)
+    tail = f"; and {more} more" if more > 0 else ""
+    calls = "; ".join(shown)
+    return f"after {len(repro.prefix)} earlier call(s) on the same server: {calls}{tail}; then {finding.tool}"
 
 
 def prune_command(config_path: str | None = None) -> str:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -19,9 +21,10 @@ from anyio.abc import TaskStatus
 
 from fuzzgate.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
 from fuzzgate.check import Oracles, has_lone_surrogate
+from fuzzgate.check.registry import CallContext
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.model import Config, TargetKind
-from fuzzgate.discover import Inventory, discover
+from fuzzgate.discover import Inventory, ToolInfo, discover
 from fuzzgate.errors import TargetError
 from fuzzgate.events import (
     CallFinished,
@@ -33,18 +36,20 @@ from fuzzgate.events import (
     ServerRestarted,
     TriageStarted,
 )
-from fuzzgate.findings import Finding, Repro, Surface
+from fuzzgate.findings import Finding, Repro, Step, Surface
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
-from fuzzgate.outcome import OutcomeStatus
+from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
+from fuzzgate.outcome import AfterTimeout, OutcomeStatus
 from fuzzgate.plan import Scheduler, ToolPlan, select
 from fuzzgate.results import Status, SurfaceEntry, TargetSummary
-from fuzzgate.target.connection import Connection, call_tool
+from fuzzgate.sequence import MAX_PREFIX_STEPS
+from fuzzgate.steps import send_step
+from fuzzgate.target.connection import Connection, open_connection
+from fuzzgate.target.containment import Containment, contain
 from fuzzgate.triage import FindingSet
 from fuzzgate.verify import Connector, Verifier, connect, parallel_replays
 
 MAX_RESTARTS_IN_A_ROW = 3
-LONE_SURROGATE_TIMEOUT_S = 1.0
-"""Some SDKs silently drop a request they cannot decode; waiting the full timeout for it only wastes budget."""
 GENERATION_SHARE = 0.1
 """The longest one generation request may take, as a share of the budget (at least 1 s, at most
 the worker's default): all tools share one generation worker, so a schema too costly to generate
@@ -66,6 +71,8 @@ class EngineResult:
     """What the time box cut short, in words."""
     timing: dict[str, float] = field(default_factory=dict)
     """Seconds since the run began at which each phase ended."""
+    containment: str | None = None
+    """How the server was contained (`Containment.summary`), None when fuzzgate did not start it."""
 
 
 def target_summary(
@@ -164,14 +171,14 @@ class Engine:
         self.seed = seed
         self.emit = emit
         self.timebox = timebox or TimeBox(config.budget_s)
-        self.connector = connector
-        self.canaries = canary_environment(seed) if config.target.kind is TargetKind.STDIO else {}
+        self.canaries = canary_environment(seed) if config.target.command is not None else {}
         self.redact = redactor_for(config, self.canaries)
-        self.oracles = Oracles(
-            slow_s=config.slow_ms / 1000,
-            scanner=SecretScanner(config.secret_patterns, self.canaries),
-            redact=self.redact,
-        )
+        self.containment: Containment | None = None
+        """Set by `run` when fuzzgate starts the server itself (the real connector)."""
+        self.connector = connector if connector is not connect else self._contained
+        self.probes: dict[str, Probe] = {}
+        """The probes built so far, by the file name only each could create."""
+        self.oracles = self._oracles()
         self.findings = FindingSet(config.severity, self.redact)
         self.calls = 0
         self._in_flight: set[_InFlight] = set()
@@ -179,11 +186,54 @@ class Engine:
         self._durations: dict[str, float] = {}
         """The longest call seen per fingerprint, for the verification estimate."""
         self._unseen_baseline = 0
-        self.verifier = Verifier(config, self.oracles, self.canaries, connector)
+        self._surrogates_sent: set[tuple[str, str]] = set()
+        self._surrogates_dropped = False
+        self.verifier = Verifier(config, self.oracles, self.canaries, self.connector)
+
+    def _oracles(self) -> Oracles:
+        canaries = self.containment.workspace.canaries if self.containment is not None else ()
+        return Oracles(
+            slow_s=self.config.slow_ms / 1000,
+            scanner=SecretScanner(self.config.secret_patterns, self.canaries),
+            redact=self.redact,
+            probes=self.probes,
+            canaries=canaries,
+        )
+
+    def _contained(self, config: Config, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
+        """The real connector, starting every server on a fresh layer of the run's containment."""
+        return open_connection(config, extra_env=extra_env, containment=self.containment)
+
+    def _probe_source(self, tool: ToolInfo, base: dict[str, Any]) -> list[ProbeCase]:
+        containment = self.containment
+        if containment is None:
+            return []
+        workspace = containment.workspace
+        canaries = [c.relpath for c in workspace.canaries]
+        cases = probe_cases(tool.name, tool.input_schema, base, workspace.token, canaries)
+        for case in cases:
+            if case.probe.marker is not None:
+                self.probes[case.probe.marker] = case.probe
+        return cases
 
     async def run(self, baseline: Sequence[Finding] = ()) -> EngineResult:
         """Fuzz, then verify new findings and the baseline entries fuzzing did not meet again.
-        Raises `TargetError` when the server cannot be started or listed."""
+        Raises `TargetError` when the server cannot be started or listed (or the sandbox is
+        required and does not work here)."""
+        if self.connector == self._contained:
+            self.containment = await anyio.to_thread.run_sync(contain, self.config, self.seed)
+            # The oracles read the canaries this containment planted.
+            self.oracles = self._oracles()
+            self.verifier = Verifier(self.config, self.oracles, self.canaries, self.connector)
+        try:
+            result = await self._run(baseline)
+        finally:
+            if self.containment is not None:
+                await anyio.to_thread.run_sync(self.containment.close)
+        summary = self.containment.summary if self.containment is not None else None
+        return replace(result, containment=summary)
+
+    async def _run(self, baseline: Sequence[Finding]) -> EngineResult:
         config = self.config
         box = self.timebox
         # The server may start within the margin too: a budget spent before it is up gives a run
@@ -213,7 +263,13 @@ class Engine:
                     raise TargetError("listing the server's tools did not finish within the budget") from None
                 box.mark("discovery")
                 generation_s = min(DEFAULT_TIMEOUT_S, max(1.0, GENERATION_SHARE * config.budget_s))
-                selection = select(inventory, config, self.seed, generation_timeout_s=generation_s)
+                selection = select(
+                    inventory,
+                    config,
+                    self.seed,
+                    generation_timeout_s=generation_s,
+                    probe_source=self._probe_source if self.containment is not None else None,
+                )
                 self.emit(
                     Discovered(selection.entries, inventory.resources, inventory.resource_templates, inventory.prompts)
                 )
@@ -295,7 +351,6 @@ class Engine:
 
     async def _worker(self, scheduler: Scheduler, keeper: ServerKeeper, known: set[str]) -> None:
         config = self.config
-        timeout_s = config.target.timeout_ms / 1000
         while (item := scheduler.next()) is not None:
             plan, index = item
             # Generation may wait on the worker process: never block the event loop with it, and
@@ -318,30 +373,39 @@ class Engine:
                 self.emit(FuzzingStopped(reason))
                 return
             surrogate = has_lone_surrogate(case.arguments)
+            if surrogate and (self._surrogates_dropped or (plan.info.name, case.origin) in self._surrogates_sent):
+                # Each lone-surrogate value goes once per field, and not at all once the server is
+                # known to drop such requests: every one costs a timeout.
+                continue
+            if surrogate:
+                self._surrogates_sent.add((plan.info.name, case.origin))
             pending = _InFlight()
             self._in_flight.add(pending)
             for other in self._in_flight:
                 other.peak = max(other.peak, len(self._in_flight))
+            history = list(connection.history[-MAX_PREFIX_STEPS:])
             try:
-                outcome = await call_tool(
-                    connection,
-                    plan.info.name,
-                    case.arguments,
-                    min(timeout_s, LONE_SURROGATE_TIMEOUT_S) if surrogate else timeout_s,
-                )
+                step = await send_step(connection, config, plan.info.name, case.arguments)
             finally:
                 self._in_flight.discard(pending)
-            outcome = replace(outcome, concurrent=pending.peak)
+            outcome = replace(step.outcome, concurrent=pending.peak)
+            connection.history.append(Step(plan.info.name, step.arguments, case.schema_valid))
+            if len(connection.history) > 2 * MAX_PREFIX_STEPS:
+                del connection.history[:-MAX_PREFIX_STEPS]
             self.calls += 1
             plan.calls += 1
             scheduler.record(plan, outcome.duration_s)
-            observations = self.oracles.observe(case.arguments, case.schema_valid, outcome)
+            context = CallContext(plan.info.name, step.arguments, case.schema_valid, outcome, step.effects)
+            observations = self.oracles.observe_call(context)
+            layer = connection.layer
             repro = Repro(
                 seed=self.seed,
                 case_index=index,
-                arguments=case.arguments,
+                arguments=step.arguments,
                 transport=connection.transport,
                 schema_valid=case.schema_valid,
+                prefix=tuple(history),
+                workspace=str(layer.outside) if layer is not None else None,
             )
             for observation in observations:
                 finding = self.findings.add(observation, plan.info.name, repro)
@@ -365,9 +429,12 @@ class Engine:
                     elapsed_s=self.timebox.elapsed(),
                 )
             )
-            dropped_request = surrogate and outcome.status is OutcomeStatus.TIMEOUT
+            dropped = outcome.status is OutcomeStatus.TIMEOUT and outcome.after_timeout is AfterTimeout.ALIVE
+            if surrogate and outcome.status is OutcomeStatus.TIMEOUT:
+                self._surrogates_dropped = True
+            # A server that dropped a lone-surrogate request and answers the rest keeps its state.
             if (
-                outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not dropped_request
+                outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not (dropped and surrogate)
             ) or not connection.alive():
                 keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}")
                 keeper.culprit = plan

@@ -198,6 +198,7 @@ def build_report(
         prompts=result.inventory.prompts,
         notes=result.notes,
         timing=result.timing,
+        containment=result.containment,
     )
     return replace(draft, verdict=Verdict.FAIL if draft.gating() else Verdict.PASS)
 

@@ -137,6 +137,9 @@ class RunReport:
     timing: dict[str, float] = field(default_factory=dict)
     """Seconds since the run began at which each phase ended (startup, discovery, fuzzing,
     verification, outputs)."""
+    containment: str | None = None
+    """How the server was contained: sandboxed, or why not and what was then not observed; None when
+    fuzzgate did not start the server (an HTTP target without a command)."""
 
     def generated_by(self) -> GeneratorVersions:
         return GeneratorVersions(fuzzgate=self.version, hypothesis=self.hypothesis_version)
@@ -185,6 +188,7 @@ class RunReport:
             "prompts": list(self.prompts),
             "notes": list(self.notes),
             "timing": dict(self.timing),
+            "containment": self.containment,
             "findings": [{**f.to_json(), "baseline_state": self.state_of(f).value} for f in self.findings],
             "fixed": [f.to_json() for f in self.fixed],
         }
@@ -219,4 +223,5 @@ class RunReport:
             interrupted=bool(data.get("interrupted", False)),
             notes=tuple(data.get("notes") or ()),
             timing={str(k): float(v) for k, v in (data.get("timing") or {}).items()},
+            containment=None if data.get("containment") is None else str(data["containment"]),
         )

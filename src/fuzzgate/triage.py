@@ -19,14 +19,19 @@ The hash and its versioned schemes live in `fuzzgate.fingerprint`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fuzzgate.check import Observation
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.findings import Details, Finding, Kind, Repro, Severity, Surface
+from fuzzgate.findings import SERVER_NAME, Details, Finding, Kind, Repro, Severity, Surface
 from fuzzgate.fingerprint import Signature, fingerprint
 
-__all__ = ["FindingSet", "fingerprint"]
+__all__ = ["FindingSet", "fingerprint", "subject"]
+
+
+def subject(observation: Observation, tool: str) -> tuple[Surface, str]:
+    """What a finding is on: the tool called, or the server as a whole for a server-wide symptom."""
+    return (Surface.SERVER, SERVER_NAME) if observation.server_wide else (Surface.TOOL, tool)
 
 
 def _storable(signature: Signature, redact: Redactor) -> Signature | None:
@@ -54,16 +59,18 @@ class FindingSet:
         return len(self._hits)
 
     def add(self, observation: Observation, name: str, repro: Repro) -> Finding:
+        """Record `observation` of a call to tool `name` sent as `repro`; the finding as it now stands."""
         redact = self._redact
         details = observation.details
+        surface, subject_name = subject(observation, name)
         finding = Finding(
             kind=observation.kind,
             severity=self._severity.get(observation.kind, Severity.HIGH),
-            surface=Surface.TOOL,
-            name=name,
+            surface=surface,
+            name=subject_name,
             message=redact.text(observation.message),
-            fingerprint=fingerprint(observation.kind, Surface.TOOL, name, observation.signature),
-            repro=repro,
+            fingerprint=fingerprint(observation.kind, surface, subject_name, observation.signature),
+            repro=repro if surface is Surface.TOOL else replace(repro, tool=name),
             details=Details(
                 error=redact(details.error),
                 stderr=redact(details.stderr),

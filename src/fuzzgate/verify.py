@@ -24,22 +24,25 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
-from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from fuzzgate import sequence
 from fuzzgate.check import Observation, Oracles
 from fuzzgate.config.model import Config, TargetKind
 from fuzzgate.errors import TargetError
-from fuzzgate.findings import Finding, Surface
-from fuzzgate.target.connection import Connection, call_tool, open_connection
-from fuzzgate.triage import fingerprint
+from fuzzgate.findings import Finding, Repro, Step, Surface
+from fuzzgate.steps import observe, send_step
+from fuzzgate.target.connection import Connection, open_connection
+from fuzzgate.triage import fingerprint, subject
 
 REPLAYS_IN_PARALLEL = 4
 """At most this many fresh stdio servers replay at once, and no more than there are CPUs: servers
 starting side by side on fewer cores only slow each other down."""
 REPLAYS_WHILE_FUZZING = 1
+SETTLE_ESTIMATE = 3
+"""Tries a sequence repro is expected to take beyond its replays: alone, whole, some shrinking."""
 
 Connector = Callable[[Config, Mapping[str, str]], AbstractAsyncContextManager[Connection]]
 """Opens an initialized connection to a fresh server (or, for HTTP, to the one server): the seam
@@ -65,14 +68,22 @@ async def replay_once(
     finding: Finding,
     extra_env: Mapping[str, str],
     connector: Connector = connect,
+    repro: Repro | None = None,
 ) -> tuple[bool, list[Observation]]:
-    """Send the repro to a fresh server; whether the same bug showed again, and what was seen."""
-    arguments: dict[str, Any] = finding.repro.arguments
+    """Send the repro (`finding.repro` unless another is given) to a fresh server: the calls of its
+    prefix in order, then the failing call. Whether the same bug showed again, and what was seen.
+    A bug that shows during the prefix is not this finding's: the server must survive the prefix."""
+    repro = repro if repro is not None else finding.repro
     async with connector(config, extra_env) as connection:
-        outcome = await call_tool(connection, finding.name, arguments, config.target.timeout_ms / 1000)
-    observations = oracles.observe(arguments, finding.repro.schema_valid, outcome)
+        for step in repro.prefix:
+            done = await send_step(connection, config, step.tool, step.arguments, repro.workspace)
+            connection.history.append(Step(step.tool, done.arguments, step.schema_valid))
+            if not connection.alive():
+                return False, []
+        result = await send_step(connection, config, finding.tool, repro.arguments, repro.workspace)
+    observations = observe(oracles, finding.tool, repro.schema_valid, result)
     same = any(
-        fingerprint(o.kind, finding.surface, finding.name, o.signature) == finding.fingerprint for o in observations
+        fingerprint(o.kind, *subject(o, finding.tool), o.signature) == finding.fingerprint for o in observations
     )
     return same, observations
 
@@ -87,6 +98,8 @@ class _Tally:
     reproduced: int = 0
     unreachable: bool = False
     """A replay could not reach a server (an HTTP server a crash took down): no more attempts."""
+    settled: bool = False
+    """Whether a sequence repro was tried alone, then whole, then shrunk (`fuzzgate.sequence`)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -147,6 +160,8 @@ class Verifier:
         """Replays still to run (new findings' and baseline entries'), for the fuzzing deadline."""
         replays = self.config.replays
         left = sum(0 if t.unreachable else replays - t.attempts for t in self._tallies.values())
+        # A sequence not yet settled may take a few tries of its own (`fuzzgate.sequence`).
+        left += sum(SETTLE_ESTIMATE for t in self._tallies.values() if t.finding.repro.prefix and not t.settled)
         return left + sum(0 if b.done else 1 for b in self._baseline)
 
     def offer(self, finding: Finding, ambiguous: bool) -> None:
@@ -159,11 +174,16 @@ class Verifier:
             self._queue((tally, 0))
             return
         tally.ambiguous = tally.ambiguous and ambiguous
-        if finding.repro != tally.finding.repro:
+        if finding.repro.size() < tally.finding.repro.size():
             tally.generation += 1
             tally.attempts = tally.reproduced = 0
+            tally.settled = False
+            tally.finding = finding
             self._queue((tally, tally.generation))
-        tally.finding = finding
+        else:
+            # The same bug hit again: its count and evidence, the repro verification holds (which
+            # may be one it shrank itself).
+            tally.finding = replace(finding, repro=tally.finding.repro)
 
     async def serve(self) -> None:
         """Run jobs as they come, as many at once as the limiter allows; until cancelled."""
@@ -181,7 +201,7 @@ class Verifier:
         for finding, ambiguous in candidates:
             self.offer(finding, ambiguous)
         for entry in unseen:
-            if entry.surface is Surface.TOOL:
+            if entry.surface in (Surface.TOOL, Surface.SERVER):
                 tally = _BaselineTally(entry)
                 self._baseline.append(tally)
                 self._queue(tally)
@@ -217,16 +237,19 @@ class Verifier:
             self._limiter.release_on_behalf_of(token)
             self._done()
 
-    async def _attempt(self, finding: Finding) -> bool | None:
+    async def _attempt(self, finding: Finding, repro: Repro | None = None) -> bool | None:
         """One replay on a fresh server: whether it failed the same way; None if no server could be reached."""
         try:
-            same, _ = await replay_once(self.config, self.oracles, finding, self.extra_env, self.connector)
+            same, _ = await replay_once(self.config, self.oracles, finding, self.extra_env, self.connector, repro)
         except TargetError:
             return None
         return same
 
     async def _confirm_job(self, tally: _Tally, generation: int) -> None:
         if tally.unreachable or generation != tally.generation:
+            return
+        if tally.finding.repro.prefix and not tally.settled:
+            await self._settle(tally, generation)
             return
         same = await self._attempt(tally.finding)
         if generation != tally.generation:
@@ -238,6 +261,39 @@ class Verifier:
         tally.reproduced += same
         if tally.attempts < self.config.replays:
             # To the back of the queue: the other findings' replays take their turn first.
+            self._queue((tally, generation))
+
+    async def _settle(self, tally: _Tally, generation: int) -> None:
+        """A sequence repro: the failing call alone first, then the whole sequence, then shrunk.
+        The try that reproduced counts as the first replay; the others are the search."""
+        tally.settled = True
+        finding = tally.finding
+        candidates = [sequence.alone(finding.repro), finding.repro]
+        for repro in candidates:
+            same = await self._attempt(finding, repro)
+            if generation != tally.generation:
+                return
+            if same is None:
+                tally.unreachable = True
+                return
+            if same:
+                tally.finding = replace(finding, repro=repro)
+                tally.attempts, tally.reproduced = 1, 1
+                if repro.prefix:
+
+                    async def reproduces(candidate: Repro) -> bool | None:
+                        return await self._attempt(finding, candidate) if generation == tally.generation else None
+
+                    def keep(smaller: Repro) -> None:
+                        if generation == tally.generation:
+                            tally.finding = replace(tally.finding, repro=smaller)
+
+                    await sequence.shrink(repro, reproduces, keep)
+                break
+        else:
+            # Not even the whole sequence: flaky, unless the replays still to come say otherwise.
+            tally.attempts, tally.reproduced = 1, 0
+        if generation == tally.generation and tally.attempts < self.config.replays:
             self._queue((tally, generation))
 
     async def _baseline_job(self, tally: _BaselineTally) -> None:

@@ -10,7 +10,7 @@ text they put into an observation is redacted whole before it is cut or quoted.
 from __future__ import annotations
 
 # Importing a check's module registers it (`registry.check`).
-from fuzzgate.check import crash, internal_error, output_schema, protocol, secret_leak, slow
+from fuzzgate.check import crash, effects, internal_error, output_schema, protocol, secret_leak, slow
 from fuzzgate.check.crash import has_lone_surrogate
 from fuzzgate.check.internal_error import RPC_MESSAGE_CHARS
 from fuzzgate.check.normalize import normalize_message, normalize_schema_path

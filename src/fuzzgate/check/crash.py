@@ -9,7 +9,7 @@ from typing import Any
 from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
 from fuzzgate.check.registry import CallContext, CheckEnv, check
 from fuzzgate.findings import Kind
-from fuzzgate.outcome import AnomalyKind, OutcomeStatus
+from fuzzgate.outcome import AfterTimeout, AnomalyKind, OutcomeStatus
 
 
 def _exit_label(code: int | None) -> str:
@@ -33,22 +33,30 @@ def has_lone_surrogate(value: Any) -> bool:
     return False
 
 
+def _died_after_silence(ctx: CallContext) -> bool:
+    """The request timed out and the server died on the next one (the ping fuzzgate sent)."""
+    return ctx.outcome.status is OutcomeStatus.TIMEOUT and ctx.outcome.after_timeout is AfterTimeout.DIED
+
+
 @check(order=100)
 def crash(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
-    """The connection closed while the call was pending: named by the traceback the server left
-    on stderr, else by how it exited."""
+    """The connection closed while the call was pending, or the server never answered it and died
+    on the next request: named by the traceback the server left on stderr, else by how it exited.
+    (A request holding a lone surrogate is the server's transport failing: `unanswered`.)"""
     outcome = ctx.outcome
-    if outcome.status is not OutcomeStatus.CLOSED:
+    silent = _died_after_silence(ctx)
+    if outcome.status is not OutcomeStatus.CLOSED and not (silent and not has_lone_surrogate(ctx.arguments)):
         return
     redact = env.redact
     trace = stderr_root_cause(outcome)
     what = _exit_label(outcome.exit_code)
+    when = "never answered, then died on the next request" if silent else "died"
     if trace is not None:
         signature = ("trace", *trace.signature())
-        message = f"the server died ({what}) after {trace.exc_type}: {trace.message}"
+        message = f"the server {when} ({what}) after {trace.exc_type}: {trace.message}"
     else:
         signature = ("exit", what)
-        message = f"the server died during the call ({what})"
+        message = f"the server {when} ({what})" if silent else f"the server died during the call ({what})"
     details = trace_details(trace, outcome, redact)
     yield Observation(Kind.CRASH, redact.text(message), signature, details, outcome.concurrent > 1)
 
@@ -59,15 +67,47 @@ def hang(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
     outcome = ctx.outcome
     if (
         outcome.status is OutcomeStatus.TIMEOUT
+        and outcome.after_timeout is not AfterTimeout.DIED
         and not has_lone_surrogate(ctx.arguments)
         and not any(a.kind is AnomalyKind.WRONG_ID for a in outcome.anomalies)
     ):
-        # A request the server could not decode is dropped by some SDKs instead of answered
-        # with a parse error; that is the SDK's choice, not this server's bug. And a reply
-        # with the wrong id explains the wait: that is one protocol error, not also a hang.
+        # A reply with the wrong id explains the wait: that is one protocol error, not also a hang.
+        alive = " (the server went on answering others)" if outcome.after_timeout is AfterTimeout.ALIVE else ""
         yield Observation(
             Kind.HANG,
-            f"no reply within {outcome.duration_s:.1f}s",
+            f"no reply within {outcome.duration_s:.1f}s{alive}",
             (),
             outcome_details(outcome, env.redact),
         )
+
+
+_UNANSWERED = {
+    AfterTimeout.ALIVE: ("unanswered", "and went on answering others"),
+    AfterTimeout.STUCK: ("unanswered-then-stuck", "and stopped answering altogether"),
+    AfterTimeout.DIED: ("unanswered-then-died", "and died on the next request"),
+}
+
+
+@check(order=250)
+def unanswered(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
+    """A request holding a lone surrogate escape (valid JSON, which a strict decoder refuses) that
+    the server never answered: JSON-RPC wants an error reply. The server's transport or SDK failed
+    before any tool ran, so it is one finding for the server, whichever tool the request named."""
+    outcome = ctx.outcome
+    if outcome.status is not OutcomeStatus.TIMEOUT or outcome.after_timeout is None:
+        return
+    if not has_lone_surrogate(ctx.arguments):
+        return
+    label, then = _UNANSWERED[outcome.after_timeout]
+    redact = env.redact
+    trace = stderr_root_cause(outcome) if outcome.after_timeout is AfterTimeout.DIED else None
+    cause = f" ({_exit_label(outcome.exit_code)} after {trace.exc_type}: {trace.message})" if trace else ""
+    message = f"never answered a request holding a lone surrogate escape, {then}{cause}"
+    yield Observation(
+        Kind.PROTOCOL_ERROR,
+        redact.text(message),
+        (label, "lone-surrogate"),
+        trace_details(trace, outcome, redact),
+        outcome.concurrent > 1,
+        server_wide=True,
+    )

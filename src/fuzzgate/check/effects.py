@@ -17,11 +17,13 @@ led there, never the payload: the same bug reached with other values keeps its f
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from fuzzgate.check.observation import Observation
+from fuzzgate.check.registry import CallContext, CheckEnv, check
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.findings import Details, Kind
 from fuzzgate.generate.probes import ESCAPE_PREFIX, INJECTION_PREFIX, Probe, ProbeClass
@@ -84,6 +86,22 @@ def _shown(value: Any, redact: Redactor) -> str:
     return repr(redact.cut(text, VALUE_CHARS))
 
 
+@check(order=50)
+def outside_effects(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
+    """What the call created, changed or deleted outside the scope: an injection when the file is
+    one only an injection probe names, a scope escape otherwise; one observation per signature."""
+    effects = [e for e in ctx.effects if isinstance(e, Effect)]
+    yield from effect_observations(ctx.arguments, effects, env.probes, env.redact, ambiguous=ctx.outcome.concurrent > 1)
+
+
+@check(order=60)
+def canary_content(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
+    """A reply carrying the content of a canary planted outside the scope."""
+    if ctx.replied and env.canaries:
+        reply = ctx.outcome.payload or ctx.outcome.text
+        yield from canary_read_observations(ctx.arguments, reply, env.canaries, env.redact)
+
+
 def effect_observations(
     arguments: Mapping[str, Any],
     effects: Sequence[Effect],
@@ -91,9 +109,9 @@ def effect_observations(
     redact: Redactor,
     *,
     ambiguous: bool = False,
-) -> list[tuple[Kind, str, tuple[str, ...], Details, bool]]:
-    """(kind, message, signature, details, ambiguous) for every effect, one per distinct signature."""
-    found: dict[tuple[Kind, tuple[str, ...]], tuple[Kind, str, tuple[str, ...], Details, bool]] = {}
+) -> list[Observation]:
+    """One observation per distinct signature among `effects`."""
+    found: dict[tuple[Kind, tuple[str, ...]], Observation] = {}
     for effect in effects:
         top = effect.relpath.split("/", 1)[0]
         probe = probes.get(top)
@@ -108,7 +126,8 @@ def effect_observations(
                 f"created {where}, a file only that probe names"
             )
         else:
-            field = probe.field if probe is not None and top.startswith(ESCAPE_PREFIX) else _field_naming(arguments, top)
+            probed = probe is not None and top.startswith(ESCAPE_PREFIX)
+            field = probe.field if probe is not None and probed else _field_naming(arguments, top)
             kind = Kind.SCOPE_ESCAPE
             signature = (effect.action, effect.canary or "path", field)
             target = f"the {effect.canary} canary at {where}" if effect.canary else where
@@ -116,13 +135,13 @@ def effect_observations(
             message = f"{effect.action} {target}, outside its scope{led}"
         key = (kind, signature)
         if key not in found:
-            found[key] = (kind, redact.text(message), signature, Details(error=None), ambiguous)
+            found[key] = Observation(kind, redact.text(message), signature, Details(error=None), ambiguous)
     return list(found.values())
 
 
 def canary_read_observations(
     arguments: Mapping[str, Any], reply: str, canaries: Sequence[CanaryLike], redact: Redactor
-) -> list[tuple[Kind, str, tuple[str, ...], Details, bool]]:
+) -> list[Observation]:
     """A reply carrying the content of a canary planted outside the scope (content the arguments
     did not carry themselves)."""
     if not reply:
@@ -134,5 +153,6 @@ def canary_read_observations(
             field = _field_naming(arguments, canary.relpath.split("/", 1)[0])
             led = f" (argument `{field}` = {_shown(arguments[field], redact)})" if field in arguments else ""
             message = f"answered with the content of the {canary.kind} canary planted outside its scope{led}"
-            found.append((Kind.SCOPE_ESCAPE, redact.text(message), ("read", canary.kind), Details(error=None), False))
+            signature = ("read", canary.kind)
+            found.append(Observation(Kind.SCOPE_ESCAPE, redact.text(message), signature, Details(error=None)))
     return found

@@ -23,6 +23,9 @@ class Observation:
     details: Details
     ambiguous: bool = False
     """Several calls were in flight, so a process-wide symptom may belong to another one."""
+    server_wide: bool = False
+    """The bug lies below any one tool (the server's transport or SDK): the finding is the server's
+    (`Surface.SERVER`), one whichever tool the request was for."""
 
 
 def stderr_excerpt(stderr: str, redact: Redactor) -> str | None:

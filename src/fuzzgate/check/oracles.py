@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fuzzgate.check.observation import Observation
@@ -24,8 +24,16 @@ class Oracles:
         scanner: SecretScanner,
         redact: Redactor | None = None,
         checks: Iterable[Check] | None = None,
+        probes: Mapping[str, Any] | None = None,
+        canaries: Iterable[Any] = (),
     ) -> None:
-        self.env = CheckEnv(slow_s=slow_s, scanner=scanner, redact=redact if redact is not None else Redactor(()))
+        self.env = CheckEnv(
+            slow_s=slow_s,
+            scanner=scanner,
+            redact=redact if redact is not None else Redactor(()),
+            probes=probes if probes is not None else {},
+            canaries=tuple(canaries),
+        )
         self.checks = tuple(checks) if checks is not None else registered_checks()
 
     def observe_call(self, ctx: CallContext) -> list[Observation]:

@@ -11,8 +11,8 @@ Built-in checks register when `fuzzgate.check` is imported (it imports their mod
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from fuzzgate.check.observation import Observation
@@ -54,6 +54,11 @@ class CheckEnv:
     """Finds secrets in a reply (raw text)."""
     redact: Redactor
     """Every text a check puts into an observation goes through this, whole, before it is cut."""
+    probes: Mapping[str, Any] = field(default_factory=dict)
+    """The run's probes by the file name only each could create (`fuzzgate.generate.probes.Probe`);
+    filled as tools' probes are built."""
+    canaries: tuple[Any, ...] = ()
+    """The canaries planted outside the scope (`fuzzgate.target.workspace.Canary`)."""
 
 
 CheckFunction = Callable[[CallContext, CheckEnv], Iterable[Observation]]

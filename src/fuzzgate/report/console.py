@@ -10,7 +10,7 @@ from rich.status import Status as Spinner
 from rich.table import Table
 
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.commands import repro_command
+from fuzzgate.commands import repro_command, sequence_text
 from fuzzgate.events import (
     CallFinished,
     Discovered,
@@ -138,8 +138,12 @@ class ConsoleReporter:
                 f"{finding.reproduced}/{finding.replays}"
             )
             c.print(f"    [dim]reproduce:[/] {escape(repro_command(finding, config_here))}", soft_wrap=True)
+            if (sequence := sequence_text(finding)) is not None:
+                c.print(f"    [dim]sequence:[/] {self._shown(sequence)}", soft_wrap=True)
         for finding in report.fixed:
             c.print(f"[green]fixed[/] {finding.kind.value} in {self._shown(finding.name)} ({finding.fingerprint})")
+        if report.containment is not None:
+            c.print(f"[dim]containment:[/] {self._shown(report.containment)}")
         for note in report.notes:
             c.print(f"[yellow]cut short by the budget:[/] {self._shown(note)}")
         gating = report.gating()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
-from fuzzgate.commands import repro_command
+from fuzzgate.commands import repro_command, sequence_text
 from fuzzgate.files import write_atomic
 from fuzzgate.findings import Finding, Surface
 from fuzzgate.report.sarif import source_location
@@ -112,6 +112,7 @@ def _body(report: RunReport, repo_root: Path, finding: Finding) -> str:
     lines = [
         _one_line(finding),
         f"reproduce: {repro_command(finding, report.config_path)}",
+        *([f"sequence: {sequence}"] if (sequence := sequence_text(finding)) else []),
         f"fingerprint: {finding.fingerprint}",
         f"location: {where.path}:{where.line}",
         (

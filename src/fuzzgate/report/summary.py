@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from fuzzgate.commands import accept_command, prune_command, repro_command
+from fuzzgate.commands import accept_command, prune_command, repro_command, sequence_text
 from fuzzgate.files import write_atomic
 from fuzzgate.findings import Finding, Surface
 from fuzzgate.report.sarif import source_location
@@ -99,6 +99,8 @@ def _head(report: RunReport) -> Iterator[str]:
     if report.notes:
         cut = "".join(f"> - {_escape(note)}\n" for note in report.notes)
         yield f"> **Cut short by the budget** (raise `--budget` or lower `--replays`):\n>\n{cut}"
+    if report.containment is not None:
+        yield f"> **Containment:** {_escape(report.containment)}\n"
     server = " ".join(p for p in (report.target.server_name, report.target.server_version) if p)
     facts = [
         ("Seed", f"{_code(str(report.seed))} ({_escape(report.seed_source)})"),
@@ -168,6 +170,8 @@ def _finding(report: RunReport, repo_root: Path, finding: Finding, *, fixed: boo
         evidence.append(f"traceback points at: {path}:{line}")
     if not fixed:
         evidence.append(f"hit {finding.count} time(s); reproduced {finding.reproduced} of {finding.replays} replays")
+    if (sequence := sequence_text(finding)) is not None:
+        evidence.append(_cut(sequence, _ERROR_LIMIT))
     if finding.details.error:
         evidence.append(f"error: {_cut(finding.details.error, _ERROR_LIMIT)}")
     frames = finding.details.frames

@@ -7,11 +7,13 @@ import json
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import httpx2
 import mcp_types as types
 from mcp import Client
@@ -25,9 +27,14 @@ from fuzzgate.check.patterns import TRACE_START as _TRACE_START
 from fuzzgate.check.secrets import Redactor, redactor_for
 from fuzzgate.config.model import Config, TargetKind
 from fuzzgate.errors import TargetError
-from fuzzgate.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
-from fuzzgate.target.http_server import ServedProcess, ServerNotReady, address_of, served_transport, where
+from fuzzgate.findings import Step
+from fuzzgate.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
 from fuzzgate.target.output import OutputChecker
+
+if TYPE_CHECKING:
+    from fuzzgate.target.containment import Containment
+    from fuzzgate.target.workspace import Layer
+from fuzzgate.target.http_server import ServedProcess, ServerNotReady, address_of, served_transport, where
 from fuzzgate.target.owned_process import LaunchSpec, OwnedProcess, child_environment
 from fuzzgate.target.stdio import ServerProcess, stdio_transport
 
@@ -104,6 +111,10 @@ class Connection:
     http: _WatchedTransport | None = None
     served: ServedProcess | None = None
     outputs: OutputChecker = field(default_factory=OutputChecker)
+    layer: Layer | None = None
+    """The throwaway scope and the watched directory outside it that this server start sees."""
+    history: list[Step] = field(default_factory=list)
+    """The calls this server received since it started, oldest first (the engine appends)."""
 
     @property
     def server(self) -> OwnedProcess | None:
@@ -178,18 +189,21 @@ def launch_spec(config: Config, extra_env: Mapping[str, str]) -> LaunchSpec:
     )
 
 
-def server_process(config: Config, extra_env: Mapping[str, str]) -> ServerProcess:
+def server_process(config: Config, extra_env: Mapping[str, str], spec: LaunchSpec | None = None) -> ServerProcess:
     # The server's env holds the canaries as well as the user's values: all of them are secrets.
-    return ServerProcess(launch_spec(config, extra_env), redactor_for(config, extra_env))
+    return ServerProcess(spec or launch_spec(config, extra_env), redactor_for(config, extra_env))
 
 
-def served_process(config: Config, extra_env: Mapping[str, str]) -> ServedProcess | None:
+def served_process(
+    config: Config, extra_env: Mapping[str, str], spec: LaunchSpec | None = None
+) -> ServedProcess | None:
     """The process serving an HTTP target, when the target names its command."""
     target = config.target
     if target.kind is not TargetKind.HTTP or target.command is None:
         return None
     assert target.url is not None
-    return ServedProcess(launch_spec(config, extra_env), address_of(target.url), redactor_for(config, extra_env))
+    launch = spec or launch_spec(config, extra_env)
+    return ServedProcess(launch, address_of(target.url), redactor_for(config, extra_env))
 
 
 def _startup_error(config: Config, process: OwnedProcess | None, reason: str, redact: Redactor) -> TargetError:
@@ -215,22 +229,49 @@ def _startup_error(config: Config, process: OwnedProcess | None, reason: str, re
 
 
 @asynccontextmanager
-async def open_connection(config: Config, *, extra_env: Mapping[str, str] | None = None) -> AsyncIterator[Connection]:
+async def open_connection(
+    config: Config, *, extra_env: Mapping[str, str] | None = None, containment: Containment | None = None
+) -> AsyncIterator[Connection]:
     """Start (stdio) or reach (HTTP) the server and initialize a session, or raise `TargetError`.
 
     The SDK client lives in a task of its own: its task groups must be entered and left by one
     task, and only then can a timeout around the handshake cancel it cleanly.
     """
     redact = redactor_for(config, extra_env or {})
-    process = server_process(config, extra_env or {}) if config.target.kind is TargetKind.STDIO else None
-    served = served_process(config, extra_env or {})
+    spec: LaunchSpec | None = None
+    layer: Layer | None = None
+    if containment is not None and config.target.command is not None:
+        spec, layer = containment.prepare(launch_spec(config, extra_env or {}))
+    try:
+        async with _opened(config, extra_env or {}, redact, spec, layer) as connection:
+            yield connection
+    finally:
+        if layer is not None:
+            # The server and everything it started are gone by now: its layer can go too.
+            await anyio.to_thread.run_sync(layer.close)
+
+
+@asynccontextmanager
+async def _opened(
+    config: Config, extra_env: Mapping[str, str], redact: Redactor, spec: LaunchSpec | None, layer: Layer | None
+) -> AsyncIterator[Connection]:
+    process = server_process(config, extra_env, spec) if config.target.kind is TargetKind.STDIO else None
+    served = served_process(config, extra_env, spec)
     owned = process if process is not None else served
     watched = _WatchedTransport(httpx2.AsyncHTTPTransport()) if process is None else None
+
+    async def list_roots(context: Any) -> types.ListRootsResult:
+        roots = layer.roots() if layer is not None else []
+        listed = [types.Root.model_validate({"uri": uri, "name": Path(uri).name or "/"}) for uri in roots]
+        return types.ListRootsResult(roots=listed)
+
     client = Client(
         _transport_for(config, process, watched, served),
         mode=config.protocol.value,
         cache=None,
         client_info=types.Implementation(name="fuzzgate", version=__version__),
+        # Declared only where fuzzgate knows the scope: the server may then restrict itself to it.
+        list_roots_callback=list_roots if layer is not None else None,
     )
     ready = anyio.Event()
     release = anyio.Event()
@@ -264,7 +305,12 @@ async def open_connection(config: Config, *, extra_env: Mapping[str, str] | None
         else:
             try:
                 yield Connection(
-                    client=client, transport=config.target.kind.value, process=process, http=watched, served=served
+                    client=client,
+                    transport=config.target.kind.value,
+                    process=process,
+                    http=watched,
+                    served=served,
+                    layer=layer,
                 )
             finally:
                 release.set()
@@ -446,3 +492,51 @@ async def call_tool(
     if extra is not None:
         anomalies = (*anomalies, extra)
     return CallOutcome(status=status, duration_s=duration, anomalies=anomalies, **fields)
+
+
+FOLLOW_UP_S = 1.0
+"""How long the ping after a timed-out request may take."""
+
+
+async def call_and_follow(
+    connection: Connection, name: str, arguments: dict[str, Any], timeout_s: float, *, ping_s: float = FOLLOW_UP_S
+) -> CallOutcome:
+    """`call_tool`, and when the request times out, a ping right after it. Whether the server still
+    answers tells a request it dropped from a server that is stuck, and a server that dies on that
+    next request shows which request killed it: the timed-out one."""
+    outcome = await call_tool(connection, name, arguments, timeout_s)
+    if outcome.status is not OutcomeStatus.TIMEOUT:
+        return outcome
+    process = connection.process
+    err_mark = process.stderr.mark() if process else 0
+    loss_mark = connection.loss_mark()
+    after: AfterTimeout
+    if not connection.alive():
+        after = AfterTimeout.DIED
+    else:
+        try:
+            with anyio.fail_after(ping_s):
+                await connection.client.session.send_ping()
+            after = AfterTimeout.ALIVE
+        except TimeoutError:
+            after = AfterTimeout.STUCK
+        except MCPError as exc:
+            # Any error reply is an answer; a closed connection is one only with the transport's evidence.
+            died = exc.code == CONNECTION_CLOSED and connection.lost_since(loss_mark)
+            after = AfterTimeout.DIED if died else AfterTimeout.ALIVE
+        except Exception as exc:
+            if not _is_connection_loss(exc):
+                raise
+            after = AfterTimeout.DIED
+    fields: dict[str, Any] = {"after_timeout": after}
+    if process is not None and (after is AfterTimeout.DIED or process.returncode is not None):
+        after = fields["after_timeout"] = AfterTimeout.DIED
+        with anyio.move_on_after(2.0):
+            await process.stderr_closed.wait()
+            while process.returncode is None:
+                await anyio.sleep(0.01)
+        fields["exit_code"] = process.returncode
+        more = process.stderr.since(err_mark)
+        if more:
+            fields["stderr"] = "\n".join(filter(None, [outcome.stderr, *more]))
+    return replace(outcome, **fields)

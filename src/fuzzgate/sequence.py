@@ -1,0 +1,89 @@
+"""Sequence repros: replaying the calls a server received before the failing one, and shrinking them.
+
+A bug can need earlier calls (a double delete, a use after close, a request the server never
+answered that kills it on the next one). Fuzzing records every call a server received since it
+started; a finding's repro carries them as its `prefix`. Confirmation first sends the failing call
+alone (most bugs need nothing more), then the whole sequence; a sequence that reproduces is shrunk
+as delta debugging does (Zeller's ddmin: drop chunks of steps, halving the chunk size when none can
+go), then its arguments (drop one key of one step at a time), keeping whatever still gives the same
+fingerprint. Every try is one fresh server, so shrinking takes a bounded number of tries and keeps
+each smaller repro as soon as it is found: a deadline leaves the smallest one found so far.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+
+from fuzzgate.findings import Repro, Step
+
+MAX_PREFIX_STEPS = 100
+"""A repro keeps at most the last this many calls before the failing one."""
+MAX_SHRINK_TRIES = 16
+
+Reproduces = Callable[[Repro], Awaitable[bool | None]]
+"""Whether a repro still gives the same fingerprint on a fresh server (None: no server reached)."""
+
+
+def alone(repro: Repro) -> Repro:
+    return replace(repro, prefix=())
+
+
+def with_prefix(repro: Repro, history: list[Step]) -> Repro:
+    return replace(repro, prefix=tuple(history[-MAX_PREFIX_STEPS:]))
+
+
+async def shrink(
+    repro: Repro, reproduces: Reproduces, keep: Callable[[Repro], None], tries: int = MAX_SHRINK_TRIES
+) -> Repro:
+    """The smallest repro found within `tries` that still reproduces; each one found is handed to
+    `keep` at once. `repro` must reproduce."""
+    left = tries
+    steps = list(repro.prefix)
+    chunks = 2
+    while steps and left > 0:
+        size = math.ceil(len(steps) / chunks)
+        smaller = None
+        for start in range(0, len(steps), size):
+            if left <= 0:
+                break
+            left -= 1
+            candidate = replace(repro, prefix=tuple(steps[:start] + steps[start + size :]))
+            if await reproduces(candidate):
+                smaller = candidate
+                break
+        if smaller is not None:
+            repro = smaller
+            steps = list(repro.prefix)
+            keep(repro)
+            chunks = max(chunks - 1, 2)
+        elif size <= 1:
+            break
+        else:
+            chunks = min(len(steps), chunks * 2)
+    return await _shrink_arguments(repro, reproduces, keep, left)
+
+
+async def _shrink_arguments(repro: Repro, reproduces: Reproduces, keep: Callable[[Repro], None], left: int) -> Repro:
+    if not repro.prefix:
+        # A single call keeps the arguments fuzzing sent: `case_index` still regenerates them.
+        return repro
+    for position in range(len(repro.prefix) + 1):
+        arguments = repro.arguments if position == len(repro.prefix) else repro.prefix[position].arguments
+        for key in sorted(arguments):
+            if left <= 0:
+                return repro
+            left -= 1
+            fewer = {k: v for k, v in arguments.items() if k != key}
+            if position == len(repro.prefix):
+                candidate = replace(repro, arguments=fewer)
+            else:
+                steps = list(repro.prefix)
+                steps[position] = replace(steps[position], arguments=fewer)
+                candidate = replace(repro, prefix=tuple(steps))
+            if await reproduces(candidate):
+                repro = candidate
+                keep(repro)
+                arguments = fewer
+    return repro

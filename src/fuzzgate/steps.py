@@ -1,0 +1,75 @@
+"""One call as fuzzing and replays send it: the arguments placed in this server's workspace, the
+call itself with its follow-up ping, what it changed outside the server's scope, and what the
+oracles make of all that. The engine and verification share it, so a replay sees a call exactly
+as fuzzing saw it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fuzzgate.check import CallContext, Observation, Oracles, has_lone_surrogate
+from fuzzgate.check.effects import Effect, effects_of
+from fuzzgate.config.model import Config
+from fuzzgate.generate.probes import OUTSIDE, substitute
+from fuzzgate.outcome import CallOutcome
+from fuzzgate.target.connection import Connection, call_and_follow
+
+LONE_SURROGATE_TIMEOUT_S = 1.0
+"""Some SDKs drop a request they cannot decode: it is reported (`protocol_error`), but waiting the
+full timeout for each such request would spend the budget on one bug."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    arguments: dict[str, Any]
+    """The arguments as sent (workspace paths in place)."""
+    outcome: CallOutcome
+    effects: tuple[Effect, ...]
+
+
+def call_timeout(config: Config, arguments: Any) -> float:
+    timeout_s = config.target.timeout_ms / 1000
+    return min(timeout_s, LONE_SURROGATE_TIMEOUT_S) if has_lone_surrogate(arguments) else timeout_s
+
+
+def placed(connection: Connection, arguments: dict[str, Any], written_for: str | None = None) -> dict[str, Any]:
+    """`arguments` with the probes' placeholder, and the workspace they were written for, replaced
+    by this server start's directory outside the scope."""
+    layer = connection.layer
+    if layer is None:
+        return arguments
+    outside = str(layer.outside)
+    value = substitute(arguments, OUTSIDE, outside)
+    if written_for and written_for != outside:
+        value = substitute(value, written_for, outside)
+    result: dict[str, Any] = value
+    return result
+
+
+async def send_step(
+    connection: Connection, config: Config, tool: str, arguments: dict[str, Any], written_for: str | None = None
+) -> StepResult:
+    """Send one `tools/call` (placed) and watch the directory outside the scope while it runs."""
+    sent = placed(connection, arguments, written_for)
+    layer = connection.layer
+    before = layer.snapshot() if layer is not None else None
+    outcome = await call_and_follow(connection, tool, sent, call_timeout(config, sent))
+    effects: tuple[Effect, ...] = ()
+    if layer is not None and before is not None:
+        effects = effects_of(layer.changes(before, layer.snapshot()), layer.outside)
+    return StepResult(sent, outcome, effects)
+
+
+def observe(
+    oracles: Oracles, tool: str, schema_valid: bool, result: StepResult, outcome: CallOutcome | None = None
+) -> list[Observation]:
+    ctx = CallContext(
+        tool=tool,
+        arguments=result.arguments,
+        schema_valid=schema_valid,
+        outcome=outcome if outcome is not None else result.outcome,
+        effects=result.effects,
+    )
+    return oracles.observe_call(ctx)
