@@ -24,6 +24,17 @@ class GenerationMode(StrEnum):
     MIXED = "mixed"
 
 
+class SandboxMode(StrEnum):
+    """Whether a server fuzzgate starts runs in a sandbox of Linux namespaces (`target.jail`).
+
+    `auto` uses it where it works and says why not otherwise; `required` makes a machine without
+    it a target error; `off` never uses it."""
+
+    AUTO = "auto"
+    REQUIRED = "required"
+    OFF = "off"
+
+
 class ProtocolMode(StrEnum):
     """How to negotiate the protocol era: `auto` probes 2026-07-28 and falls back to the handshake."""
 
@@ -50,6 +61,10 @@ class TargetConfig:
     headers: dict[str, str] = field(default_factory=dict, repr=False)
     """`env` and `headers` hold secrets (tokens), so they stay out of `repr` and tracebacks."""
     timeout_ms: int = 5000
+    scope: tuple[Path, ...] = ()
+    """The directories the server may read and write (absolute). Empty: inferred from the working
+    directory and the command line (`target.workspace.infer_scope`)."""
+    sandbox: SandboxMode = SandboxMode.AUTO
     name: str | None = None
     """A short name for reports (JUnit classname, SARIF category).
 

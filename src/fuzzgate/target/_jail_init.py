@@ -1,0 +1,627 @@
+"""The sandbox's first process: it builds the server's view of the machine, then runs the server.
+
+`jail.jailed` starts it as
+
+    unshare --mount --propagation private [--net] [--user --map-root-user] --
+        python -I -S _jail_init.py SPEC... -- COMMAND ARGS...
+
+so it begins in fresh mount and network namespaces (and a user namespace when fuzzgate is not
+root). SPEC is `Spec.to_args()`. In order, it:
+
+1. bind-mounts each writable dir (the layer's watched `outside`) onto itself, so it stays writable;
+2. mounts an overlay for each scope dir (lower: the original, upper/work: the layer's own dirs) at
+   the path the server sees, and one of the real HOME at the layer's home; if an overlay cannot be
+   mounted, a scope dir is copied into its upper dir and that is bind-mounted instead;
+3. puts a private tmpfs on /tmp (re-attaching the layer's dir inside it when the layer lives under
+   /tmp) and on /dev/shm;
+4. remounts every other mount read-only;
+5. brings up `lo` in the new network namespace;
+6. makes a PID namespace: a reaper becomes its PID 1 and the server its PID 2. The server is this
+   process's child, so this process learns its exact exit status and passes it on: an exit code as
+   is, a death by signal N by dying of signal N itself (PID 1 of a namespace cannot do that, which
+   is why the reaper, not this process, is PID 1). The server mounts the namespace's /proc, drops
+   the capabilities that could undo the sandbox, enters its working directory and execs COMMAND.
+
+When this process dies, however it dies, the reaper sees its pipe close and exits, and the kernel
+kills everything left in the PID namespace.
+
+It runs with -I -S, without fuzzgate on sys.path, so it imports only the standard library, and as
+little of it as it can: it runs at every server start, and `json`, `socket`, `signal` or `typing`
+would double its start-up time (hence `_signal`, `_socket` and SPEC as plain arguments). It never
+writes to stdout, which is the server's MCP channel; its own messages go to stderr, prefixed
+`fuzzgate-jail: `, and it exits 125 when the sandbox cannot be built, 126/127 when COMMAND cannot
+be run. `copy_scope` and `measure_scope` also serve `workspace` when there is no sandbox.
+"""
+
+from __future__ import annotations
+
+import _signal
+import _socket
+import ctypes
+import errno
+import fcntl
+import os
+import stat
+import struct
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+MAX_SCOPE_FILES = 20_000
+MAX_SCOPE_BYTES = 1 << 30
+DEPENDENCY_DIRS = frozenset(
+    {"node_modules", ".venv", "venv", ".tox", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+)
+"""Copied as a symlink to the original: installed dependencies and caches, large and rarely the
+server's to write. Writes through such a link reach the original."""
+
+PREFIX = "fuzzgate-jail: "
+SETUP_FAILED = 125
+
+_MS_RDONLY = 1
+_MS_NOSUID = 2
+_MS_NODEV = 4
+_MS_NOEXEC = 8
+_MS_REMOUNT = 32
+_MS_NOSYMFOLLOW = 256
+_MS_NOATIME = 1024
+_MS_NODIRATIME = 2048
+_MS_BIND = 4096
+_MS_MOVE = 8192
+_MS_REC = 16384
+_MS_RELATIME = 1 << 21
+_MS_STRICTATIME = 1 << 24
+_ST_RELATIME = 4096
+_ST_NOSYMFOLLOW = 8192
+_CLONE_NEWPID = 0x20000000
+_PR_SET_PDEATHSIG = 1
+_PR_CAPBSET_DROP = 24
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_SIOCGIFFLAGS = 0x8913
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP = 1
+_IFREQ = "16sH22x"
+
+_KEEP_CAPS = frozenset({0, 1, 3, 4, 5, 6, 7, 8, 10, 13, 18, 29, 31})
+"""The capabilities Docker gives a container by default, less CAP_MKNOD (27): CHOWN, DAC_OVERRIDE,
+FOWNER, FSETID, KILL, SETGID, SETUID, SETPCAP, NET_BIND_SERVICE, NET_RAW, SYS_CHROOT, AUDIT_WRITE,
+SETFCAP. Without CAP_SYS_ADMIN a root server cannot mount, remount or unmount anything (so it cannot
+undo the read-only view); without CAP_MKNOD it cannot make a device node for the disk."""
+
+_PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
+"""Parts of the new /proc that reach the whole machine (sysctls, the magic SysRq key)."""
+
+_FATAL_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT)
+_RESET_SIGNALS = (*_FATAL_SIGNALS, _signal.SIGPIPE, _signal.SIGXFSZ)
+"""Python ignores SIGPIPE and SIGXFSZ at start-up, and an ignored signal stays ignored across exec."""
+
+
+class JailError(Exception):
+    """The sandbox could not be built; the message is one line for the server's stderr."""
+
+
+class ScopeTooLarge(Exception):
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+
+
+# What to build --------------------------------------------------------------------------------
+
+
+class Overlay:
+    """One overlay mount: `lower` seen at `target`, writes going to `upper`. `on_failure`: `copy`
+    (copy lower into upper and bind that), `empty` (bind the empty upper, say so on stderr) or
+    `fail` (the sandbox cannot be built)."""
+
+    __slots__ = ("lower", "on_failure", "target", "upper", "work")
+
+    def __init__(self, lower: str, upper: str, work: str, target: str, on_failure: str) -> None:
+        self.lower, self.upper, self.work, self.target, self.on_failure = lower, upper, work, target, on_failure
+
+
+class Spec:
+    """Everything the init needs, passed as arguments (`to_args`, `parse`)."""
+
+    __slots__ = ("chdir", "env", "layer", "network", "overlays", "stage", "userns", "writable")
+
+    def __init__(
+        self,
+        *,
+        writable: list[str],
+        overlays: list[Overlay],
+        layer: str,
+        stage: str,
+        chdir: str,
+        env: dict[str, str],
+        network: bool,
+        userns: bool,
+    ) -> None:
+        self.writable, self.overlays, self.layer, self.stage = writable, overlays, layer, stage
+        self.chdir, self.env, self.network, self.userns = chdir, env, network, userns
+
+    def to_args(self) -> list[str]:
+        args = ["--layer", self.layer, "--stage", self.stage, "--chdir", self.chdir]
+        for path in self.writable:
+            args += ["--writable", path]
+        for o in self.overlays:
+            args += ["--overlay", o.on_failure, o.lower, o.upper, o.work, o.target]
+        for name, value in self.env.items():
+            args += ["--env", name, value]
+        if self.network:
+            args.append("--network")
+        if self.userns:
+            args.append("--userns")
+        return args
+
+
+def parse(args: list[str]) -> tuple[Spec, list[str]]:
+    """`Spec.to_args() + ["--", COMMAND, ARGS...]` back into the spec and the command line."""
+    values: dict[str, str] = {}
+    writable: list[str] = []
+    overlays: list[Overlay] = []
+    env: dict[str, str] = {}
+    flags: set[str] = set()
+    i = 0
+    while i < len(args) and args[i] != "--":
+        option = args[i]
+        if option in ("--layer", "--stage", "--chdir"):
+            values[option], i = args[i + 1], i + 2
+        elif option == "--writable":
+            writable.append(args[i + 1])
+            i += 2
+        elif option == "--overlay":
+            on_failure, lower, upper, work, target = args[i + 1 : i + 6]
+            overlays.append(Overlay(lower, upper, work, target, on_failure))
+            i += 6
+        elif option == "--env":
+            env[args[i + 1]] = args[i + 2]
+            i += 3
+        elif option in ("--network", "--userns"):
+            flags.add(option)
+            i += 1
+        else:
+            raise JailError(f"unknown argument {option!r}")
+    command = args[i + 1 :]
+    if not command:
+        raise JailError("usage: _jail_init.py SPEC... -- COMMAND [ARGS...]")
+    spec = Spec(
+        writable=writable,
+        overlays=overlays,
+        layer=values["--layer"],
+        stage=values["--stage"],
+        chdir=values["--chdir"],
+        env=env,
+        network="--network" in flags,
+        userns="--userns" in flags,
+    )
+    return spec, command
+
+
+# Copying a scope dir (the fallback when it cannot be overlaid) --------------------------------
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.files = 0
+        self.bytes = 0
+
+    def add(self, root: str, size: int) -> None:
+        self.files += 1
+        self.bytes += size
+        if self.files > MAX_SCOPE_FILES or self.bytes > MAX_SCOPE_BYTES:
+            raise ScopeTooLarge(root)
+
+
+def measure_scope(src: str) -> None:
+    """Raise `ScopeTooLarge` when copying `src` would pass `MAX_SCOPE_FILES` or `MAX_SCOPE_BYTES`."""
+    _walk(src, None, src, _Tally())
+
+
+def copy_scope(src: str, dst: str) -> None:
+    """Copy the tree `src` into the directory `dst` (made if missing), keeping symlinks as symlinks,
+    making dependency dirs (`DEPENDENCY_DIRS`) symlinks to the originals, recreating FIFOs and
+    leaving out sockets, devices and what cannot be read. Raises `ScopeTooLarge` past the caps."""
+    import shutil
+
+    os.makedirs(dst, exist_ok=True)
+    _walk(src, dst, src, _Tally())
+    shutil.copystat(src, dst, follow_symlinks=False)
+
+
+def _walk(src: str, dst: str | None, root: str, tally: _Tally) -> None:
+    import shutil
+
+    try:
+        with os.scandir(src) as it:
+            entries = list(it)
+    except PermissionError:
+        return
+    for entry in entries:
+        target = os.path.join(dst, entry.name) if dst is not None else None
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        mode = info.st_mode
+        if stat.S_ISDIR(mode):
+            if entry.name in DEPENDENCY_DIRS:
+                if target is not None:
+                    os.symlink(entry.path, target)
+                continue
+            tally.add(root, 0)
+            if target is not None:
+                os.mkdir(target)
+            _walk(entry.path, target, root, tally)
+            if target is not None:
+                shutil.copystat(entry.path, target, follow_symlinks=False)
+        elif stat.S_ISREG(mode):
+            tally.add(root, info.st_size)
+            if target is not None:
+                try:
+                    shutil.copy2(entry.path, target, follow_symlinks=False)
+                except PermissionError:
+                    continue
+        elif stat.S_ISLNK(mode):
+            tally.add(root, 0)
+            if target is not None:
+                os.symlink(os.readlink(entry.path), target)
+        elif stat.S_ISFIFO(mode):
+            tally.add(root, 0)
+            if target is not None:
+                os.mkfifo(target, stat.S_IMODE(mode))
+
+
+# System calls ------------------------------------------------------------------------------
+
+_LIBC: ctypes.CDLL | None = None
+
+
+def _libc() -> ctypes.CDLL:
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+        _LIBC.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+        _LIBC.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    return _LIBC
+
+
+def _errno_error(filename: str | None = None) -> OSError:
+    code = ctypes.get_errno()
+    return OSError(code, os.strerror(code), filename)
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    def raw(text: str | None) -> bytes | None:
+        return os.fsencode(text) if text is not None else None
+
+    if _libc().mount(raw(source), raw(target), raw(fstype), flags, raw(data)) != 0:
+        raise _errno_error(target)
+
+
+def _prctl(option: int, arg: int, arg3: int = 0) -> int:
+    return int(_libc().prctl(option, arg, arg3, 0, 0))
+
+
+def _unshare(flags: int) -> None:
+    if _libc().unshare(flags) != 0:
+        raise _errno_error()
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_capabilities() -> None:
+    """Leave only `_KEEP_CAPS` in the bounding, ambient, inheritable, permitted and effective sets.
+    For a root process exec grants the bounding set, so that is the one that counts."""
+    with open("/proc/sys/kernel/cap_last_cap") as handle:
+        last = int(handle.read())
+    for cap in range(last + 1):
+        if cap not in _KEEP_CAPS and _prctl(_PR_CAPBSET_DROP, cap) != 0 and ctypes.get_errno() != errno.EINVAL:
+            raise JailError(f"cannot drop capability {cap}: {os.strerror(ctypes.get_errno())}")
+    _prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL)
+    libc = _libc()
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    if libc.capget(ctypes.byref(header), data) != 0:
+        raise JailError(f"capget: {os.strerror(ctypes.get_errno())}")
+    for word in (0, 1):
+        keep = sum(1 << (cap - 32 * word) for cap in _KEEP_CAPS if cap // 32 == word)
+        data[word].effective &= keep
+        data[word].permitted &= keep
+        data[word].inheritable &= keep
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise JailError(f"capset: {os.strerror(ctypes.get_errno())}")
+
+
+# Building the view -------------------------------------------------------------------------
+
+
+def _under(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def _escape(path: str) -> str:
+    """Overlay options are split at ',' and lower dirs at ':'; both may be backslash-escaped."""
+    return path.replace("\\", "\\\\").replace(",", "\\,").replace(":", "\\:")
+
+
+def _overlay(entry: Overlay, *, userns: bool) -> None:
+    for path in (entry.upper, entry.work):
+        os.makedirs(path, exist_ok=True)
+    options = f"lowerdir={_escape(entry.lower)},upperdir={_escape(entry.upper)},workdir={_escape(entry.work)}"
+    # In a user namespace overlayfs cannot write trusted.* xattrs (whiteouts of deleted lower files);
+    # `userxattr` (Linux 5.11) stores them as user.* instead.
+    attempts = [f"userxattr,{options}", options] if userns else [options]
+    error = OSError()
+    for data in attempts:
+        try:
+            _mount("overlay", entry.target, "overlay", 0, data)
+            return
+        except OSError as exc:
+            error = exc
+    reason = f"overlayfs not available: mounting an overlay of {entry.lower} on {entry.target} failed: {error.strerror}"
+    if entry.on_failure == "copy":
+        try:
+            copy_scope(entry.lower, entry.upper)
+        except ScopeTooLarge:
+            limit = f"{MAX_SCOPE_FILES} files or {MAX_SCOPE_BYTES >> 30} GiB"
+            raise JailError(f"{reason}; copying it instead would pass {limit}") from None
+        except OSError as exc:
+            raise JailError(f"{reason}; copying it instead failed: {exc}") from None
+        _say(f"{reason}; copied instead")
+    elif entry.on_failure == "empty":
+        _say(f"{reason}; it is an empty directory instead")
+    else:
+        raise JailError(reason)
+    try:
+        _mount(entry.upper, entry.target, None, _MS_BIND | _MS_REC)
+    except OSError as exc:
+        raise JailError(f"{reason}; binding {entry.upper} there instead failed too: {exc.strerror}") from None
+
+
+def _private_tmp(layer_dir: str, stage: str) -> None:
+    flags = _MS_NOSUID | _MS_NODEV
+    if not _under(layer_dir, "/tmp"):
+        _mount("tmpfs", "/tmp", "tmpfs", flags, "mode=1777")
+        return
+    # The layer itself lives under /tmp: build the new /tmp at a stage outside the layer, put the
+    # layer (with the mounts made inside it so far) back at its path in it, then move it to /tmp.
+    os.makedirs(stage, exist_ok=True)
+    _mount("tmpfs", stage, "tmpfs", flags, "mode=1777")
+    inner = stage + layer_dir[len("/tmp") :]
+    os.makedirs(inner)
+    _mount(layer_dir, inner, None, _MS_BIND | _MS_REC)
+    _mount(stage, "/tmp", None, _MS_MOVE)
+
+
+def _mount_points() -> list[str]:
+    with open("/proc/self/mountinfo", "rb") as handle:
+        lines = handle.read().splitlines()
+    points = {os.fsdecode(_unescape(fields[4])) for fields in (line.split(b" ") for line in lines) if len(fields) > 4}
+    return sorted(points)
+
+
+def _unescape(field: bytes) -> bytes:
+    """mountinfo writes space, tab, newline and backslash as octal escapes (\\040)."""
+    out = bytearray()
+    i = 0
+    while i < len(field):
+        if field[i : i + 1] == b"\\" and field[i + 1 : i + 4].isdigit():
+            out.append(int(field[i + 1 : i + 4], 8))
+            i += 4
+        else:
+            out += field[i : i + 1]
+            i += 1
+    return bytes(out)
+
+
+def _remount_read_only(path: str) -> None:
+    """Make the mount at `path` read-only, keeping the flags a user namespace may not change."""
+    try:
+        info = os.statvfs(path)
+    except OSError:
+        return
+    if info.f_flag & os.ST_RDONLY:
+        return
+    flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY
+    for st_flag, ms_flag in (
+        (os.ST_NOSUID, _MS_NOSUID),
+        (os.ST_NODEV, _MS_NODEV),
+        (os.ST_NOEXEC, _MS_NOEXEC),
+        (os.ST_NOATIME, _MS_NOATIME),
+        (os.ST_NODIRATIME, _MS_NODIRATIME),
+        (_ST_RELATIME, _MS_RELATIME),
+        (_ST_NOSYMFOLLOW, _MS_NOSYMFOLLOW),
+    ):
+        if info.f_flag & st_flag:
+            flags |= ms_flag
+    if not info.f_flag & (os.ST_NOATIME | _ST_RELATIME):
+        flags |= _MS_STRICTATIME
+    try:
+        _mount(None, path, None, flags)
+    except OSError as exc:
+        # EINVAL: not a mount point in this view (a mount hidden under another); ENOENT: gone.
+        if exc.errno not in (errno.EINVAL, errno.ENOENT):
+            raise JailError(f"cannot make {path} read-only: {exc.strerror}") from None
+
+
+def _loopback_up() -> None:
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+    try:
+        request = struct.pack(_IFREQ, b"lo", 0)
+        flags = struct.unpack(_IFREQ, fcntl.ioctl(sock.fileno(), _SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock.fileno(), _SIOCSIFFLAGS, struct.pack(_IFREQ, b"lo", flags | _IFF_UP))
+    finally:
+        sock.close()
+
+
+def build_view(spec: Spec) -> None:
+    """Steps 1-5 of the module docstring, in this process's new mount and network namespaces."""
+    writable = set(spec.writable)
+    for path in spec.writable:
+        try:
+            _mount(path, path, None, _MS_BIND | _MS_REC)
+        except OSError as exc:
+            raise JailError(f"cannot bind-mount {path}: {exc.strerror}") from None
+    for entry in spec.overlays:
+        _overlay(entry, userns=spec.userns)
+        writable.add(entry.target)
+    try:
+        _private_tmp(spec.layer, spec.stage)
+        if os.path.isdir("/dev/shm"):
+            _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777")
+    except OSError as exc:
+        raise JailError(f"cannot mount a private {exc.filename}: {exc.strerror}") from None
+    writable.update({"/tmp", "/dev/shm"})
+    for point in _mount_points():
+        if point not in writable and not _under(point, "/proc"):
+            _remount_read_only(point)
+    if not spec.network:
+        try:
+            _loopback_up()
+        except OSError as exc:
+            raise JailError(f"cannot bring up the loopback interface: {exc.strerror}") from None
+
+
+# Processes ---------------------------------------------------------------------------------
+
+
+def _say(message: str) -> None:
+    os.write(2, f"{PREFIX}{message}\n".encode("utf-8", "replace"))
+
+
+def _null_stdio(fds: tuple[int, ...]) -> None:
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in fds:
+        os.dup2(null, fd)
+    os.close(null)
+
+
+def _reaper(pipe_read: int) -> NoReturn:
+    """PID 1 of the namespace: reap orphans until the outer process is gone, then exit, which makes
+    the kernel kill whatever is left in the namespace."""
+    try:
+        _prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL)
+        _null_stdio((0, 1, 2))
+
+        def reap(_signum: int, _frame: object) -> None:
+            while True:
+                try:
+                    pid, _status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    return
+                if pid == 0:
+                    return
+
+        _signal.signal(_signal.SIGCHLD, reap)
+        while os.read(pipe_read, 1):
+            pass
+    finally:
+        os._exit(0)
+
+
+def _server(spec: Spec, argv: list[str]) -> NoReturn:
+    """PID 2: finish the view from inside the PID namespace, give up the powers to undo it, exec."""
+    try:
+        try:
+            _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+            for path in _PROC_READ_ONLY:
+                if os.path.exists(path):
+                    _mount(path, path, None, _MS_BIND | _MS_REC)
+                    _remount_read_only(path)
+        except OSError as exc:
+            raise JailError(f"cannot mount /proc: {exc.strerror}") from None
+        try:
+            os.chdir(spec.chdir)
+        except OSError as exc:
+            raise JailError(f"cannot enter the working directory {spec.chdir}: {exc.strerror}") from None
+        _drop_capabilities()
+        for signum in _RESET_SIGNALS:
+            _signal.signal(signum, _signal.SIG_DFL)
+    except JailError as exc:
+        _say(str(exc))
+        os._exit(SETUP_FAILED)
+    env = {**os.environ, **spec.env}
+    try:
+        os.execvpe(argv[0], argv, env)
+    except FileNotFoundError:
+        _say(f"cannot run {argv[0]!r}: not found")
+        os._exit(127)
+    except OSError as exc:
+        _say(f"cannot run {argv[0]!r}: {exc.strerror}")
+        os._exit(126)
+
+
+def _pass_on(status: int) -> NoReturn:
+    code = os.waitstatus_to_exitcode(status)
+    if code >= 0:
+        os._exit(code)
+    signum = -code
+    if signum not in (_signal.SIGKILL, _signal.SIGSTOP):
+        _signal.signal(signum, _signal.SIG_DFL)
+    import resource
+
+    # Dying of SIGSEGV or SIGABRT here must not leave a second core dump.
+    resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+    os.kill(os.getpid(), signum)
+    os._exit(128 + signum)
+
+
+def _wait_briefly(pid: int, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and os.waitpid(pid, os.WNOHANG)[0] == 0:
+        time.sleep(0.001)
+
+
+def run(spec: Spec, argv: list[str]) -> NoReturn:
+    # The server gets its group's signals itself; this process only waits for it.
+    for signum in _FATAL_SIGNALS:
+        _signal.signal(signum, _signal.SIG_IGN)
+    try:
+        build_view(spec)
+        _unshare(_CLONE_NEWPID)
+    except JailError as exc:
+        _say(str(exc))
+        os._exit(SETUP_FAILED)
+    except OSError as exc:
+        _say(f"cannot build the sandbox: {exc.strerror} ({exc.filename or 'unshare'})")
+        os._exit(SETUP_FAILED)
+    pipe_read, pipe_write = os.pipe()
+    reaper = os.fork()
+    if reaper == 0:
+        os.close(pipe_write)
+        _reaper(pipe_read)
+    os.close(pipe_read)
+    server = os.fork()
+    if server == 0:
+        _server(spec, argv)
+    # Only the server holds the MCP pipes now, so they end when it does.
+    _null_stdio((0, 1))
+    status = os.waitpid(server, 0)[1]
+    os.close(pipe_write)
+    _wait_briefly(reaper, 2.0)
+    _pass_on(status)
+
+
+def main(args: list[str]) -> NoReturn:
+    try:
+        spec, argv = parse(args)
+    except (JailError, IndexError, KeyError, ValueError) as exc:
+        _say(f"bad arguments: {exc}")
+        os._exit(2)
+    run(spec, argv)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
