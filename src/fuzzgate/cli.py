@@ -42,6 +42,11 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--timeout", help="per-request timeout, e.g. 5s")
     g.add_argument("--startup-timeout", help="time allowed for the server to start and initialize")
     g.add_argument("--name", help="the target's name in reports (default: derived from the command or URL)")
+    g.add_argument(
+        "--sandbox",
+        choices=["auto", "required", "off"],
+        help="run the server in a Linux-namespace sandbox: auto (where it works), required, off (default auto)",
+    )
     t = p.add_argument_group("target (instead of or over the config file's [target])")
     t.add_argument("--command", dest="target_command", help="stdio server command")
     t.add_argument(
@@ -79,6 +84,7 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
         url=ns.url,
         headers=tup(ns.header),
         timeout=ns.timeout,
+        sandbox=ns.sandbox,
     )
 
 

@@ -48,6 +48,8 @@ class Overrides:
     """`"Name: value"` strings, laid over the file's headers (a name given here, in any case, wins)."""
     timeout: str | float | None = None
     """Per-request timeout, replacing `[target] timeout_ms`."""
+    sandbox: str | None = None
+    """`auto`, `required` or `off`, replacing `[target] sandbox`."""
 
 
 OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
@@ -75,6 +77,7 @@ OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
         "url": "--url",
         "headers": "--header",
         "timeout": "--timeout",
+        "sandbox": "--sandbox",
     }
 )
 """`Overrides` field -> the flag that sets it, as error messages name it (`max_tools` -> `--max-tools`)."""

@@ -15,7 +15,7 @@ YAML_SUFFIXES = (".yaml", ".yml")
 COMMAND_KEYS = ("command", "args", "env", "cwd")
 """How fuzzgate starts the server: a stdio target's, or the command serving an http target."""
 HTTP_KEYS = ("url", "headers")
-TARGET_KEYS = ("kind", *COMMAND_KEYS, *HTTP_KEYS, "timeout_ms")
+TARGET_KEYS = ("kind", *COMMAND_KEYS, *HTTP_KEYS, "timeout_ms", "scope", "sandbox")
 
 WALLFACER_ONLY_KINDS = ("property_failure", "state_leak", "sequence_failure")
 """wallfacer `[severity]` kinds fuzzgate accepts and keeps but never reports."""

@@ -31,7 +31,7 @@ from fuzzgate.config._values import (
     beside,
     check_header,
 )
-from fuzzgate.config.model import TargetConfig, TargetKind
+from fuzzgate.config.model import SandboxMode, TargetConfig, TargetKind
 from fuzzgate.errors import ConfigError
 
 _DEFAULT_TIMEOUT_MS = 5000  # wallfacer's default, kept so its files behave the same
@@ -76,13 +76,38 @@ def settle_target(document: Document, overrides: Overrides, *, name: str | None,
     elif section.get("timeout_ms") is not None:
         timeout_ms = as_int(section.get("timeout_ms"), section.where("timeout_ms"), low=1)
     if kind is TargetKind.STDIO:
-        return _stdio(document, section, overrides, from_file, name=name, timeout_ms=timeout_ms)
+        target = _stdio(document, section, overrides, from_file, name=name, timeout_ms=timeout_ms)
+        return _contained(target, document, section, overrides, from_file)
     target = _http(section, overrides, from_file, name=name, timeout_ms=timeout_ms)
     if _serves(section, from_file):
         # The command that serves the URL is read as a stdio server's command line is.
         served = _stdio(document, section, overrides, from_file, name=name, timeout_ms=timeout_ms)
         target = replace(served, kind=TargetKind.HTTP, url=target.url, headers=target.headers)
-    return target
+    return _contained(target, document, section, overrides, from_file)
+
+
+def _contained(
+    target: TargetConfig, document: Document, section: Section, overrides: Overrides, from_file: bool
+) -> TargetConfig:
+    """`scope` (existing directories, relative to the file's directory, like `cwd`) and `sandbox`."""
+    sandbox = SandboxMode.AUTO
+    if overrides.sandbox is not None:
+        sandbox = as_choice(overrides.sandbox, OVERRIDE_FLAGS["sandbox"], SandboxMode)
+    elif from_file and section.get("sandbox") is not None:
+        sandbox = as_choice(section.get("sandbox"), section.where("sandbox"), SandboxMode)
+    scope: list[Path] = []
+    if from_file and section.get("scope") is not None:
+        where = section.where("scope")
+        for index, text in enumerate(as_str_list(section.get("scope"), where, item="a directory")):
+            path = beside(as_path(text, f"{where}[{index}]"), document.path)
+            if not path.is_dir():
+                what = "is a file" if path.exists() else "does not exist"
+                raise ConfigError(
+                    f"{where}[{index}]: expected an existing directory, got {path}, which {what}",
+                    hint="scope lists the directories the server may read and write, relative to the config file",
+                )
+            scope.append(path.resolve())
+    return replace(target, scope=tuple(scope), sandbox=sandbox)
 
 
 def _serves(section: Section, from_file: bool) -> bool:
