@@ -208,6 +208,17 @@ def test_a_workspace_and_scope_under_tmp_stay_reachable(
     workspace.close()
 
 
+def test_a_cwd_inside_the_scope_is_entered_in_the_overlay(project: Path, home: Path, area: Path) -> None:
+    workspace = Workspace([project], "t", isolate=True, cwd=project / "sub")
+    layer = workspace.layer()
+    assert layer.cwd == layer.scope_map[project] / "sub"
+    report = _report(_run(workspace, layer, "print(json.dumps([os.getcwd(), sorted(os.listdir('.'))]))"))
+    assert report == [str(layer.cwd), ["keep.txt"]]
+    with pytest.raises(ValueError, match="not in the layer's scope"):
+        jailed("true", [], layer, scope=[area])
+    workspace.close()
+
+
 def test_network_is_loopback_only(workspace: Workspace) -> None:
     code = """
     def connect_out():

@@ -248,6 +248,10 @@ class Layer:
         self._scope_dirs = frozenset(str(p) for p in self.scope_map.values())
         mapped_cwd = self.map_path(str(workspace.cwd))
         self.cwd = Path(mapped_cwd) if mapped_cwd is not None else workspace.cwd
+        if mapped_cwd is not None and workspace.isolate:
+            # The host sees only the empty mount point: the process starts in a directory that
+            # exists there too, and the jail enters the overlaid one.
+            self.cwd.mkdir(parents=True, exist_ok=True)
         self.cwd_note: str | None = None
         """Set when the working directory is outside the scope: the server then runs in the
         original directory (read-only in the sandbox)."""
