@@ -7,7 +7,11 @@ that log through `RichHandler` print them (one of them with long paths wrapped a
 and Node.js 20 stack traces (CommonJS through an SDK in `node_modules`, and ESM with `file://`).
 The other outcomes reproduce what `fuzzgate.target.connection` builds from real replies: schema
 paths come from real `jsonschema` errors, secrets from the example server's fake token and the
-canaries fuzzgate plants.
+canaries fuzzgate plants. Effects outside the scope are what `fuzzgate.target.workspace` reports
+for the planted servers of `tests/servers/polite.py` (a folder made outside the root, a canary
+read through `../..`, git option and shell injection), with the run's real probes; the stderr of a
+server that never answered a lone surrogate and died on the next request is the one
+`tests/servers/surrogate_dropper.py` writes, modelled on an old Python SDK release.
 """
 
 from __future__ import annotations
@@ -18,15 +22,36 @@ from typing import Any
 
 import jsonschema
 
-from fuzzgate.check import Observation, Oracles
+from fuzzgate.check import CallContext, Observation, Oracles
+from fuzzgate.check.effects import Effect
 from fuzzgate.check.secrets import SecretScanner, canary_environment
-from fuzzgate.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.findings import SERVER_NAME, Surface
+from fuzzgate.generate.probes import Probe, probe_cases
+from fuzzgate.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.target.workspace import Canary
 
 SAMPLES = Path(__file__).parent / "fingerprint_samples"
 ROOT = Path(__file__).resolve().parents[2]
 CANARIES = canary_environment(101)
 CUSTOM_PATTERN = r"corp-[0-9]{6}"
-ORACLES = Oracles(slow_s=2.0, scanner=SecretScanner([CUSTOM_PATTERN], CANARIES))
+WORKSPACE_CANARIES = (
+    Canary("file", "fuzzgate-canary.txt", ("fzgcanary5d1f0c3a9e7b2468ac13f0e9",)),
+    Canary("env", ".env", ("fzgcanary0b7e4a91c6d2f83e5a7c9d10",)),
+)
+_PROBED = {
+    "make_folder": {"type": "object", "properties": {"folder": {"type": "string"}}},
+    "git_log": {"type": "object", "properties": {"ref": {"type": "string"}}},
+    "grep_notes": {"type": "object", "properties": {"pattern": {"type": "string"}}},
+}
+PROBES: dict[str, Probe] = {
+    case.probe.marker: case.probe
+    for tool, schema in _PROBED.items()
+    for case in probe_cases(tool, schema, {}, "corpus-token", [c.relpath for c in WORKSPACE_CANARIES])
+    if case.probe.marker is not None
+}
+ORACLES = Oracles(
+    slow_s=2.0, scanner=SecretScanner([CUSTOM_PATTERN], CANARIES), probes=PROBES, canaries=WORKSPACE_CANARIES
+)
 
 
 def sample(name: str) -> str:
@@ -67,9 +92,26 @@ class Case:
     outcome: CallOutcome
     arguments: dict[str, Any] = field(default_factory=dict)
     schema_valid: bool = True
+    effects: tuple[Effect, ...] = ()
+    server_wide: bool = False
+    """The bug is the server's, whichever tool the request was for (`triage.subject`)."""
+
+    @property
+    def subject(self) -> tuple[Surface, str]:
+        return (Surface.SERVER, SERVER_NAME) if self.server_wide else (Surface.TOOL, self.tool)
 
     def observe(self) -> list[Observation]:
-        return ORACLES.observe(self.arguments, self.schema_valid, self.outcome)
+        context = CallContext(self.tool, self.arguments, self.schema_valid, self.outcome, self.effects)
+        return ORACLES.observe_call(context)
+
+
+def _probe(tool: str, label: str) -> Probe:
+    return next(p for p in PROBES.values() if p.tool == tool and p.label == label)
+
+
+def _created_by(probe: Probe) -> tuple[Effect, ...]:
+    assert probe.marker is not None
+    return (Effect("created", probe.marker),)
 
 
 def _ok(text: str = "", *, duration_s: float = 0.05, payload: str = "", **fields: Any) -> CallOutcome:
@@ -79,6 +121,11 @@ def _ok(text: str = "", *, duration_s: float = 0.05, payload: str = "", **fields
 def _closed(exit_code: int | None, stderr: str = "") -> CallOutcome:
     return CallOutcome(OutcomeStatus.CLOSED, 0.2, error="MCPError -32000: Connection closed", stderr=stderr,
                        exit_code=exit_code)  # fmt: skip
+
+
+def _unanswered(after: AfterTimeout, exit_code: int | None = None, stderr: str = "") -> CallOutcome:
+    return CallOutcome(OutcomeStatus.TIMEOUT, 1.0, error="no reply within 1s", stderr=stderr, exit_code=exit_code,
+                       after_timeout=after)  # fmt: skip
 
 
 def _rpc(code: int, message: str) -> CallOutcome:
@@ -210,4 +257,58 @@ CASES: dict[str, Case] = {
     "crash: SIGSEGV": Case("render_thumbnail", _closed(-11)),
     "crash: SIGKILL": Case("render_thumbnail", _closed(-9)),
     "crash: connection closed": Case("render_thumbnail", _closed(None)),
+    # Never answered, then died on the ping: the same signature as dying during the call
+    "crash: never answered, then exit status 3": Case("batch_export", _unanswered(AfterTimeout.DIED, 3)),
+    # A lone surrogate the server's transport never answered: the server's finding, whichever tool
+    **{
+        f"protocol: unanswered lone surrogate, {tool}": Case(
+            tool, _unanswered(AfterTimeout.ALIVE), {"text": "title \ud800"}, server_wide=True
+        )
+        for tool in ("set_title", "echo")
+    },
+    "protocol: unanswered lone surrogate, then died": Case(
+        "set_title",
+        _unanswered(AfterTimeout.DIED, 1, sample("python_writer_task_died.txt")),
+        {"title": "\udc80"},
+        server_wide=True,
+    ),
+    "protocol: unanswered lone surrogate, then stuck": Case(
+        "set_title", _unanswered(AfterTimeout.STUCK), {"title": ["\udfff"]}, server_wide=True
+    ),
+    # Effects outside the scope
+    "scope_escape: created path": Case(
+        "write_note",
+        _ok("saved"),
+        {"path": "../../drafts/today.md", "text": "hello"},
+        effects=(Effect("created", "drafts"), Effect("created", "drafts/today.md")),
+    ),
+    "scope_escape: created probe path": Case(
+        "make_folder",
+        _ok("created"),
+        {"folder": _probe("make_folder", "../.. to a new path").value},
+        effects=_created_by(_probe("make_folder", "../.. to a new path")),
+    ),
+    "scope_escape: deleted canary": Case(
+        "delete_note",
+        _ok("deleted"),
+        {"path": "../../fuzzgate-canary.txt"},
+        effects=(Effect("deleted", "fuzzgate-canary.txt", "file"),),
+    ),
+    "scope_escape: read canary": Case(
+        "read_note",
+        _ok(f"FUZZGATE_CANARY_SECRET={WORKSPACE_CANARIES[1].markers[0]}\n"),
+        {"path": "../../.env"},
+    ),
+    "injection: option": Case(
+        "git_log",
+        _ok("fatal: could not read from remote repository"),
+        {"ref": _probe("git_log", "--upload-pack=").value},
+        effects=_created_by(_probe("git_log", "--upload-pack=")),
+    ),
+    "injection: shell": Case(
+        "grep_notes",
+        _ok("no match"),
+        {"pattern": _probe("grep_notes", "$(...)").value},
+        effects=_created_by(_probe("grep_notes", "$(...)")),
+    ),
 }

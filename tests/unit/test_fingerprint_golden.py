@@ -12,11 +12,13 @@ from __future__ import annotations
 import pytest
 
 from fuzzgate import fingerprint as fp
-from fuzzgate.findings import Kind, Surface
+from fuzzgate.findings import Kind
+from fuzzgate.triage import subject
 from tests.unit.fingerprint_corpus import CASES
 
 CRASH, HANG, SLOW = Kind.CRASH, Kind.HANG, Kind.SLOW
 INTERNAL, PROTOCOL, SCHEMA, SECRET = Kind.INTERNAL_ERROR, Kind.PROTOCOL_ERROR, Kind.SCHEMA_VIOLATION, Kind.SECRET_LEAK
+ESCAPE, INJECTION = Kind.SCOPE_ESCAPE, Kind.INJECTION
 
 Golden = dict[str, list[tuple[Kind, tuple[str, ...], str]]]
 
@@ -85,6 +87,26 @@ FUZZGATE_1: Golden = {
     "crash: SIGSEGV": [(CRASH, ("exit", "killed by SIGSEGV"), "194561fd675d3a6e49fb")],
     "crash: SIGKILL": [(CRASH, ("exit", "killed by SIGKILL"), "8f3f78e76f040f1406e0")],
     "crash: connection closed": [(CRASH, ("exit", "connection closed"), "b3b2202e05de79e5ccdd")],
+    # Added with the kinds and signatures for bugs that answer politely (fuzzgate/1 is unchanged:
+    # new signatures only). A silent death is the crash it would be during the call.
+    "crash: never answered, then exit status 3": [(CRASH, ("exit", "exit status 3"), "a5ac6bee66c44f5c64b9")],
+    # Server-wide (Surface.SERVER, "transport"): one fingerprint whichever tool the request named.
+    "protocol: unanswered lone surrogate, set_title": [
+        (PROTOCOL, ("unanswered", "lone-surrogate"), "7de6b95b818570d90486")
+    ],
+    "protocol: unanswered lone surrogate, echo": [(PROTOCOL, ("unanswered", "lone-surrogate"), "7de6b95b818570d90486")],
+    "protocol: unanswered lone surrogate, then died": [
+        (PROTOCOL, ("unanswered-then-died", "lone-surrogate"), "12ed45793c8913fce0ed")
+    ],
+    "protocol: unanswered lone surrogate, then stuck": [
+        (PROTOCOL, ("unanswered-then-stuck", "lone-surrogate"), "09ed057d934685d27b02")
+    ],
+    "scope_escape: created path": [(ESCAPE, ("created", "path", "path"), "40da7e09c41a3b0ba741")],
+    "scope_escape: created probe path": [(ESCAPE, ("created", "path", "folder"), "33ab3b70873ab8a783ca")],
+    "scope_escape: deleted canary": [(ESCAPE, ("deleted", "file", "path"), "a8cf75e25a2adbe360f2")],
+    "scope_escape: read canary": [(ESCAPE, ("read", "env"), "8d70c27837014855fe7c")],
+    "injection: option": [(INJECTION, ("option", "ref"), "ebf9c99cf5b5bd971f18")],
+    "injection: shell": [(INJECTION, ("shell", "pattern"), "4bb98b80fc8f982dac5f")],
 }
 """What fuzzgate/1 gives for the corpus. Kept as it is when a later scheme arrives: entries recorded
 under fuzzgate/1 are verified and migrated against exactly these values."""
@@ -117,9 +139,9 @@ def test_the_current_scheme_is_the_golden_one() -> None:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_golden_fingerprints(case: str) -> None:
     tool = CASES[case].tool
-    observed = [
-        (o.kind, o.signature, fp.fingerprint(o.kind, Surface.TOOL, tool, o.signature)) for o in CASES[case].observe()
-    ]
+    observations = CASES[case].observe()
+    assert all(subject(o, tool) == CASES[case].subject for o in observations)
+    observed = [(o.kind, o.signature, fp.fingerprint(o.kind, *subject(o, tool), o.signature)) for o in observations]
     assert observed == GOLDEN[case], POLICY.format(what=f"case {case!r}: now {observed}, pinned {GOLDEN[case]}")
 
 
@@ -129,7 +151,7 @@ def test_the_fuzzgate_1_hash_is_frozen(case: str) -> None:
     original = fp.SCHEMES.get("fuzzgate/1")
     assert original is not None
     for kind, signature, expected in FUZZGATE_1[case]:
-        digest = original.digest(kind, Surface.TOOL, CASES[case].tool, signature)
+        digest = original.digest(kind, *CASES[case].subject, signature)
         assert digest == expected, POLICY.format(
             what=f"the fuzzgate/1 hash gives {digest} for {case!r}, not {expected}"
         )
@@ -139,9 +161,8 @@ def test_the_fuzzgate_1_hash_is_frozen(case: str) -> None:
 def test_every_fuzzgate_1_bug_is_carried_to_the_current_scheme(case: str) -> None:
     """The registered upgrades map each bug's fuzzgate/1 signature to the one the current scheme
     observes for it, so entries recorded under fuzzgate/1 stay known."""
-    tool = CASES[case].tool
     carried = [
-        (kind, upgraded, fp.fingerprint(kind, Surface.TOOL, tool, upgraded))
+        (kind, upgraded, fp.fingerprint(kind, *CASES[case].subject, upgraded))
         for kind, signature, _ in FUZZGATE_1[case]
         if (upgraded := fp.SCHEMES.upgrade("fuzzgate/1", kind, signature)) is not None
     ]

@@ -17,6 +17,7 @@ led there, never the payload: the same bug reached with other values keeps its f
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,9 +75,12 @@ def effects_of(changes: Sequence[ChangeLike], outside: Path) -> tuple[Effect, ..
 
 
 def _field_naming(arguments: Mapping[str, Any], needle: str) -> str:
-    """The top-level argument whose value mentions `needle`, else `?`."""
+    """The top-level argument whose value mentions `needle` as a whole name, else `?`."""
+    # A whole name, not a substring: a created `a` is not named by any value holding the letter a,
+    # which would make the signature (and fingerprint) depend on the payload.
+    named = re.compile(rf"(?<![\w.-]){re.escape(needle)}(?![\w.-])")
     for name, value in arguments.items():
-        if needle in json.dumps(value, ensure_ascii=False):
+        if named.search(json.dumps(value, ensure_ascii=False)):
             return str(name)
     return UNKNOWN_FIELD
 

@@ -18,7 +18,7 @@ from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_UNHANDLED
 from fuzzgate.check.registry import CallContext, CheckEnv, check
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
 from fuzzgate.findings import Details, Kind
-from fuzzgate.outcome import OutcomeStatus
+from fuzzgate.outcome import AfterTimeout, OutcomeStatus
 
 RPC_MESSAGE_CHARS = 200
 
@@ -33,8 +33,10 @@ def _echoed(trace: Trace, arguments: dict[str, Any]) -> bool:
 
 def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     outcome = ctx.outcome
-    # A server that died with a traceback crashed: the crash check names it by that traceback.
-    trace = stderr_root_cause(outcome) if outcome.status is not OutcomeStatus.CLOSED else None
+    # A server that died with a traceback (during the call, or on the ping after leaving it
+    # unanswered) crashed: the crash or unanswered check names it by that traceback.
+    died = outcome.status is OutcomeStatus.CLOSED or outcome.after_timeout is AfterTimeout.DIED
+    trace = stderr_root_cause(outcome) if not died else None
     if trace is None:
         return None
     return Observation(
