@@ -10,7 +10,8 @@
   copied instead); the layer's `outside` (the watched area with the canaries) is writable at its
   own path; /tmp and /dev/shm are private tmpfs; HOME is an overlay of the real HOME at
   `layer.home` (caches of npx, uv and the like are read, and writes are thrown away); everything
-  else is read-only (EROFS).
+  else is read-only (EROFS). Reading is not restricted: the server can read what its user can,
+  the real HOME's secrets included.
 - **processes**: a PID namespace with its own /proc; the server sees only its own processes, and
   all of them die with the jail's main process.
 - **powers**: the server keeps the capabilities a Docker container has by default, less MKNOD;
@@ -74,11 +75,11 @@ def jailed(
 
     `scope` are original scope dirs, each a key of `layer.scope_map`. The environment and the
     pipes are the caller's, passed through untouched; in the jail HOME is `layer.home` and TMPDIR
-    /tmp. The server runs in `layer.cwd` (the jail enters it after mounting, so the process's own cwd
-    does not matter). Its exit status is the server's, a death by signal included; a jail that
-    could not be built exits `SETUP_FAILED` (125), a command that cannot be run 127 or 126, each
-    with a line on stderr starting `PREFIX`. `userns` forces a user namespace (default: when not
-    root)."""
+    /tmp. The server runs in `layer.cwd`: the jail enters it after mounting, so the process may be
+    started in any existing directory (`layer.cwd` exists on the host too). Its exit status is the
+    server's, a death by signal included; a jail that could not be built exits `SETUP_FAILED`
+    (125), a command that cannot be run 127 or 126, each with a line on stderr starting `PREFIX`.
+    `userns` forces a user namespace (default: when not root)."""
     unshare = shutil.which("unshare")
     if unshare is None:
         raise TargetError("the sandbox needs unshare (util-linux), not found on PATH", hint='set sandbox = "off"')
@@ -171,9 +172,27 @@ def _probe(unshare: str, userns: bool, home: str) -> str | None:
             return "the sandbox wrote to stdout (it must not: it is the server's MCP channel)"
         lines = [line for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
         reason = lines[-1].strip() if lines else f"the sandbox exited with status {done.returncode}"
-        return reason.removeprefix(PREFIX)[:300]
+        return _explained(reason.removeprefix(PREFIX)[:300], userns=userns)
     finally:
         remove_tree(root)
+
+
+_APPARMOR_USERNS = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+
+
+def _explained(reason: str, *, userns: bool) -> str:
+    """`reason`, with the usual cause when namespaces were refused."""
+    if "Operation not permitted" not in reason and "Permission denied" not in reason:
+        return reason
+    try:
+        restricted = userns and _APPARMOR_USERNS.read_text().strip() == "1"
+    except OSError:
+        restricted = False
+    if restricted:
+        return f"{reason} (AppArmor restricts unprivileged user namespaces: {_APPARMOR_USERNS.name}=1)"
+    if not userns and Path("/.dockerenv").exists():
+        return f"{reason} (a container without CAP_SYS_ADMIN)"
+    return reason
 
 
 class _ProbeLayer:
