@@ -85,7 +85,7 @@ def workdir_base() -> Path:
     """Where workspaces are made: `$FUZZGATE_WORKDIR`, else /var/tmp if writable, else the temp dir."""
     configured = os.environ.get(WORKDIR_ENV)
     if configured:
-        return Path(configured)
+        return Path(configured).absolute()
     var_tmp = Path("/var/tmp")
     if var_tmp.is_dir() and os.access(var_tmp, os.W_OK | os.X_OK):
         return var_tmp
@@ -338,7 +338,7 @@ def _spellings(text: str) -> list[Path]:
     written = Path(os.path.normpath(text))
     try:
         resolved = written.resolve()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):
         return [written]
     return [written] if resolved == written else [written, resolved]
 
