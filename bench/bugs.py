@@ -240,7 +240,8 @@ def main() -> None:
             sc = run["score"]
             log(
                 f"  triggered {len(sc['triggered'])}, reported {len(sc['reported'])}, "
-                f"false positives {sc['false_positives']}, destructive calls {sum(sc['destructive_calls'].values())}"
+                f"false positives {sc['false_positives']}, known unplanted {len(sc['known'])}, "
+                f"destructive calls {sum(sc['destructive_calls'].values())}"
             )
             result["runs"].append(run)
             save_json(ns.out, result)

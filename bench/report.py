@@ -530,6 +530,12 @@ def main() -> None:
         "fuzzgate's reports are its findings (one per fingerprint, flaky ones included); mcp-fuzzer's are its "
         "distinct (surface, category) pairs over all iterations.",
         "- Time to a bug = its first ground-truth trigger, seconds after the fuzzer was started, for both fuzzers.",
+        "- The bugs that answer politely, on the tool that carries them: scope bugs (NOT-1, NOT-2) count fuzzgate's "
+        "`scope_escape` and mcp-fuzzer's `path_traversal`; injections (TBX-1, TBX-2) fuzzgate's `injection` or "
+        "`scope_escape` (the injected command wrote outside the scope) and mcp-fuzzer's `command_injection`; the "
+        "unanswered request (SUR-1) fuzzgate's `protocol_error` or `crash`, mcp-fuzzer's `hang`, `crash` or "
+        "`anomaly`; the stateful aborts (INV-1, INV-2) `crash`. Anything on a clean look-alike is a false positive "
+        "(rules in [bench/scoring.py](../bench/scoring.py)).",
         "",
         "## 3. Gate stability across seeds",
         "",

@@ -31,6 +31,13 @@ on the tool that carries the bug:
   method or tool) is unmapped, hence false.
 - stateful crash (INV-1 `get_item` after `delete_item`, INV-2 `delete_item` twice): `crash` for
   both fuzzers, on the tool whose call aborted.
+- SUR-1 is a bug of the transport, not of `set_title` alone: fuzzgate reports it on the surface
+  `server`/`transport`, which counts like the tool.
+- Known bugs nobody planted (`catalog.KNOWN_BUGS`): a report of the kind and surface listed, on a
+  server whose ground truth recorded the bug (`{"known": ID}`), goes to `known`: neither a planted
+  bug found nor a false positive. The one today is SDK-DROP: mcp 2.3 drops a request holding a
+  lone surrogate escape without a reply, and fuzzgate reports `protocol_error` on
+  `server`/`transport`.
 - Any of these kinds on a clean look-alike (`read_note_safe`, `write_note`, `list_notes`,
   `diff_files_safe`, `echo`, `create_item`, `list_items`, `export_items`) is unmapped: a false
   positive. mcp-fuzzer's `injection_reflection` on `echo` (an `$(id)` echoed back) is one, and
@@ -45,7 +52,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from servers.catalog import BUGS, PlantedBug, fuzzgate_kinds, mcp_fuzzer_categories
+from servers.catalog import BUGS, KNOWN_BUGS, PlantedBug, fuzzgate_kinds, mcp_fuzzer_categories
 
 ADVISORY_CATEGORIES = ("accepted_malformed", "injection_reflection")
 """mcp-fuzzer categories that flag input handling as suspicious rather than a failure."""
@@ -70,6 +77,8 @@ class GroundTruth:
     """bug id -> first trigger time (epoch seconds)."""
     triggers: dict[str, int] = field(default_factory=dict)
     destructive: dict[str, int] = field(default_factory=dict)
+    known: dict[str, int] = field(default_factory=dict)
+    """known (unplanted) bug id -> how many times the server recorded it."""
 
 
 def read_ground_truth(path: Path) -> GroundTruth:
@@ -88,6 +97,9 @@ def read_ground_truth(path: Path) -> GroundTruth:
         elif "destructive" in record:
             tool = str(record["destructive"])
             truth.destructive[tool] = truth.destructive.get(tool, 0) + 1
+        elif "known" in record:
+            known = str(record["known"])
+            truth.known[known] = truth.known.get(known, 0) + 1
     return truth
 
 
@@ -113,6 +125,8 @@ class Score:
     missed: list[str]
     """Planted bugs of this server that were triggered but not reported."""
     not_triggered: list[str]
+    known: list[dict[str, Any]] = field(default_factory=list)
+    """Reports of a known bug nobody planted that the server recorded (catalog.KNOWN_BUGS)."""
 
     @property
     def false_positives(self) -> int:
@@ -124,7 +138,14 @@ class Score:
 
 def score(server: str, fuzzer: str, reports: Iterable[Report], truth: GroundTruth, started: float) -> Score:
     bugs = [b for b in BUGS if b.server == server]
-    by_surface = {(b.surface, b.name): b for b in bugs}
+    by_surface = {where: b for b in bugs for where in ((b.surface, b.name), *b.also)}
+    known_here = {
+        (k.surface, k.name, kind): k.id
+        for k in KNOWN_BUGS
+        if server in k.servers and truth.known.get(k.id)
+        for kind in k.kinds.get(fuzzer, ())
+    }
+    known: list[dict[str, Any]] = []
     triggered = {b.id: round(truth.first_trigger[b.id] - started, 2) for b in bugs if b.id in truth.first_trigger}
     reported: dict[str, float] = {}
     flaky: set[str] = set()
@@ -132,7 +153,10 @@ def score(server: str, fuzzer: str, reports: Iterable[Report], truth: GroundTrut
     for report in reports:
         bug = by_surface.get((report.surface, report.name))
         entry = asdict(report)
-        if bug is None or bug.id not in triggered:
+        known_id = known_here.get((report.surface, report.name, report.kind))
+        if known_id is not None and (bug is None or bug.id not in triggered):
+            known.append({**entry, "bug": known_id})
+        elif bug is None or bug.id not in triggered:
             unmapped.append(entry)
         elif report.kind in accepted(bug, fuzzer):
             reported[bug.id] = triggered[bug.id]
@@ -154,6 +178,7 @@ def score(server: str, fuzzer: str, reports: Iterable[Report], truth: GroundTrut
         destructive_calls=dict(truth.destructive),
         missed=sorted(b for b in triggered if b not in reported),
         not_triggered=sorted(b.id for b in bugs if b.id not in triggered),
+        known=known,
     )
 
 

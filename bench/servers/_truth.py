@@ -14,6 +14,12 @@ the collector's `ok` (`bench/ground_truth.py` answers once the line is appended 
 fuzzer's sandbox may leave the file system read-only outside the server's scope, and a scope that
 is overlaid would swallow the writes; connecting to a socket still works on a read-only mount.
 
+Importing this module also watches for one bug nobody planted: mcp 2.3's stdio transport cannot
+parse a lone surrogate escape (`\\ud800`), and drops the whole message without a reply (not even a
+parse error) while the server goes on. It says so only in a DEBUG line of
+`mcp.shared.jsonrpc_dispatcher`; a filter on that logger records each drop as
+`{"known": "SDK-DROP", ...}` and keeps the logger's other DEBUG lines off stderr, as before.
+
 The servers also keep a handle on the real stdout (`REAL_STDOUT_FD`): the SDK's `stdio_server()`
 points fd 1 at stderr while it serves, so a planted stdout corruption must write to a duplicate
 taken at import time, the way a C extension or a subprocess would.
@@ -22,6 +28,7 @@ taken at import time, the way a C extension or a subprocess would.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import stat
@@ -66,6 +73,32 @@ def destructive(tool: str) -> None:
     _append({"destructive": tool})
 
 
+SDK_DROP = "SDK-DROP"
+_SDK_DISPATCHER = "mcp.shared.jsonrpc_dispatcher"
+_SDK_DROP_MESSAGE = "transport yielded exception"
+
+
+class _SdkDropRecorder(logging.Filter):
+    """Records the SDK's "transport yielded exception" DEBUG line; lets only INFO and above through,
+    so the logger, set to DEBUG for this line's sake, prints what it printed before."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.INFO:
+            return True
+        if record.msg == _SDK_DROP_MESSAGE + ": %r":
+            _append({"known": SDK_DROP, "error": record.getMessage()[:300]})
+        return False
+
+
+def _watch_sdk_drops() -> None:
+    logger = logging.getLogger(_SDK_DISPATCHER)
+    logger.addFilter(_SdkDropRecorder())
+    logger.setLevel(logging.DEBUG)
+
+
 def write_real_stdout(text: str) -> None:
     """Write to the process's original stdout, bypassing the SDK's redirection."""
     os.write(REAL_STDOUT_FD, text.encode())
+
+
+_watch_sdk_drops()
