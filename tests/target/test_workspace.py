@@ -195,12 +195,29 @@ def test_rewrite_args_maps_paths_in_the_scope(tmp_path: Path, project: Path) -> 
     workspace.close()
 
 
+def test_a_workspace_inside_its_scope_is_not_copied_into_itself(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FUZZGATE_WORKDIR", str(project / ".work"))
+    workspace = Workspace([project], "t", isolate=False, cwd=project)
+    layer = workspace.layer()
+    assert sorted(p.name for p in layer.scope_map[project].iterdir()) == [
+        ".work",
+        "data.txt",
+        "link",
+        "node_modules",
+        "pipe",
+        "src",
+    ]
+    assert list((layer.scope_map[project] / ".work").iterdir()) == []
+    workspace.close()
+
+
 def test_a_scope_too_large_to_copy_is_refused(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_jail_init, "MAX_SCOPE_FILES", 3)
     with pytest.raises(TargetError) as caught:
         Workspace([project], "t", isolate=False, cwd=project)
     assert str(project) in caught.value.message
     assert caught.value.hint is not None and "scope = [" in caught.value.hint
+    assert list(Path(os.environ["FUZZGATE_WORKDIR"]).iterdir()) == []
     # With the sandbox nothing is copied, so any size will do.
     Workspace([project], "t", isolate=True, cwd=project).close()
 

@@ -207,34 +207,37 @@ def parse(args: list[str]) -> tuple[Spec, list[str]]:
 
 
 class _Tally:
-    def __init__(self) -> None:
+    def __init__(self, root: str, skip: tuple[str, ...]) -> None:
+        self.root = root
+        self.skip = frozenset(skip)
         self.files = 0
         self.bytes = 0
 
-    def add(self, root: str, size: int) -> None:
+    def add(self, size: int) -> None:
         self.files += 1
         self.bytes += size
         if self.files > MAX_SCOPE_FILES or self.bytes > MAX_SCOPE_BYTES:
-            raise ScopeTooLarge(root)
+            raise ScopeTooLarge(self.root)
 
 
-def measure_scope(src: str) -> None:
+def measure_scope(src: str, *, skip: tuple[str, ...] = ()) -> None:
     """Raise `ScopeTooLarge` when copying `src` would pass `MAX_SCOPE_FILES` or `MAX_SCOPE_BYTES`."""
-    _walk(src, None, src, _Tally())
+    _walk(src, None, _Tally(src, skip))
 
 
-def copy_scope(src: str, dst: str) -> None:
+def copy_scope(src: str, dst: str, *, skip: tuple[str, ...] = ()) -> None:
     """Copy the tree `src` into the directory `dst` (made if missing), keeping symlinks as symlinks,
     making dependency dirs (`DEPENDENCY_DIRS`) symlinks to the originals, recreating FIFOs and
-    leaving out sockets, devices and what cannot be read. Raises `ScopeTooLarge` past the caps."""
+    leaving out sockets, devices, what cannot be read, and the paths in `skip` (the copy itself,
+    when it lies inside `src`). Raises `ScopeTooLarge` past the caps."""
     import shutil
 
     os.makedirs(dst, exist_ok=True)
-    _walk(src, dst, src, _Tally())
+    _walk(src, dst, _Tally(src, (*skip, dst)))
     shutil.copystat(src, dst, follow_symlinks=False)
 
 
-def _walk(src: str, dst: str | None, root: str, tally: _Tally) -> None:
+def _walk(src: str, dst: str | None, tally: _Tally) -> None:
     import shutil
 
     try:
@@ -243,6 +246,8 @@ def _walk(src: str, dst: str | None, root: str, tally: _Tally) -> None:
     except PermissionError:
         return
     for entry in entries:
+        if entry.path in tally.skip:
+            continue
         target = os.path.join(dst, entry.name) if dst is not None else None
         try:
             info = entry.stat(follow_symlinks=False)
@@ -254,25 +259,25 @@ def _walk(src: str, dst: str | None, root: str, tally: _Tally) -> None:
                 if target is not None:
                     os.symlink(entry.path, target)
                 continue
-            tally.add(root, 0)
+            tally.add(0)
             if target is not None:
                 os.mkdir(target)
-            _walk(entry.path, target, root, tally)
+            _walk(entry.path, target, tally)
             if target is not None:
                 shutil.copystat(entry.path, target, follow_symlinks=False)
         elif stat.S_ISREG(mode):
-            tally.add(root, info.st_size)
+            tally.add(info.st_size)
             if target is not None:
                 try:
                     shutil.copy2(entry.path, target, follow_symlinks=False)
                 except PermissionError:
                     continue
         elif stat.S_ISLNK(mode):
-            tally.add(root, 0)
+            tally.add(0)
             if target is not None:
                 os.symlink(os.readlink(entry.path), target)
         elif stat.S_ISFIFO(mode):
-            tally.add(root, 0)
+            tally.add(0)
             if target is not None:
                 os.mkfifo(target, stat.S_IMODE(mode))
 

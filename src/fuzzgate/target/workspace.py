@@ -176,9 +176,6 @@ class Workspace:
         self.token = token
         self.isolate = isolate
         self.cwd = (cwd or Path.cwd()).resolve()
-        if not isolate:
-            for directory in self.scope:
-                _check_size(directory)
         base = workdir_base()
         base.mkdir(parents=True, exist_ok=True)
         self.root = Path(tempfile.mkdtemp(prefix="fuzzgate-", dir=base))
@@ -186,8 +183,11 @@ class Workspace:
         self._numbers = itertools.count(1)
         self._layers: list[Layer] = []
         self._closed = False
+        self._template = self.root / "canaries"
         try:
-            self._template = self.root / "canaries"
+            if not isolate:
+                for directory in self.scope:
+                    _check_size(directory, skip=(str(self.root),))
             self.canaries = _plant_canaries(self._template, token)
         except BaseException:
             remove_tree(self.root)
@@ -235,7 +235,8 @@ class Layer:
                 if workspace.isolate:
                     mapped.mkdir()
                 else:
-                    copy_scope(str(original), str(mapped))
+                    # The workspace itself may lie in the scope ($FUZZGATE_WORKDIR in the project).
+                    copy_scope(str(original), str(mapped), skip=(str(workspace.root),))
                 self.scope_map[original] = mapped
             self.home.mkdir()
             self.tmp.mkdir()
@@ -343,9 +344,9 @@ def _spellings(text: str) -> list[Path]:
     return [written] if resolved == written else [written, resolved]
 
 
-def _check_size(directory: Path) -> None:
+def _check_size(directory: Path, *, skip: tuple[str, ...]) -> None:
     try:
-        measure_scope(str(directory))
+        measure_scope(str(directory), skip=skip)
     except ScopeTooLarge:
         raise _too_large(directory) from None
 
