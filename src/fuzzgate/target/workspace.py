@@ -181,7 +181,6 @@ class Workspace:
         self.root = Path(tempfile.mkdtemp(prefix="fuzzgate-", dir=base))
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
-        self._layers: list[Layer] = []
         self._closed = False
         self._template = self.root / "canaries"
         try:
@@ -202,10 +201,7 @@ class Workspace:
             if self._closed:
                 raise RuntimeError("workspace is closed")
             number = next(self._numbers)
-        layer = Layer(self, self.root / f"s{number}")
-        with self._lock:
-            self._layers.append(layer)
-        return layer
+        return Layer(self, self.root / f"s{number}")
 
     def close(self) -> None:
         """Remove everything. Servers using its layers must have been stopped."""
@@ -266,7 +262,7 @@ class Layer:
         trailing = "/" if text.endswith("/") and len(text) > 1 else ""
         for candidate in _spellings(text):
             for original, mapped in sorted(self.scope_map.items(), key=lambda item: -len(item[0].parts)):
-                if candidate == original or candidate.is_relative_to(original):
+                if candidate.is_relative_to(original):
                     rest = candidate.relative_to(original)
                     return str(mapped / rest if rest.parts else mapped) + trailing
         return None
