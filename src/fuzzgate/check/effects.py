@@ -10,8 +10,10 @@ a call was pending, and canary content in a reply, are the evidence:
   acted outside its scope (`scope_escape`). A canary's *path* echoed back is not its content, and
   content the arguments themselves carried is not evidence either.
 
-Signatures name the action, what was touched (a canary's kind, or "path") and the argument that
-led there, never the payload: the same bug reached with other values keeps its fingerprint.
+Signatures name whether the server wrote or read out there and the argument that led there
+(`("write", field)`, `("read", field)`; an injection: `(option|shell, field)`), never the payload
+or what exactly was touched: the same missing check reached with other values, or touching other
+files, keeps its fingerprint.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class Effect:
     """The path relative to the watched directory."""
     canary: str | None = None
     """The kind of canary touched, if it was one."""
+    path: str = ""
+    """The absolute path, as the server saw it."""
 
 
 def effects_of(changes: Sequence[ChangeLike], outside: Path) -> tuple[Effect, ...]:
@@ -70,8 +74,19 @@ def effects_of(changes: Sequence[ChangeLike], outside: Path) -> tuple[Effect, ..
             rel = change.path.relative_to(outside).as_posix()
         except ValueError:
             rel = change.path.as_posix()
-        found.append(Effect(change.action, rel, change.canary.kind if change.canary else None))
+        found.append(Effect(change.action, rel, change.canary.kind if change.canary else None, str(change.path)))
     return tuple(found)
+
+
+def _field_leading_to(arguments: Mapping[str, Any], effect: Effect) -> str:
+    """The top-level argument that led to `effect`: one naming a directory the effect lies in (an
+    absolute path), else one naming its first component, else `?`."""
+    for name, value in arguments.items():
+        if isinstance(value, str) and value.startswith("/") and len(value) > 1:
+            base = value.rstrip("/")
+            if effect.path == base or effect.path.startswith(base + "/"):
+                return str(name)
+    return _field_naming(arguments, effect.relpath.split("/", 1)[0])
 
 
 def _field_naming(arguments: Mapping[str, Any], needle: str) -> str:
@@ -131,9 +146,11 @@ def effect_observations(
             )
         else:
             probed = probe is not None and top.startswith(ESCAPE_PREFIX)
-            field = probe.field if probe is not None and probed else _field_naming(arguments, top)
+            field = probe.field if probe is not None and probed else _field_leading_to(arguments, effect)
             kind = Kind.SCOPE_ESCAPE
-            signature = (effect.action, effect.canary or "path", field)
+            # One bug per tool and argument, whatever it touched out there and how: creating, changing
+            # and deleting through the same unchecked path are one missing check.
+            signature = ("write", field)
             target = f"the {effect.canary} canary at {where}" if effect.canary else where
             led = f" (argument `{field}` = {_shown(arguments[field], redact)})" if field in arguments else ""
             message = f"{effect.action} {target}, outside its scope{led}"
@@ -151,12 +168,14 @@ def canary_read_observations(
     if not reply:
         return []
     sent = json.dumps(arguments, ensure_ascii=False)
-    found = []
+    found: dict[tuple[str, ...], Observation] = {}
     for canary in canaries:
         if any(m in reply and m not in sent for m in canary.markers):
             field = _field_naming(arguments, canary.relpath.split("/", 1)[0])
             led = f" (argument `{field}` = {_shown(arguments[field], redact)})" if field in arguments else ""
             message = f"answered with the content of the {canary.kind} canary planted outside its scope{led}"
-            signature = ("read", canary.kind)
-            found.append(Observation(Kind.SCOPE_ESCAPE, redact.text(message), signature, Details(error=None)))
-    return found
+            # One bug per tool and argument, whichever canary it happened to read.
+            signature = ("read", field)
+            if signature not in found:
+                found[signature] = Observation(Kind.SCOPE_ESCAPE, redact.text(message), signature, Details(error=None))
+    return list(found.values())
