@@ -27,6 +27,7 @@ taken at import time, the way a C extension or a subprocess would.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -86,7 +87,9 @@ class _SdkDropRecorder(logging.Filter):
         if record.levelno >= logging.INFO:
             return True
         if record.msg == _SDK_DROP_MESSAGE + ": %r":
-            _append({"known": SDK_DROP, "error": record.getMessage()[:300]})
+            # Raising here would raise inside the SDK's read loop: a lost record must not kill the server.
+            with contextlib.suppress(OSError):
+                _append({"known": SDK_DROP, "error": record.getMessage()[:300]})
         return False
 
 
