@@ -38,21 +38,25 @@ def _probe(field: str, label: str) -> Probe:
     return next(p for p in PROBES.values() if p.field == field and p.label == label)
 
 
-def _oracles() -> Oracles:
+def _oracles(probes: dict[str, Probe] | None = None) -> Oracles:
     return Oracles(
         slow_s=10.0,
         scanner=SecretScanner([], {}),
         redact=Redactor([SECRET]),
-        probes=PROBES,
+        probes=PROBES if probes is None else probes,
         canaries=[FILE_CANARY, ENV_CANARY],
     )
 
 
 def _observe(
-    arguments: dict[str, Any], effects: tuple[Effect, ...] = (), reply: str = "done", concurrent: int = 1
+    arguments: dict[str, Any],
+    effects: tuple[Effect, ...] = (),
+    reply: str = "done",
+    concurrent: int = 1,
+    probes: dict[str, Probe] | None = None,
 ) -> list[Observation]:
     outcome = CallOutcome(OutcomeStatus.OK, 0.01, text=reply, payload=reply, concurrent=concurrent)
-    return _oracles().observe_call(CallContext("git_log", arguments, True, outcome, effects))
+    return _oracles(probes).observe_call(CallContext("git_log", arguments, True, outcome, effects))
 
 
 def _seen(observations: list[Observation]) -> list[tuple[Kind, tuple[str, ...]]]:
@@ -75,40 +79,37 @@ def test_a_created_escape_probe_path_is_a_scope_escape_on_the_probed_field() -> 
     assert probe.marker is not None and probe.probe_class is ProbeClass.SCOPE
     # A folder and a file in it: one bug, one observation.
     effects = (Effect("created", probe.marker), Effect("created", f"{probe.marker}/note.txt"))
-    assert _seen(_observe({"path": probe.value}, effects)) == [(Kind.SCOPE_ESCAPE, ("created", "path", "path"))]
+    assert _seen(_observe({"path": probe.value}, effects)) == [(Kind.SCOPE_ESCAPE, ("write", "path"))]
 
 
-def test_a_changed_or_deleted_canary_is_a_scope_escape_naming_the_canary_kind() -> None:
+def test_a_changed_or_deleted_canary_is_a_write_scope_escape_and_the_message_names_the_canary() -> None:
     effects = (Effect("changed", ".env", "env"), Effect("deleted", "fuzzgate-canary.txt", "file"))
     observed = _observe({"path": "../../.env", "ref": "main"}, effects)
     assert _seen(observed) == [
-        (Kind.SCOPE_ESCAPE, ("changed", "env", "path")),
-        (Kind.SCOPE_ESCAPE, ("deleted", "file", UNKNOWN_FIELD)),
+        (Kind.SCOPE_ESCAPE, ("write", "path")),
+        (Kind.SCOPE_ESCAPE, ("write", UNKNOWN_FIELD)),
     ]
-    assert "the env canary" in observed[0].message
+    assert "changed the env canary" in observed[0].message
+    assert "deleted the file canary" in observed[1].message
 
 
 def test_an_unknown_created_path_names_the_argument_that_mentions_it_else_none() -> None:
     effects = (Effect("created", "drafts"), Effect("created", "drafts/today.md"))
     named = _observe({"ref": "main", "path": "../../drafts/today.md"}, effects)
-    assert _seen(named) == [(Kind.SCOPE_ESCAPE, ("created", "path", "path"))]
+    assert _seen(named) == [(Kind.SCOPE_ESCAPE, ("write", "path"))]
     assert "argument `path`" in named[0].message
     unnamed = _observe({"ref": "main"}, effects)
-    assert _seen(unnamed) == [(Kind.SCOPE_ESCAPE, ("created", "path", UNKNOWN_FIELD))]
+    assert _seen(unnamed) == [(Kind.SCOPE_ESCAPE, ("write", UNKNOWN_FIELD))]
     assert "argument" not in unnamed[0].message
 
 
 def test_the_argument_must_name_the_path_not_merely_contain_its_letters() -> None:
     # Otherwise the signature, so the fingerprint, would depend on what else the payload held.
     effects = (Effect("created", "a"),)
-    assert _seen(_observe({"ref": "main", "count": 10}, effects)) == [
-        (Kind.SCOPE_ESCAPE, ("created", "path", UNKNOWN_FIELD))
-    ]
-    assert _seen(_observe({"ref": "main", "path": "../../a"}, effects)) == [
-        (Kind.SCOPE_ESCAPE, ("created", "path", "path"))
-    ]
+    assert _seen(_observe({"ref": "main", "count": 10}, effects)) == [(Kind.SCOPE_ESCAPE, ("write", UNKNOWN_FIELD))]
+    assert _seen(_observe({"ref": "main", "path": "../../a"}, effects)) == [(Kind.SCOPE_ESCAPE, ("write", "path"))]
     assert _seen(_observe({"ref": "x; mkdir a"}, (Effect("created", "drafts"),))) == [
-        (Kind.SCOPE_ESCAPE, ("created", "path", UNKNOWN_FIELD))
+        (Kind.SCOPE_ESCAPE, ("write", UNKNOWN_FIELD))
     ]
 
 
@@ -122,10 +123,10 @@ def test_one_observation_per_signature_in_first_seen_order() -> None:
         Effect("deleted", "a"),
         Effect("created", probe.marker),
     )
+    # Creating and deleting through the same unnamed path are one write escape.
     assert _seen(_observe({"ref": probe.value}, effects)) == [
-        (Kind.SCOPE_ESCAPE, ("created", "path", UNKNOWN_FIELD)),
+        (Kind.SCOPE_ESCAPE, ("write", UNKNOWN_FIELD)),
         (Kind.INJECTION, ("option", "ref")),
-        (Kind.SCOPE_ESCAPE, ("deleted", "path", UNKNOWN_FIELD)),
     ]
 
 
@@ -139,7 +140,7 @@ def test_effects_seen_among_concurrent_calls_are_ambiguous() -> None:
 def test_canary_content_in_the_reply_is_a_read_scope_escape() -> None:
     reply = f"FUZZGATE_CANARY_SECRET={ENV_CANARY.markers[0]}\n"
     observed = _observe({"path": "../../.env"}, reply=reply)
-    assert _seen(observed) == [(Kind.SCOPE_ESCAPE, ("read", "env"))]
+    assert _seen(observed) == [(Kind.SCOPE_ESCAPE, ("read", "path"))]
     assert "argument `path`" in observed[0].message and ENV_CANARY.markers[0] not in observed[0].message
 
 
@@ -168,3 +169,27 @@ def test_messages_are_redacted() -> None:
     for observations in (injected, escaped, read):
         (obs,) = observations
         assert SECRET not in obs.message and "argument `path`" in obs.message
+
+
+def test_an_injection_is_recognized_from_the_arguments_when_the_probe_is_not_known() -> None:
+    # A replay in another process (`fuzzgate replay`) never built the probe: the file name and the
+    # argument that names it say the same.
+    option = _probe("ref", "--output=")
+    assert option.marker is not None
+    effects = (Effect("created", option.marker),)
+    (obs,) = _observe({"ref": option.value}, effects, probes={})
+    assert (obs.kind, obs.signature) == (Kind.INJECTION, ("option", "ref"))
+    shell = _probe("path", "$(...)")
+    assert shell.marker is not None
+    (obs,) = _observe({"path": shell.value}, (Effect("created", shell.marker),), probes={})
+    assert (obs.kind, obs.signature) == (Kind.INJECTION, ("shell", "path"))
+
+
+def test_an_effect_under_a_directory_an_argument_names_is_that_arguments() -> None:
+    effects = (Effect("created", "repo/.git/HEAD", None, "/w/outside/repo/.git/HEAD"),)
+    assert _seen(_observe({"ref": "main", "repo_path": "/w/outside/repo"}, effects)) == [
+        (Kind.SCOPE_ESCAPE, ("write", "repo_path"))
+    ]
+    assert _seen(_observe({"ref": "main", "repo_path": "/w/outside/rep"}, effects)) == [
+        (Kind.SCOPE_ESCAPE, ("write", UNKNOWN_FIELD))
+    ]

@@ -121,6 +121,23 @@ def canary_content(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
         yield from canary_read_observations(ctx.arguments, reply, env.canaries, env.redact)
 
 
+def _injection(
+    name: str, arguments: Mapping[str, Any], probe: Probe | None
+) -> tuple[ProbeClass, str, str] | None:
+    """(class, field, label) when `name` is a file only an injection probe names. Read from the
+    arguments themselves, so a replay on another run (which never built that probe) sees the same."""
+    if not name.startswith(INJECTION_PREFIX):
+        return None
+    if probe is not None:
+        return probe.probe_class, probe.field, probe.label
+    field = _field_naming(arguments, name)
+    value = arguments.get(field)
+    if not isinstance(value, str):
+        return None
+    option = value.lstrip().startswith("-")
+    return (ProbeClass.OPTION if option else ProbeClass.SHELL), field, ("an option" if option else "a shell fragment")
+
+
 def effect_observations(
     arguments: Mapping[str, Any],
     effects: Sequence[Effect],
@@ -135,13 +152,14 @@ def effect_observations(
         top = effect.relpath.split("/", 1)[0]
         probe = probes.get(top)
         where = f"<outside>/{effect.relpath}"
-        if probe is not None and top.startswith(INJECTION_PREFIX):
-            what = "an injected option" if probe.probe_class is ProbeClass.OPTION else "an injected shell command"
-            value = arguments.get(probe.field, probe.value)
+        injected = _injection(top, arguments, probe)
+        if injected is not None:
+            probe_class, field, label = injected
+            what = "an injected option" if probe_class is ProbeClass.OPTION else "an injected shell command"
             kind = Kind.INJECTION
-            signature: tuple[str, ...] = (probe.probe_class.value, probe.field)
+            signature: tuple[str, ...] = (probe_class.value, field)
             message = (
-                f"ran {what} ({probe.label}): argument `{probe.field}` = {_shown(value, redact)} "
+                f"ran {what} ({label}): argument `{field}` = {_shown(arguments.get(field), redact)} "
                 f"created {where}, a file only that probe names"
             )
         else:
