@@ -266,7 +266,7 @@ CASES: dict[str, Case] = {
         )
         for tool in ("set_title", "echo")
     },
-    "protocol: unanswered lone surrogate, then died": Case(
+    "crash: unanswered lone surrogate, then died": Case(
         "set_title",
         _unanswered(AfterTimeout.DIED, 1, sample("python_writer_task_died.txt")),
         {"title": "\udc80"},

@@ -95,8 +95,8 @@ FUZZGATE_1: Golden = {
         (PROTOCOL, ("unanswered", "lone-surrogate"), "7de6b95b818570d90486")
     ],
     "protocol: unanswered lone surrogate, echo": [(PROTOCOL, ("unanswered", "lone-surrogate"), "7de6b95b818570d90486")],
-    "protocol: unanswered lone surrogate, then died": [
-        (PROTOCOL, ("unanswered-then-died", "lone-surrogate"), "12ed45793c8913fce0ed")
+    "crash: unanswered lone surrogate, then died": [
+        (CRASH, ("unanswered-then-died", "lone-surrogate"), "58e1859602fbe57d55ba")
     ],
     "protocol: unanswered lone surrogate, then stuck": [
         (PROTOCOL, ("unanswered-then-stuck", "lone-surrogate"), "09ed057d934685d27b02")

@@ -38,15 +38,15 @@ def _observe(arguments: dict[str, Any], outcome: CallOutcome, tool: str = "echo"
         (AfterTimeout.STUCK, "unanswered-then-stuck", "stopped answering altogether"),
     ],
 )
-def test_an_unanswered_lone_surrogate_is_one_server_wide_protocol_error(
-    after: AfterTimeout, label: str, words: str
-) -> None:
+def test_an_unanswered_lone_surrogate_is_one_server_wide_finding(after: AfterTimeout, label: str, words: str) -> None:
     died = after is AfterTimeout.DIED
     outcome = _timeout(after, PLAIN if died else "", 1 if died else None)
+    # Dying on the next request is a crash the request caused; dropping or stalling on it, a protocol error.
+    kind = Kind.CRASH if died else Kind.PROTOCOL_ERROR
     # Anywhere in the arguments: nested in a list, or in a key.
     for arguments in (SURROGATE, {"items": [{"x": "\udfff"}]}, {"\udc80": 1}):
         (obs,) = _observe(arguments, outcome)
-        assert (obs.kind, obs.signature, obs.server_wide) == (Kind.PROTOCOL_ERROR, (label, "lone-surrogate"), True)
+        assert (obs.kind, obs.signature, obs.server_wide) == (kind, (label, "lone-surrogate"), True)
         assert words in obs.message
     if died:
         assert "exit status 1 after ZeroDivisionError" in obs.message

@@ -100,11 +100,14 @@ def unanswered(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
         return
     label, then = _UNANSWERED[outcome.after_timeout]
     redact = env.redact
-    trace = stderr_root_cause(outcome) if outcome.after_timeout is AfterTimeout.DIED else None
+    died = outcome.after_timeout is AfterTimeout.DIED
+    trace = stderr_root_cause(outcome) if died else None
     cause = f" ({_exit_label(outcome.exit_code)} after {trace.exc_type}: {trace.message})" if trace else ""
     message = f"never answered a request holding a lone surrogate escape, {then}{cause}"
+    # Killing the server on the next request is a crash (of the server, caused by this request);
+    # dropping the request or stalling on it breaks the protocol.
     yield Observation(
-        Kind.PROTOCOL_ERROR,
+        Kind.CRASH if died else Kind.PROTOCOL_ERROR,
         redact.text(message),
         (label, "lone-surrogate"),
         trace_details(trace, outcome, redact),

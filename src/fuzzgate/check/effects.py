@@ -86,7 +86,14 @@ def _field_leading_to(arguments: Mapping[str, Any], effect: Effect) -> str:
             base = value.rstrip("/")
             if effect.path == base or effect.path.startswith(base + "/"):
                 return str(name)
-    return _field_naming(arguments, effect.relpath.split("/", 1)[0])
+    # `../../NAME` resolved from a directory below the scope lands deeper than the top: the first
+    # component names a directory fuzzgate made, the last one what the argument asked for.
+    parts = effect.relpath.split("/")
+    for part in dict.fromkeys((parts[0], parts[-1])):
+        field = _field_naming(arguments, part)
+        if field != UNKNOWN_FIELD:
+            return field
+    return UNKNOWN_FIELD
 
 
 def _field_naming(arguments: Mapping[str, Any], needle: str) -> str:

@@ -42,10 +42,13 @@ class Containment:
         layer = self.workspace.layer()
         try:
             args = layer.rewrite_args(spec.args)
+            # An environment variable naming a scope directory (`NOTES_DIR=/srv/notes`) must lead to
+            # the throwaway copy too, or the server would change the user's files through it.
+            env = {name: layer.map_path(value) or value for name, value in spec.env.items()}
             command = spec.command
             if self.jail:
                 command, args = jailed(command, args, layer, scope=self.scope, network=self.network)
-            return replace(spec, command=command, args=args, cwd=layer.cwd), layer
+            return replace(spec, command=command, args=args, env=env, cwd=layer.cwd), layer
         except BaseException:
             layer.close()
             raise
