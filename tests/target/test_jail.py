@@ -43,8 +43,8 @@ def write(path, text="x"):
 
 @pytest.fixture
 def area() -> Iterator[Path]:
-    """Not under /tmp, which is private in the jail: the originals must be visible there to show
-    that they are read-only."""
+    """Not under /tmp, which the jail overlays (writable, privately): the originals must be seen
+    read-only to show that they are."""
     path = Path(tempfile.mkdtemp(prefix="fuzzgate-jail-test-", dir=workdir_base()))
     yield path
     remove_tree(path)
@@ -67,6 +67,14 @@ def home(area: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (path / ".cache" / "entry").write_text("cached\n")
     monkeypatch.setenv("HOME", str(path))
     return path
+
+
+@pytest.fixture
+def host_tmp() -> Iterator[Path]:
+    """A directory in the host's /tmp (pytest's tmp_path follows TMPDIR, which may point elsewhere)."""
+    path = Path(tempfile.mkdtemp(prefix="fuzzgate-jail-test-", dir="/tmp"))
+    yield path
+    remove_tree(path)
 
 
 @pytest.fixture
@@ -171,40 +179,148 @@ def test_writes_reach_only_the_scope_overlay_outside_tmp_and_home(
     assert [(c.action, c.path) for c in changes] == [("created", layer.outside / "escaped.txt")]
 
 
-def test_tmp_is_private(workspace: Workspace, tmp_path: Path) -> None:
-    visible = tmp_path / "host-file"
-    visible.write_text("host")
-    assert str(visible).startswith("/tmp/")
+def test_a_command_under_the_host_tmp_runs(workspace: Workspace, host_tmp: Path) -> None:
+    """A server installed in a virtualenv under /tmp (the jail used to hide it: exit 127)."""
+    server = host_tmp / "venv" / "bin" / "server"
+    server.parent.mkdir(parents=True)
+    server.write_text(f"#!{sys.executable}\nimport sys\nprint('ran', sys.argv[1:])\n")
+    server.chmod(0o755)
+    layer = workspace.layer()
+    command, args = jailed(str(server), ["--flag"], layer, scope=workspace.scope)
+    done = subprocess.run([command, *args], capture_output=True, cwd=layer.cwd, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"ran ['--flag']\n", b"")
+
+
+@pytest.mark.parametrize("userns", [False, True], ids=["root", "user-namespace"])
+def test_tmp_shows_the_host_files_and_keeps_writes_private(workspace: Workspace, host_tmp: Path, userns: bool) -> None:
+    shared, doomed, new = host_tmp / "shared.txt", host_tmp / "doomed.txt", host_tmp / "new.txt"
+    shared.write_text("host\n")
+    doomed.write_text("host\n")
     report = _report(
-        _run(workspace, workspace.layer(), f"print(json.dumps([os.listdir('/tmp'), os.path.exists({str(visible)!r})]))")
+        _run(
+            workspace,
+            workspace.layer(),
+            f"""
+            print(json.dumps({{
+                "read": open({str(shared)!r}).read(),
+                "overwrite": write({str(shared)!r}, "jailed\\n"),
+                "reread": open({str(shared)!r}).read(),
+                "new": write({str(new)!r}),
+                "delete": attempt(lambda: os.remove({str(doomed)!r})),
+                "deleted": os.path.exists({str(doomed)!r}),
+                "mode": oct(os.stat("/tmp").st_mode & 0o7777),
+            }}))
+            """,
+            userns=userns,
+        )
     )
-    assert report == [[], False]
+    assert report == {
+        "read": "host\n",
+        "overwrite": "ok",
+        "reread": "jailed\n",
+        "new": "ok",
+        "delete": "ok",
+        "deleted": False,
+        "mode": oct(os.stat("/tmp").st_mode & 0o7777),
+    }
+    assert shared.read_text() == "host\n" and doomed.read_text() == "host\n"
+    assert not new.exists()
 
 
+def test_two_jails_do_not_see_each_others_tmp(workspace: Workspace, host_tmp: Path) -> None:
+    first, second = host_tmp / "first.txt", host_tmp / "second.txt"
+    layer = workspace.layer()
+    code = f"""
+    write({str(first)!r}, "first")
+    print("written", flush=True)
+    sys.stdin.readline()
+    print(json.dumps([open({str(first)!r}).read(), os.path.exists({str(second)!r})]), flush=True)
+    """
+    command, args = jailed(sys.executable, ["-c", PRELUDE + textwrap.dedent(code)], layer, scope=workspace.scope)
+    running = subprocess.Popen(
+        [command, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=layer.cwd, start_new_session=True
+    )
+    try:
+        assert running.stdin is not None and running.stdout is not None
+        assert running.stdout.readline() == b"written\n"
+        # The first jail is still running, its file written: the second does not see it.
+        other = _report(
+            _run(
+                workspace,
+                workspace.layer(),
+                f"print(json.dumps([os.path.exists({str(first)!r}), write({str(second)!r}, 'second')]))",
+            )
+        )
+        assert other == [False, "ok"]
+        out, _ = running.communicate(b"\n", timeout=60)
+        assert running.returncode == 0
+        assert json.loads(out) == ["first", False]
+    finally:
+        if running.poll() is None:
+            running.kill()
+            running.wait()
+    assert not first.exists() and not second.exists()
+
+
+def test_a_tmp_that_cannot_be_overlaid_is_an_empty_tmpfs(workspace: Workspace, area: Path, host_tmp: Path) -> None:
+    """overlayfs stacks at most two deep: with the host's /tmp an overlay of an overlay (as in a
+    container in a container), the jail's /tmp is an empty tmpfs, and says so."""
+    (host_tmp / "host.txt").write_text("host\n")
+    stack = area / "stack"
+    for name in ("u1", "w1", "m1", "u2", "w2"):
+        (stack / name).mkdir(parents=True)
+    scratch = f"/tmp/{host_tmp.name}.scratch"
+    layer = workspace.layer()
+    code = f"print(json.dumps([os.listdir('/tmp'), write({scratch!r}), oct(os.stat('/tmp').st_mode)]))"
+    command, args = jailed(sys.executable, ["-c", PRELUDE + code], layer, scope=workspace.scope)
+    setup = (
+        f"cd {stack} && mount -t overlay o -o lowerdir=/tmp,upperdir=u1,workdir=w1 m1"
+        f" && mount -t overlay o -o lowerdir=m1,upperdir=u2,workdir=w2 /tmp"
+        ' && exec "$@"'
+    )
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", setup, "sh", command, *args],
+        capture_output=True,
+        cwd=layer.cwd,
+        timeout=60,
+    )
+    assert _report(done) == [[], "ok", oct(0o41777)]
+    assert b"overlayfs not available: mounting an overlay of /tmp on /tmp" in done.stderr
+    assert b"empty private tmpfs instead" in done.stderr
+    assert not Path(scratch).exists()
+
+
+@pytest.mark.parametrize("userns", [False, True], ids=["root", "user-namespace"])
 def test_a_workspace_and_scope_under_tmp_stay_reachable(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    home: Path, host_tmp: Path, monkeypatch: pytest.MonkeyPatch, userns: bool
 ) -> None:
-    base, project = tmp_path / "work", tmp_path / "project"
+    """The layer re-attached in the jail's /tmp, which still shows the host's /tmp (its upper dir
+    cannot be in the layer then: that would lie inside its own lower dir)."""
+    base, project, host = host_tmp / "work", host_tmp / "project", host_tmp / "host.txt"
     base.mkdir()
     project.mkdir()
     (project / "data.txt").write_text("original\n")
+    host.write_text("host\n")
     monkeypatch.setenv("FUZZGATE_WORKDIR", str(base))
     workspace = Workspace([project], "t", isolate=True, cwd=project)
     layer = workspace.layer()
     assert str(layer.dir).startswith("/tmp/")
-    report = _report(
-        _run(
-            workspace,
-            layer,
-            """
-            print(json.dumps([open("data.txt").read(), write("data.txt"), write("../../out.txt"),
-                              write("/tmp/scratch"), write(os.path.join(os.environ["HOME"], "h"))]))
-            """,
-        )
+    done = _run(
+        workspace,
+        layer,
+        f"""
+        print(json.dumps([open("data.txt").read(), write("data.txt"), write("../../out.txt"),
+                          open({str(host)!r}).read(), write({str(host)!r}), write({str(host_tmp / "scratch")!r}),
+                          write(os.path.join(os.environ["HOME"], "h")), write({str(project / "data.txt")!r})]))
+        """,
+        userns=userns,
     )
-    assert report == ["original\n", "ok", "ok", "ok", "ok"]
+    # The original project is under /tmp too: written there, privately like the rest of /tmp.
+    assert _report(done) == ["original\n", "ok", "ok", "host\n", "ok", "ok", "ok", "ok"]
+    assert done.stderr == b""
     assert (layer.outside / "out.txt").exists()
-    assert not (base / "scratch").exists() and (project / "data.txt").read_text() == "original\n"
+    assert host.read_text() == "host\n" and not (host_tmp / "scratch").exists()
+    assert (project / "data.txt").read_text() == "original\n"
     workspace.close()
 
 

@@ -12,8 +12,15 @@ root). SPEC is `Spec.to_args()`. In order, it:
 2. mounts an overlay for each scope dir (lower: the original, upper/work: the layer's own dirs) at
    the path the server sees, and one of the real HOME at the layer's home; if an overlay cannot be
    mounted, a scope dir is copied into its upper dir and that is bind-mounted instead;
-3. puts a private tmpfs on /tmp (re-attaching the layer's dir inside it when the layer lives under
-   /tmp) and on /dev/shm;
+3. mounts an overlay of the host's /tmp on /tmp: the server reads what is there (a command or a
+   virtualenv under /tmp runs), and its writes go to an upper dir of its own, thrown away with the
+   layer and seen by no other server (mounts under the host's /tmp are not part of it). The upper
+   and work dirs are the layer's (`--tmp`); when the layer itself lives under /tmp they would lie
+   inside their own lower dir, which overlayfs refuses, so they are made in a tmpfs at the stage
+   instead, the new /tmp is built there with the layer's dir (and the mounts made inside it so far)
+   re-attached at its path, and moved onto /tmp. If the overlay cannot be mounted (overlays stacked
+   too deep: the host's /tmp is already an overlay of an overlay), /tmp is an empty private tmpfs
+   instead, said on stderr. /dev/shm gets a private tmpfs;
 4. remounts every other mount read-only;
 5. brings up `lo` in the new network namespace;
 6. makes a PID namespace: a reaper becomes its PID 1 and the server its PID 2. The server is this
@@ -128,7 +135,7 @@ class Overlay:
 class Spec:
     """Everything the init needs, passed as arguments (`to_args`, `parse`)."""
 
-    __slots__ = ("chdir", "env", "layer", "network", "overlays", "stage", "userns", "writable")
+    __slots__ = ("chdir", "env", "layer", "network", "overlays", "stage", "tmp_upper", "tmp_work", "userns", "writable")
 
     def __init__(
         self,
@@ -137,16 +144,20 @@ class Spec:
         overlays: list[Overlay],
         layer: str,
         stage: str,
+        tmp_upper: str,
+        tmp_work: str,
         chdir: str,
         env: dict[str, str],
         network: bool,
         userns: bool,
     ) -> None:
         self.writable, self.overlays, self.layer, self.stage = writable, overlays, layer, stage
+        self.tmp_upper, self.tmp_work = tmp_upper, tmp_work
         self.chdir, self.env, self.network, self.userns = chdir, env, network, userns
 
     def to_args(self) -> list[str]:
-        args = ["--layer", self.layer, "--stage", self.stage, "--chdir", self.chdir]
+        args = ["--layer", self.layer, "--stage", self.stage, "--tmp", self.tmp_upper, self.tmp_work]
+        args += ["--chdir", self.chdir]
         for path in self.writable:
             args += ["--writable", path]
         for o in self.overlays:
@@ -172,6 +183,9 @@ def parse(args: list[str]) -> tuple[Spec, list[str]]:
         option = args[i]
         if option in ("--layer", "--stage", "--chdir"):
             values[option], i = args[i + 1], i + 2
+        elif option == "--tmp":
+            values["--tmp-upper"], values["--tmp-work"] = args[i + 1 : i + 3]
+            i += 3
         elif option == "--writable":
             writable.append(args[i + 1])
             i += 2
@@ -195,6 +209,8 @@ def parse(args: list[str]) -> tuple[Spec, list[str]]:
         overlays=overlays,
         layer=values["--layer"],
         stage=values["--stage"],
+        tmp_upper=values["--tmp-upper"],
+        tmp_work=values["--tmp-work"],
         chdir=values["--chdir"],
         env=env,
         network="--network" in flags,
@@ -361,21 +377,32 @@ def _escape(path: str) -> str:
     return path.replace("\\", "\\\\").replace(",", "\\,").replace(":", "\\:")
 
 
+def _mount_overlay(lower: str, upper: str, work: str, target: str, flags: int, *, userns: bool) -> None:
+    """Raises the OSError of the last attempt."""
+    options = f"lowerdir={_escape(lower)},upperdir={_escape(upper)},workdir={_escape(work)}"
+    # In a user namespace overlayfs cannot write trusted.* xattrs (whiteouts of deleted lower files);
+    # `userxattr` (Linux 5.11) stores them as user.* instead.
+    if userns:
+        try:
+            _mount("overlay", target, "overlay", flags, f"userxattr,{options}")
+            return
+        except OSError:
+            pass
+    _mount("overlay", target, "overlay", flags, options)
+
+
+def _overlay_refused(lower: str, target: str, error: OSError) -> str:
+    return f"overlayfs not available: mounting an overlay of {lower} on {target} failed: {error.strerror}"
+
+
 def _overlay(entry: Overlay, *, userns: bool) -> None:
     for path in (entry.upper, entry.work):
         os.makedirs(path, exist_ok=True)
-    options = f"lowerdir={_escape(entry.lower)},upperdir={_escape(entry.upper)},workdir={_escape(entry.work)}"
-    # In a user namespace overlayfs cannot write trusted.* xattrs (whiteouts of deleted lower files);
-    # `userxattr` (Linux 5.11) stores them as user.* instead.
-    attempts = [f"userxattr,{options}", options] if userns else [options]
-    error = OSError()
-    for data in attempts:
-        try:
-            _mount("overlay", entry.target, "overlay", 0, data)
-            return
-        except OSError as exc:
-            error = exc
-    reason = f"overlayfs not available: mounting an overlay of {entry.lower} on {entry.target} failed: {error.strerror}"
+    try:
+        _mount_overlay(entry.lower, entry.upper, entry.work, entry.target, 0, userns=userns)
+        return
+    except OSError as exc:
+        reason = _overlay_refused(entry.lower, entry.target, exc)
     if entry.on_failure == "copy":
         try:
             copy_scope(entry.lower, entry.upper)
@@ -395,19 +422,37 @@ def _overlay(entry: Overlay, *, userns: bool) -> None:
         raise JailError(f"{reason}; binding {entry.upper} there instead failed too: {exc.strerror}") from None
 
 
-def _private_tmp(layer_dir: str, stage: str) -> None:
-    flags = _MS_NOSUID | _MS_NODEV
-    if not _under(layer_dir, "/tmp"):
-        _mount("tmpfs", "/tmp", "tmpfs", flags, "mode=1777")
+def _private_tmp(spec: Spec) -> None:
+    """Step 3's /tmp (module docstring). Paths are resolved: the mounts made so far are at real paths."""
+    tmp, layer_dir = os.path.realpath("/tmp"), os.path.realpath(spec.layer)
+    if not _under(layer_dir, tmp):
+        _tmp_overlay(tmp, spec.tmp_upper, spec.tmp_work, tmp, userns=spec.userns)
         return
-    # The layer itself lives under /tmp: build the new /tmp at a stage outside the layer, put the
-    # layer (with the mounts made inside it so far) back at its path in it, then move it to /tmp.
-    os.makedirs(stage, exist_ok=True)
-    _mount("tmpfs", stage, "tmpfs", flags, "mode=1777")
-    inner = stage + layer_dir[len("/tmp") :]
-    os.makedirs(inner)
+    # The stage lies outside the layer: binding the layer into a /tmp built inside it would loop.
+    os.makedirs(spec.stage, exist_ok=True)
+    _mount("tmpfs", spec.stage, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=700")
+    root = spec.stage + "/tmp"
+    os.mkdir(root)
+    _tmp_overlay(tmp, spec.stage + "/upper", spec.stage + "/work", root, userns=spec.userns)
+    inner = root + layer_dir[len(tmp) :]
+    os.makedirs(inner, exist_ok=True)
     _mount(layer_dir, inner, None, _MS_BIND | _MS_REC)
-    _mount(stage, "/tmp", None, _MS_MOVE)
+    _mount(root, tmp, None, _MS_MOVE)
+
+
+def _tmp_overlay(lower: str, upper: str, work: str, target: str, *, userns: bool) -> None:
+    """An overlay of `lower` (the host's /tmp) on `target`, else an empty tmpfs there."""
+    flags = _MS_NOSUID | _MS_NODEV
+    for path in (upper, work):
+        os.makedirs(path, exist_ok=True)
+    # The overlay's root takes its mode from the upper dir: keep /tmp's (1777, sticky), so a server
+    # that drops root can still write there.
+    os.chmod(upper, stat.S_IMODE(os.stat(lower).st_mode))
+    try:
+        _mount_overlay(lower, upper, work, target, flags, userns=userns)
+    except OSError as exc:
+        _say(f"{_overlay_refused(lower, target, exc)}; it is an empty private tmpfs instead")
+        _mount("tmpfs", target, "tmpfs", flags, "mode=1777")
 
 
 def _mount_points() -> list[str]:
@@ -483,7 +528,7 @@ def build_view(spec: Spec) -> None:
         _overlay(entry, userns=spec.userns)
         writable.add(entry.target)
     try:
-        _private_tmp(spec.layer, spec.stage)
+        _private_tmp(spec)
         if os.path.isdir("/dev/shm"):
             _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777")
     except OSError as exc:

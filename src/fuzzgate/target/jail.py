@@ -8,10 +8,13 @@
 - **files**: every scope dir is an overlay of the original at the path the layer maps it to
   (writes land in the layer, the user's files never change; if overlayfs refuses a dir, that dir is
   copied instead); the layer's `outside` (the watched area with the canaries) is writable at its
-  own path; /tmp and /dev/shm are private tmpfs; HOME is an overlay of the real HOME at
-  `layer.home` (caches of npx, uv and the like are read, and writes are thrown away); everything
-  else is read-only (EROFS). Reading is not restricted: the server can read what its user can,
-  the real HOME's secrets included.
+  own path; /tmp is an overlay of the host's /tmp, so a command, virtualenv or file under /tmp is
+  there to run and read, and writes go to the layer (to memory when the layer itself lives under
+  /tmp), never to the host or another server (an empty private tmpfs when overlayfs refuses it);
+  /dev/shm is a private tmpfs; HOME is an overlay of the real HOME at `layer.home` (caches of npx,
+  uv and the like are read, and writes are thrown away); everything else is read-only (EROFS).
+  Reading is not restricted: the server can read what its user can, the real HOME's secrets
+  included.
 - **processes**: a PID namespace with its own /proc; the server sees only its own processes, and
   all of them die with the jail's main process.
 - **powers**: the server keeps the capabilities a Docker container has by default, less MKNOD;
@@ -133,6 +136,8 @@ def _spec(layer: _LayerPaths, scope: Sequence[Path], *, network: bool, userns: b
         layer=str(layer.dir),
         # Outside the layer, so a new /tmp can be built there when the layer lives under /tmp.
         stage=str(layer.dir.parent / "stage"),
+        tmp_upper=str(private / "tmp-upper"),
+        tmp_work=str(private / "tmp-work"),
         chdir=str(layer.cwd),
         env={"HOME": str(layer.home), "TMPDIR": "/tmp"},
         network=network,
