@@ -86,8 +86,8 @@ def target_summary(
     return TargetSummary(
         name=r.text(target.display_name),
         kind=target.kind.value,
-        command=r(target.command) if target.kind is TargetKind.STDIO else None,
-        args=tuple(r.text(a) for a in target.args) if target.kind is TargetKind.STDIO else (),
+        command=r(target.command) if target.command is not None else None,
+        args=tuple(r.text(a) for a in target.args) if target.command is not None else (),
         url=r(target.url) if target.kind is TargetKind.HTTP else None,
         protocol_version=r(connection.protocol_version) if connection else None,
         server_name=r(info.name) if info else None,

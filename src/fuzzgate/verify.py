@@ -3,17 +3,24 @@ not meet again, all within the run's time box.
 
 Every replay is one job on a fresh server. For a stdio target fresh servers are processes of
 their own, so confirmation starts while fuzzing goes on (one replay at a time, to leave the fuzzer
-its CPU) and speeds up to several at once when fuzzing ends; an HTTP target is one shared server,
-so its replays wait for fuzzing to end and run one at a time. A finding's replays take turns with
-the other findings' (round by round), so a deadline leaves every finding some replays rather than
-a few findings all of theirs. Replays always send the finding's current repro: when fuzzing later
+its CPU) and speeds up to several at once when fuzzing ends; an HTTP target's server holds its
+port (fuzzgate's own, started from `[target] command`, or one server the user started), so its
+replays wait for fuzzing to end and run one at a time. A finding's replays take turns with the
+other findings' (round by round), so a deadline leaves every finding some replays rather than a
+few findings all of theirs. Replays always send the finding's current repro: when fuzzing later
 keeps a smaller one, its tally starts again.
+
+A repro with a prefix (the calls the server received before the failing one) is first sent alone,
+then whole; the first that reproduces counts as the first replay, and a whole sequence that does is
+shrunk (`fuzzgate.sequence`). A finding that reproduces only with its prefix is confirmed, not
+flaky; flaky is what does not reproduce even with it.
 
 What the deadline cuts short is said, never hidden:
 
 - a finding replayed fewer times than asked is labelled on the replays that finished;
-- a finding never replayed is `unconfirmed`, and an unconfirmed new finding at or above fail-on
-  fails the gate (it was observed; the budget only ran out before it could be replayed);
+- a finding never replayed is `unconfirmed` (the budget ran out, or no fresh server could be
+  reached: an HTTP target without a command), and an unconfirmed new finding at or above fail-on
+  fails the gate (it was observed; it only could not be replayed);
 - a baseline entry whose replays did not finish stays known (`unverified`), never "fixed".
 """
 

@@ -145,7 +145,7 @@ class ConsoleReporter:
         if report.containment is not None:
             c.print(f"[dim]containment:[/] {self._shown(report.containment)}")
         for note in report.notes:
-            c.print(f"[yellow]cut short by the budget:[/] {self._shown(note)}")
+            c.print(f"[yellow]note:[/] {self._shown(note)}")
         gating = report.gating()
         if report.verdict is Verdict.FAIL:
             c.print(
@@ -158,5 +158,5 @@ class ConsoleReporter:
 
 def _triage_label(finding: Finding) -> str:
     if finding.unconfirmed:
-        return "unconfirmed (no replay finished within the budget)"
+        return "unconfirmed (no replay finished: the budget ran out, or no fresh server could be started)"
     return "flaky" if finding.flaky else "confirmed"

@@ -4,6 +4,8 @@ timeouts around every step, and one tool call turned into a `CallOutcome`."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -241,7 +243,11 @@ async def open_connection(
     spec: LaunchSpec | None = None
     layer: Layer | None = None
     if containment is not None and config.target.command is not None:
-        spec, layer = containment.prepare(launch_spec(config, extra_env or {}))
+        launch = launch_spec(config, extra_env or {})
+        if _missing(launch):
+            # Inside the jail it would only show as the jail's exit 127: say it as plainly as unjailed.
+            raise _startup_error(config, None, f"command not found ({launch.command})", redact)
+        spec, layer = containment.prepare(launch)
     try:
         async with _opened(config, extra_env or {}, redact, spec, layer) as connection:
             yield connection
@@ -316,6 +322,16 @@ async def _opened(
                 release.set()
     if error is not None:
         raise error
+
+
+def _missing(spec: LaunchSpec) -> bool:
+    """Whether `spec.command` names no program, as the process would look it up (PATH from its
+    environment; a path relative to its working directory)."""
+    command = spec.command
+    if "/" in command:
+        path = Path(command) if Path(command).is_absolute() or spec.cwd is None else Path(spec.cwd) / command
+        return not path.exists()
+    return shutil.which(command, path=spec.env.get("PATH", os.defpath)) is None
 
 
 def _startup_reason(exc: BaseException) -> str:
@@ -507,7 +523,7 @@ async def call_and_follow(
     outcome = await call_tool(connection, name, arguments, timeout_s)
     if outcome.status is not OutcomeStatus.TIMEOUT:
         return outcome
-    process = connection.process
+    process = connection.server
     err_mark = process.stderr.mark() if process else 0
     loss_mark = connection.loss_mark()
     after: AfterTimeout
@@ -531,10 +547,7 @@ async def call_and_follow(
     fields: dict[str, Any] = {"after_timeout": after}
     if process is not None and (after is AfterTimeout.DIED or process.returncode is not None):
         after = fields["after_timeout"] = AfterTimeout.DIED
-        with anyio.move_on_after(2.0):
-            await process.stderr_closed.wait()
-            while process.returncode is None:
-                await anyio.sleep(0.01)
+        await _await_death(process, http=connection.process is None)
         fields["exit_code"] = process.returncode
         more = process.stderr.since(err_mark)
         if more:
