@@ -8,28 +8,21 @@ import os
 import subprocess
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-import anyio
-import anyio.to_thread
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from fuzzgate import __version__, interrupt
 from fuzzgate.budget import TimeBox, process_start
-from fuzzgate.check import Oracles
-from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
+from fuzzgate.check.secrets import Redactor, canary_environment, redactor_for
 from fuzzgate.commands import prune_command
 from fuzzgate.config import CONFIG_FILE_NAMES
 from fuzzgate.config.model import Config, TargetKind
-from fuzzgate.discover import discover
 from fuzzgate.errors import ExitCode, ReportError, UsageError
 from fuzzgate.events import Event, EventSink, RunFinished, RunStarted
 from fuzzgate.execute import Engine, EngineResult
-from fuzzgate.findings import Finding, Repro, Surface
+from fuzzgate.findings import Finding
 from fuzzgate.fingerprint import current_scheme
-from fuzzgate.plan import ToolPlan, select
 from fuzzgate.report import annotations as github_annotations
 from fuzzgate.report import json_report
 from fuzzgate.report.console import ConsoleReporter
@@ -37,14 +30,14 @@ from fuzzgate.report.junit import write_junit
 from fuzzgate.report.redaction import redact_finding, redact_report
 from fuzzgate.report.sarif import write_sarif
 from fuzzgate.report.summary import render_summary, write_summary
+from fuzzgate.report.tables import print_listing
 from fuzzgate.report.trace import TraceWriter
 from fuzzgate.report.workflow_commands import write_command
-from fuzzgate.results import RunReport, Status, Verdict
+from fuzzgate.results import RunReport, Verdict
 from fuzzgate.seed import SeedChoice, choose_seed
+from fuzzgate.session import list_surface, replay_call, replay_findings, run_canaries
 from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
 from fuzzgate.store.diff import classify
-from fuzzgate.target.connection import open_connection
-from fuzzgate.verify import replay_once
 from fuzzgate.versions import GeneratorVersions, hypothesis_version, replay_warning
 
 
@@ -76,12 +69,6 @@ def _fan_out(*sinks: EventSink) -> EventSink:
     return emit
 
 
-def _oracles(config: Config, seed: int) -> tuple[Oracles, dict[str, str]]:
-    canaries = canary_environment(seed) if config.target.kind is TargetKind.STDIO else {}
-    scanner = SecretScanner(config.secret_patterns, canaries)
-    return Oracles(slow_s=config.slow_ms / 1000, scanner=scanner, redact=redactor_for(config, canaries)), canaries
-
-
 def _redactor_for_findings(config: Config, findings: list[Finding]) -> Redactor:
     """The redactor for findings of earlier runs: each run planted the canaries of its own seed."""
     canaries: dict[str, str] = {}
@@ -89,18 +76,6 @@ def _redactor_for_findings(config: Config, findings: list[Finding]) -> Redactor:
         for seed in sorted({f.repro.seed for f in findings}):
             canaries |= {f"{name}:{seed}": value for name, value in canary_environment(seed).items()}
     return redactor_for(config, canaries)
-
-
-async def _still_failing(config: Config, finding: Finding, attempts: int) -> bool:
-    """Whether a recorded finding fails again on a fresh server (stopping at the first failure)."""
-    if finding.surface is not Surface.TOOL:
-        return False
-    oracles, canaries = _oracles(config, finding.repro.seed)
-    for _ in range(max(1, attempts)):
-        same, _ = await replay_once(config, oracles, finding, canaries)
-        if same:
-            return True
-    return False
 
 
 def _relative(path: Path, base: Path) -> str:
@@ -221,44 +196,9 @@ def _github_extras(report: RunReport, repo_root: Path) -> None:
 
 def list_tools(config: Config, console: Console, *, seed_flag: str | None) -> int:
     choice = choose_seed(seed_flag, config.seed, os.environ, Path.cwd())
-    redact = redactor_for(config, canary_environment(choice.seed))
-
-    def shown(text: str) -> str:
-        return escape(redact.text(text))
-
-    async def body() -> None:
-        async with open_connection(config, extra_env=canary_environment(choice.seed)) as connection:
-            inventory = await discover(connection, config.target.timeout_ms / 1000)
-            protocol = connection.protocol_version
-        selection = select(inventory, config, choice.seed)
-        for plan in selection.plans:
-            # Building the generator is what tells whether the schema can be fuzzed.
-            await anyio.to_thread.run_sync(plan.case, 0, abandon_on_cancel=True)
-        table = Table(title=f"{shown(config.target.display_name)} (protocol {shown(protocol)})")
-        table.add_column("tool")
-        table.add_column("would be")
-        table.add_column("reason")
-        decided = {e.name: (e.status.value, e.reason or "") for e in selection.entries}
-        decided |= {p.info.name: _plan_status(p) for p in selection.plans}
-        for tool in inventory.tools:
-            status, reason = decided.get(tool.name, (Status.FUZZED.value, ""))
-            table.add_row(shown(tool.name), status, shown(reason))
-        console.print(table)
-        for label, items in (
-            ("resources", inventory.resources),
-            ("resource templates", inventory.resource_templates),
-            ("prompts", inventory.prompts),
-        ):
-            console.print(f"{label}: {shown(', '.join(items)) if items else '-'}")
-
-    interrupt.run(body)
+    listing = interrupt.run(lambda: list_surface(config, choice.seed))
+    print_listing(console, config.target.display_name, listing, redactor_for(config, canary_environment(choice.seed)))
     return ExitCode.OK
-
-
-def _plan_status(plan: ToolPlan) -> tuple[str, str]:
-    if plan.skip_reason is not None:
-        return Status.SKIPPED.value, plan.skip_reason
-    return Status.FUZZED.value, ""
 
 
 Recorded = tuple[Finding, GeneratorVersions | None]
@@ -322,10 +262,7 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
     for warning in dict.fromkeys(w for _, versions in recorded if (w := replay_warning(versions))):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
 
-    async def body() -> list[bool]:
-        return [await _still_failing(config, f, config.replays) for f in findings]
-
-    results = interrupt.run(body)
+    results = [r.still_fails for r in interrupt.run(lambda: replay_findings(config, findings, config.replays))]
     redact = _redactor_for_findings(config, findings)
     for f, failing in zip(findings, results, strict=True):
         verdict = "[red]still fails[/]" if failing else "[green]no longer fails[/]"
@@ -333,25 +270,10 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
     return ExitCode.FINDINGS if any(results) else ExitCode.OK
 
 
-def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, Any]) -> int:
+def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, object]) -> int:
     choice = choose_seed(None, config.seed, os.environ, Path.cwd())
-    oracles, canaries = _oracles(config, choice.seed)
-    probe = Finding(
-        kind=next(iter(config.severity)),
-        severity=config.fail_on,
-        surface=Surface.TOOL,
-        name=tool,
-        message="",
-        fingerprint="",
-        repro=Repro(seed=choice.seed, case_index=0, arguments=args, transport=config.target.kind.value),
-    )
-
-    async def body() -> list[Any]:
-        _, observations = await replay_once(config, oracles, probe, canaries)
-        return observations
-
-    observations = interrupt.run(body)
-    redact = redactor_for(config, canaries)
+    observations = interrupt.run(lambda: replay_call(config, tool, args, choice.seed))
+    redact = redactor_for(config, run_canaries(config, choice.seed))
     for observation in observations:
         console.print(f"[red]fails[/]: {observation.kind.value}: {escape(redact.text(observation.message))}")
     if not observations:
@@ -384,10 +306,7 @@ def baseline_command(action: str, config: Config, console: Console) -> int:
     stranded = {entry.fingerprint for entry in baseline.stranded()}
     entries = [f for f in baseline.findings() if f.fingerprint not in stranded]
 
-    async def body() -> list[bool]:
-        return [await _still_failing(config, f, config.replays) for f in entries]
-
-    results = interrupt.run(body)
+    results = [r.still_fails for r in interrupt.run(lambda: replay_findings(config, entries, config.replays))]
     removed = [f for f, failing in zip(entries, results, strict=True) if not failing]
     redact = _redactor_for_findings(config, removed)
     for finding in removed:

@@ -1,0 +1,120 @@
+"""The engine's entry points besides a run (`execute.Engine`): what a server offers and what a run
+would do with it, and replays of recorded findings or of one call, each on a fresh server.
+
+The CLI calls these and prints what they return: it never speaks MCP itself. They never print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+
+from fuzzgate.check import Observation, Oracles
+from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
+from fuzzgate.config.model import Config, TargetKind
+from fuzzgate.discover import Inventory, discover
+from fuzzgate.findings import Finding, Repro, Surface
+from fuzzgate.plan import ToolPlan, select
+from fuzzgate.results import Status, SurfaceEntry
+from fuzzgate.target.connection import open_connection
+from fuzzgate.verify import replay_once
+
+
+def run_canaries(config: Config, seed: int) -> dict[str, str]:
+    """The canaries a run with `seed` plants in the server's environment: only a stdio server's,
+    the one environment fuzzgate sets."""
+    return canary_environment(seed) if config.target.kind is TargetKind.STDIO else {}
+
+
+def oracles_for(config: Config, seed: int) -> tuple[Oracles, dict[str, str]]:
+    """The oracles of a run with `seed`, and the canaries they look for."""
+    canaries = run_canaries(config, seed)
+    scanner = SecretScanner(config.secret_patterns, canaries)
+    return Oracles(slow_s=config.slow_ms / 1000, scanner=scanner, redact=redactor_for(config, canaries)), canaries
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What the server offers, and what a run would do with each of its tools."""
+
+    protocol_version: str
+    inventory: Inventory
+    decisions: tuple[SurfaceEntry, ...]
+    """One per tool of the inventory, in its order: fuzzed, blocked or skipped, and why."""
+
+
+async def list_surface(config: Config, seed: int) -> Listing:
+    """Discover the server's tools, resources and prompts, and decide each tool's fate as a run with
+    `seed` would, building every generator (that is what tells whether a schema can be fuzzed).
+    Calls no tool."""
+    async with open_connection(config, extra_env=canary_environment(seed)) as connection:
+        inventory = await discover(connection, config.target.timeout_ms / 1000)
+        protocol = connection.protocol_version
+    selection = select(inventory, config, seed)
+    for plan in selection.plans:
+        await anyio.to_thread.run_sync(plan.case, 0, abandon_on_cancel=True)
+    decided = {e.name: (e.status, e.reason) for e in selection.entries}
+    decided |= {p.info.name: _plan_decision(p) for p in selection.plans}
+    decisions = tuple(
+        SurfaceEntry(Surface.TOOL, tool.name, *decided.get(tool.name, (Status.FUZZED, None)))
+        for tool in inventory.tools
+    )
+    return Listing(protocol, inventory, decisions)
+
+
+def _plan_decision(plan: ToolPlan) -> tuple[Status, str | None]:
+    if plan.skip_reason is not None:
+        return Status.SKIPPED, plan.skip_reason
+    return Status.FUZZED, None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    """What replaying a recorded finding showed."""
+
+    finding: Finding
+    still_fails: bool
+    """The same bug (same fingerprint) showed again in one of the replays."""
+    attempts: int
+    """Replays sent: up to the first that failed again; 0 for a finding no tool call can replay."""
+    observations: tuple[Observation, ...]
+    """What the last replay showed."""
+
+
+async def replay_finding(config: Config, finding: Finding, attempts: int) -> ReplayResult:
+    """Replay a recorded finding on fresh servers, up to `attempts` times (at least once), stopping
+    at the first replay that shows the same bug again."""
+    if finding.surface is not Surface.TOOL:
+        return ReplayResult(finding, still_fails=False, attempts=0, observations=())
+    oracles, canaries = oracles_for(config, finding.repro.seed)
+    observations: list[Observation] = []
+    for attempt in range(1, max(1, attempts) + 1):
+        same, observations = await replay_once(config, oracles, finding, canaries)
+        if same:
+            return ReplayResult(finding, still_fails=True, attempts=attempt, observations=tuple(observations))
+    return ReplayResult(finding, still_fails=False, attempts=max(1, attempts), observations=tuple(observations))
+
+
+async def replay_findings(config: Config, findings: Iterable[Finding], attempts: int) -> list[ReplayResult]:
+    """`replay_finding` for each finding, one after the other."""
+    return [await replay_finding(config, f, attempts) for f in findings]
+
+
+async def replay_call(config: Config, tool: str, arguments: dict[str, Any], seed: int) -> tuple[Observation, ...]:
+    """Call `tool` once with `arguments` on a fresh server (with the canaries of `seed`), and what
+    the oracles see in the outcome."""
+    oracles, canaries = oracles_for(config, seed)
+    probe = Finding(
+        kind=next(iter(config.severity)),
+        severity=config.fail_on,
+        surface=Surface.TOOL,
+        name=tool,
+        message="",
+        fingerprint="",
+        repro=Repro(seed=seed, case_index=0, arguments=arguments, transport=config.target.kind.value),
+    )
+    _, observations = await replay_once(config, oracles, probe, canaries)
+    return tuple(observations)
