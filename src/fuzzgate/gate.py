@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from fuzzgate.report import annotations as github_annotations
 from fuzzgate.report import json_report
 from fuzzgate.report.console import ConsoleReporter
 from fuzzgate.report.junit import write_junit
+from fuzzgate.report.locate import repository_root
 from fuzzgate.report.redaction import redact_finding, redact_report
 from fuzzgate.report.sarif import write_sarif
 from fuzzgate.report.summary import render_summary, write_summary
@@ -39,26 +39,6 @@ from fuzzgate.session import list_surface, replay_call, replay_findings, run_can
 from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
 from fuzzgate.store.diff import classify
 from fuzzgate.versions import GeneratorVersions, hypothesis_version, replay_warning
-
-
-def repository_root(cwd: Path) -> Path:
-    """Where SARIF and JUnit paths are relative to: $GITHUB_WORKSPACE, the git top level, or cwd."""
-    if workspace := os.environ.get("GITHUB_WORKSPACE"):
-        return Path(workspace).resolve()
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-        if out.returncode == 0 and out.stdout.strip():
-            return Path(out.stdout.strip()).resolve()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return cwd.resolve()
 
 
 def _fan_out(*sinks: EventSink) -> EventSink:

@@ -15,14 +15,8 @@ from jsonschema import Draft202012Validator
 
 from fuzzgate.commands import repro_command
 from fuzzgate.findings import DEFAULT_SEVERITY, Kind, Severity
-from fuzzgate.report.sarif import (
-    FALLBACK_PATH,
-    SARIF_FILENAME,
-    SourceLocation,
-    render_sarif,
-    source_location,
-    write_sarif,
-)
+from fuzzgate.report.locate import FALLBACK_PATH, SourceLocation, source_location
+from fuzzgate.report.sarif import SARIF_FILENAME, render_sarif, write_sarif
 from fuzzgate.results import RunReport, TargetSummary
 from tests.report.report_factory import SECRET, Sample, clean_report, make_finding, sample_report
 

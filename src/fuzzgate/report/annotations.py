@@ -12,7 +12,7 @@ from pathlib import Path
 
 from fuzzgate.commands import repro_command
 from fuzzgate.findings import Finding
-from fuzzgate.report.sarif import source_location
+from fuzzgate.report.locate import source_location
 from fuzzgate.report.workflow_commands import neutralize_legacy
 from fuzzgate.results import RunReport
 

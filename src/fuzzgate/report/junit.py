@@ -21,7 +21,7 @@ from junit_xml import TestCase, TestSuite, to_xml_report_string
 from fuzzgate.commands import repro_command, sequence_text
 from fuzzgate.files import write_atomic
 from fuzzgate.findings import Finding, Surface
-from fuzzgate.report.sarif import source_location
+from fuzzgate.report.locate import source_location
 from fuzzgate.results import BaselineState, RunReport, Status, SurfaceEntry
 
 JUNIT_FILENAME = "junit.xml"

@@ -14,9 +14,9 @@ Choices, and why:
   low -> note), as does `properties.security-severity` on the result. Code scanning reads
   `security-severity` from the rule only; a rule carries its kind's default severity.
 - **Location.** Code scanning rejects a whole upload if one result has no location, so every
-  result has exactly one, chosen by `source_location` (the JUnit report and the annotations use
-  the same one). URIs are relative to the repository root and percent-encoded, without
-  `uriBaseId` (code scanning does not read `originalUriBaseIds`).
+  result has exactly one, chosen by `report.locate.source_location` (the JUnit report, the job
+  summary and the annotations use the same one). URIs are relative to the repository root and
+  percent-encoded, without `uriBaseId` (code scanning does not read `originalUriBaseIds`).
 - **Category.** `automationDetails.id` is `fuzzgate/<target>/`, so several servers fuzzed in one
   repository keep separate alert sets instead of replacing each other's.
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import urllib.parse
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from jschema_to_python.to_json import to_json
@@ -49,61 +49,12 @@ from sarif_om import (
 from fuzzgate.commands import repro_command
 from fuzzgate.files import write_atomic
 from fuzzgate.findings import DEFAULT_SEVERITY, Finding, JSONValue, Kind, Severity
+from fuzzgate.report.locate import source_location
 from fuzzgate.results import BaselineState, RunReport
 
 SARIF_FILENAME = "fuzzgate.sarif"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/fuzzgate/fuzzgate"
-
-FALLBACK_PATH = "fuzzgate.toml"
-"""Where a finding points when nothing better is known: the default config file name. Code
-scanning accepts a path with no file behind it (the alert shows without a snippet)."""
-
-_NOT_REPOSITORY_CODE = frozenset({".venv", "site-packages", "dist-packages", "node_modules"})
-"""Directories whose files are installed, not written in the repository: a traceback ending in
-one does not locate the bug in the repository's code."""
-
-
-@dataclass(frozen=True, slots=True)
-class SourceLocation:
-    """A place in the repository: a POSIX path relative to its root, and a 1-based line."""
-
-    path: str
-    line: int = 1
-
-
-def source_location(finding: Finding | None, report: RunReport, repo_root: Path) -> SourceLocation:
-    """Where in the repository a finding (or, with None, the target) is reported.
-
-    In order: the code location from the server's traceback, if it is a file in the repository
-    and not installed code; the config file that declares the target, at the target's line; the
-    server script named in the target's command line, if it is a file in the repository;
-    `FALLBACK_PATH`. Relative paths are taken relative to `repo_root`.
-    """
-    if finding is not None and finding.details.location is not None:
-        path, line = finding.details.location
-        relative = _in_repository(path, repo_root)
-        if relative is not None and not _NOT_REPOSITORY_CODE.intersection(PurePosixPath(relative).parts):
-            return SourceLocation(relative, max(line, 1))
-    if report.config_path:
-        relative = _in_repository(report.config_path, repo_root)
-        if relative is not None:
-            return SourceLocation(relative, max(report.target_line, 1))
-    for word in (*report.target.args, report.target.command or ""):
-        relative = _in_repository(word, repo_root) if word.endswith((".py", ".js", ".mjs", ".ts")) else None
-        if relative is not None and (repo_root / relative).is_file():
-            return SourceLocation(relative)
-    return SourceLocation(FALLBACK_PATH)
-
-
-def _in_repository(path: str, repo_root: Path) -> str | None:
-    """`path` relative to `repo_root` in POSIX form, or None when it is outside (or is the root)."""
-    root = repo_root.resolve()
-    try:
-        relative = (root / Path(path)).resolve().relative_to(root)
-    except (ValueError, OSError, RuntimeError):
-        return None
-    return relative.as_posix() if relative.parts else None
 
 
 @dataclass(frozen=True, slots=True)

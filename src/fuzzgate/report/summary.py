@@ -17,7 +17,7 @@ from pathlib import Path
 from fuzzgate.commands import accept_command, prune_command, repro_command, sequence_text
 from fuzzgate.files import write_atomic
 from fuzzgate.findings import Finding, Surface
-from fuzzgate.report.sarif import source_location
+from fuzzgate.report.locate import source_location
 from fuzzgate.results import BaselineState, RunReport, Status, Verdict
 
 SUMMARY_FILENAME = "summary.md"
