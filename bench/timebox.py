@@ -43,8 +43,8 @@ def cases(work: Path) -> list[tuple[str, int | None, list[str], dict[str, str]]]
     out.append(("hostile schemas", 4, ["--command", py, f"--arg={TESTS_SERVERS / 'hostile_schemas.py'}"], {}))
     pids = work / "leaky-pids"
     pids.mkdir(parents=True, exist_ok=True)
-    leaky = [f"--arg={TESTS_SERVERS / 'leaky.py'}", "--arg=--marker", "--arg=fuzzgate-timebox", "--arg=--pid-dir"]
-    stubborn = [*leaky, f"--arg={pids}", "--arg=--ignore-sigterm", "--include", "hang", "--timeout", "2s"]
+    leaky = [f"--arg={TESTS_SERVERS / 'leaky.py'}", "--arg=--marker", "--arg=fuzzgate-timebox", "--arg=--pid-prefix"]
+    stubborn = [*leaky, f"--arg={pids}/", "--arg=--ignore-sigterm", "--include", "hang", "--timeout", "2s"]
     out.append(("SIGTERM-ignoring hang", 1, ["--command", py, *stubborn], {}))
     return out
 

@@ -64,9 +64,15 @@ def marker() -> Iterator[str]:
 
 
 def _leaky(tmp_path: Path, marker: str, *flags: str) -> tuple[list[str], Path]:
+    # Outside the run's working directory (`work`), which is the server's scope: a throwaway copy.
     pid_dir = tmp_path / "pids"
     pid_dir.mkdir()
-    target = ["--command", sys.executable, f"--arg={LEAKY}", f"--arg=--marker={marker}", f"--arg=--pid-dir={pid_dir}"]
+    (tmp_path / "work").mkdir()
+    # A prefix, not the directory: a directory named on the command line would join the server's
+    # scope and be given to it as a throwaway copy (so would one below the working directory). And no sandbox: these tests are about
+    # fuzzgate's own cleanup where no PID namespace does it (the Docker action, sandbox = "off").
+    prefix = f"--arg=--pid-prefix={pid_dir}/pid-"
+    target = ["--sandbox", "off", "--command", sys.executable, f"--arg={LEAKY}", f"--arg=--marker={marker}", prefix]
     return [*target, *(f"--arg={flag}" for flag in flags)], pid_dir
 
 
@@ -74,13 +80,13 @@ def test_children_that_leave_session_or_parent_die_with_the_server(tmp_path: Pat
     target, pid_dir = _leaky(tmp_path, marker, "--helper-at-start")
     run = fuzzgate(
         "run", *target, "--exclude", "hang", "--cases", "2", "--budget", "60s", "--timeout", "2s",
-        "--replays", "1", "--seed", "1", cwd=tmp_path,
+        "--replays", "1", "--seed", "1", cwd=tmp_path / "work",
     )  # fmt: skip
     assert run.code == 1, run.stderr
     assert run.findings(kind="crash", name="crash_leaving_child")
-    started = {path.stem.split("-")[0] for path in pid_dir.glob("*.pid")}
+    started = {path.stem.split("-")[1] for path in pid_dir.glob("*.pid")}
     assert started == {"session", "daemon"}, "the tools did not start their processes"
-    assert [path.name for path in pid_dir.glob("*.pid") if _alive(int(path.stem.split("-")[1]))] == []
+    assert [path.name for path in pid_dir.glob("*.pid") if _alive(int(path.stem.split("-")[2]))] == []
     assert _survivors(marker) == []
     _assert_clean_exit(run)
 
@@ -89,12 +95,12 @@ def test_a_server_that_ignores_sigterm_and_hangs_is_killed(tmp_path: Path, marke
     target, pid_dir = _leaky(tmp_path, marker, "--ignore-sigterm")
     run = fuzzgate(
         "run", *target, "--include", "hang", "--include", "start_session_leader", "--cases", "1",
-        "--budget", "60s", "--timeout", "1s", "--replays", "1", "--seed", "1", cwd=tmp_path,
+        "--budget", "60s", "--timeout", "1s", "--replays", "1", "--seed", "1", cwd=tmp_path / "work",
     )  # fmt: skip
     # A hang is a high-severity finding: exit 1, the documented code for new findings.
     assert run.code == 1, run.stderr
     assert run.findings(kind="hang", name="hang")
-    assert list(pid_dir.glob("session-*.pid")), "the session leader was not started"
+    assert list(pid_dir.glob("pid-session-*.pid")), "the session leader was not started"
     assert _survivors(marker) == []
     _assert_clean_exit(run)
 
@@ -102,7 +108,7 @@ def test_a_server_that_ignores_sigterm_and_hangs_is_killed(tmp_path: Path, marke
 def test_a_run_that_restarts_crashed_servers_and_ends_by_budget_exits_cleanly(tmp_path: Path) -> None:
     run = fuzzgate(
         "run", *stdio_target("buggy_server.py"), "--include", "format_label", "--include", "sync_repository",
-        "--budget", "15s", "--timeout", "1s", "--replays", "1", "--seed", "2", cwd=tmp_path,
+        "--budget", "30s", "--timeout", "1s", "--replays", "1", "--seed", "2", cwd=tmp_path,
         env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(tmp_path)},
     )  # fmt: skip
     assert run.code == 1, run.stderr

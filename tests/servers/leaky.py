@@ -1,6 +1,6 @@
 """An MCP server whose tools start processes that try to outlive it, for fuzzgate's process tests.
 
-    python leaky.py --marker TEXT --pid-dir DIR [--helper-at-start] [--ignore-sigterm]
+    python leaky.py --marker TEXT --pid-prefix PREFIX [--helper-at-start] [--ignore-sigterm]
 
 Every process it starts carries TEXT in its command line and writes `<kind>-<pid>.pid` to DIR, so a
 test can look for survivors both ways after fuzzgate has exited.
@@ -35,7 +35,7 @@ from mcp.server.mcpserver import MCPServer
 _SESSION_LEADER = """
 import os, sys, time
 os.setsid()
-with open(os.path.join(sys.argv[2], f"session-{os.getpid()}.pid"), "w") as f:
+with open(f"{sys.argv[2]}session-{os.getpid()}.pid", "w") as f:
     f.write(str(os.getpid()))
 time.sleep(3600)
 """
@@ -47,14 +47,14 @@ if os.fork():
 os.setsid()
 if os.fork():
     os._exit(0)
-with open(os.path.join(sys.argv[2], f"daemon-{os.getpid()}.pid"), "w") as f:
+with open(f"{sys.argv[2]}daemon-{os.getpid()}.pid", "w") as f:
     f.write(str(os.getpid()))
 time.sleep(3600)
 """
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--marker", required=True)
-parser.add_argument("--pid-dir", required=True)
+parser.add_argument("--pid-prefix", required=True)
 parser.add_argument("--helper-at-start", action="store_true")
 parser.add_argument("--ignore-sigterm", action="store_true")
 ARGS = parser.parse_args()
@@ -64,7 +64,7 @@ app = MCPServer("leaky", log_level="WARNING")
 
 def _spawn(code: str, *, inherit_stdio: bool = True) -> subprocess.Popen[bytes]:
     stdio = None if inherit_stdio else subprocess.DEVNULL
-    argv = [sys.executable, "-c", code, ARGS.marker, ARGS.pid_dir]
+    argv = [sys.executable, "-c", code, ARGS.marker, ARGS.pid_prefix]
     return subprocess.Popen(argv, stdin=stdio, stdout=stdio, stderr=stdio)
 
 

@@ -33,7 +33,7 @@ def pid_dir(tmp_path: Path) -> Iterator[Path]:
 
 
 def _config(pid_dir: Path, *flags: str) -> Config:
-    args = (str(LEAKY), f"--marker=fuzzgate-leaky-{uuid.uuid4().hex}", f"--pid-dir={pid_dir}", *flags)
+    args = (str(LEAKY), f"--marker=fuzzgate-leaky-{uuid.uuid4().hex}", f"--pid-prefix={pid_dir}/", *flags)
     return Config(
         target=TargetConfig(kind=TargetKind.STDIO, command=sys.executable, args=args), startup_timeout_ms=30_000
     )
