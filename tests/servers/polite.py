@@ -193,9 +193,10 @@ def get_item(id: ItemId) -> Item:
 def write_note(path: NotePath, text: Annotated[str, Field(max_length=MAX_BYTES // 4)]) -> str:
     """Write a note inside the notes folder, creating its folders."""
     target = _inside(path)
-    if target.resolve() == ROOT or (target.exists() and not target.is_file()):
-        raise ToolError(f"{path!r} is not a note")
     try:
+        # Inside the try: a name too long for the file system fails the check itself (ENAMETOOLONG).
+        if target.resolve() == ROOT or (target.exists() and not target.is_file()):
+            raise ToolError(f"{path!r} is not a note")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
     except (OSError, ValueError):
