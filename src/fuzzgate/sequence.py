@@ -3,11 +3,12 @@
 A bug can need earlier calls (a double delete, a use after close, a request the server never
 answered that kills it on the next one). Fuzzing records every call a server received since it
 started; a finding's repro carries them as its `prefix`. Confirmation first sends the failing call
-alone (most bugs need nothing more), then the whole sequence; a sequence that reproduces is shrunk
-as delta debugging does (Zeller's ddmin: drop chunks of steps, halving the chunk size when none can
-go), then its arguments (drop one key of one step at a time), keeping whatever still gives the same
-fingerprint. Every try is one fresh server, so shrinking takes a bounded number of tries and keeps
-each smaller repro as soon as it is found: a deadline leaves the smallest one found so far.
+alone (most bugs need nothing more), then the whole sequence; a sequence that reproduces is shrunk:
+first to its shortest reproducing suffix (1, 2, 4, ... calls), then as delta debugging does
+(Zeller's ddmin: drop chunks of steps, halving the chunk size when none can go), then its
+arguments (drop one key of one step at a time), keeping whatever still gives the same fingerprint.
+Every try is one fresh server, so shrinking takes a bounded number of tries and keeps each smaller
+repro as soon as it is found: a deadline leaves the smallest one found so far.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from fuzzgate.findings import Repro, Step
 
 MAX_PREFIX_STEPS = 100
 """A repro keeps at most the last this many calls before the failing one."""
-MAX_SHRINK_TRIES = 16
+MAX_SHRINK_TRIES = 24
 
 Reproduces = Callable[[Repro], Awaitable[bool | None]]
 """Whether a repro still gives the same fingerprint on a fresh server (None: no server reached)."""
@@ -41,6 +42,18 @@ async def shrink(
     `keep` at once. `repro` must reproduce."""
     left = tries
     steps = list(repro.prefix)
+    # The calls that matter are usually the last few: the shortest suffix that still reproduces
+    # (lengths 1, 2, 4, ...) is found in a handful of tries, before ddmin works on what is left.
+    length = 1
+    while length < len(steps) and left > 0:
+        left -= 1
+        candidate = replace(repro, prefix=tuple(steps[-length:]))
+        if await reproduces(candidate):
+            repro = candidate
+            steps = list(repro.prefix)
+            keep(repro)
+            break
+        length *= 2
     chunks = 2
     while steps and left > 0:
         size = math.ceil(len(steps) / chunks)
