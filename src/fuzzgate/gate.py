@@ -16,7 +16,7 @@ from fuzzgate.budget import TimeBox, process_start
 from fuzzgate.check.secrets import Redactor, canary_environment, redactor_for
 from fuzzgate.commands import prune_command
 from fuzzgate.config import CONFIG_FILE_NAMES
-from fuzzgate.config.model import Config, TargetKind
+from fuzzgate.config.model import Config
 from fuzzgate.errors import ExitCode, ReportError, UsageError
 from fuzzgate.events import Event, EventSink, RunFinished, RunStarted
 from fuzzgate.execute import Engine, EngineResult
@@ -52,7 +52,7 @@ def _fan_out(*sinks: EventSink) -> EventSink:
 def _redactor_for_findings(config: Config, findings: list[Finding]) -> Redactor:
     """The redactor for findings of earlier runs: each run planted the canaries of its own seed."""
     canaries: dict[str, str] = {}
-    if config.target.kind is TargetKind.STDIO:
+    if config.target.launched:
         for seed in sorted({f.repro.seed for f in findings}):
             canaries |= {f"{name}:{seed}": value for name, value in canary_environment(seed).items()}
     return redactor_for(config, canaries)
@@ -286,8 +286,9 @@ def baseline_command(action: str, config: Config, console: Console) -> int:
     stranded = {entry.fingerprint for entry in baseline.stranded()}
     entries = [f for f in baseline.findings() if f.fingerprint not in stranded]
 
-    results = [r.still_fails for r in interrupt.run(lambda: replay_findings(config, entries, config.replays))]
-    removed = [f for f, failing in zip(entries, results, strict=True) if not failing]
+    results = interrupt.run(lambda: replay_findings(config, entries, config.replays))
+    # An entry no tool call can replay (attempts == 0) was not shown fixed: it stays.
+    removed = [r.finding for r in results if r.attempts > 0 and not r.still_fails]
     redact = _redactor_for_findings(config, removed)
     for finding in removed:
         baseline.remove(finding.fingerprint)

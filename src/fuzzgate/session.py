@@ -6,7 +6,8 @@ The CLI calls these and prints what they return: it never speaks MCP itself. The
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,26 +15,60 @@ import anyio.to_thread
 
 from fuzzgate.check import Observation, Oracles
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
-from fuzzgate.config.model import Config, TargetKind
+from fuzzgate.config.model import Config
 from fuzzgate.discover import Inventory, discover
 from fuzzgate.findings import Finding, Repro, Surface
 from fuzzgate.plan import ToolPlan, select
 from fuzzgate.results import Status, SurfaceEntry
-from fuzzgate.target.connection import open_connection
-from fuzzgate.verify import replay_once
+from fuzzgate.target.connection import Connection, open_connection
+from fuzzgate.target.containment import Containment, contain
+from fuzzgate.verify import Connector, replay_once
 
 
 def run_canaries(config: Config, seed: int) -> dict[str, str]:
-    """The canaries a run with `seed` plants in the server's environment: only a stdio server's,
-    the one environment fuzzgate sets."""
-    return canary_environment(seed) if config.target.kind is TargetKind.STDIO else {}
+    """The canaries a run with `seed` plants in the server's environment: only in a server fuzzgate
+    starts (stdio, or HTTP with a command), the one environment fuzzgate sets."""
+    return canary_environment(seed) if config.target.launched else {}
 
 
-def oracles_for(config: Config, seed: int) -> tuple[Oracles, dict[str, str]]:
-    """The oracles of a run with `seed`, and the canaries they look for."""
+def oracles_for(config: Config, seed: int, containment: Containment | None = None) -> tuple[Oracles, dict[str, str]]:
+    """The oracles of a run with `seed` (reading the canaries `containment` planted), and the
+    environment canaries they look for."""
     canaries = run_canaries(config, seed)
     scanner = SecretScanner(config.secret_patterns, canaries)
-    return Oracles(slow_s=config.slow_ms / 1000, scanner=scanner, redact=redactor_for(config, canaries)), canaries
+    planted = containment.workspace.canaries if containment is not None else ()
+    oracles = Oracles(
+        slow_s=config.slow_ms / 1000, scanner=scanner, redact=redactor_for(config, canaries), canaries=planted
+    )
+    return oracles, canaries
+
+
+@dataclass(frozen=True, slots=True)
+class Contained:
+    """What a replay needs to see a server as a run does: fresh contained servers, and oracles that
+    know the canaries planted around them."""
+
+    connector: Connector
+    oracles: Oracles
+    canaries: dict[str, str]
+
+
+@asynccontextmanager
+async def contained(config: Config, seed: int) -> AsyncIterator[Contained]:
+    """Servers started as a run with `seed` starts them (`fuzzgate.target.containment`): on a
+    throwaway layer of their scope, watched, jailed where the sandbox works, so a replay of a scope
+    escape or an injection shows it again and never touches the user's files. Removed on exit."""
+    containment = await anyio.to_thread.run_sync(contain, config, seed)
+
+    def connector(cfg: Config, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
+        return open_connection(cfg, extra_env=extra_env, containment=containment)
+
+    try:
+        oracles, canaries = oracles_for(config, seed, containment)
+        yield Contained(connector, oracles, canaries)
+    finally:
+        if containment is not None:
+            await anyio.to_thread.run_sync(containment.close)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +85,10 @@ async def list_surface(config: Config, seed: int) -> Listing:
     """Discover the server's tools, resources and prompts, and decide each tool's fate as a run with
     `seed` would, building every generator (that is what tells whether a schema can be fuzzed).
     Calls no tool."""
-    async with open_connection(config, extra_env=canary_environment(seed)) as connection:
+    async with (
+        contained(config, seed) as servers,
+        servers.connector(config, canary_environment(seed)) as connection,
+    ):
         inventory = await discover(connection, config.target.timeout_ms / 1000)
         protocol = connection.protocol_version
     selection = select(inventory, config, seed)
@@ -87,15 +125,23 @@ class ReplayResult:
 async def replay_finding(config: Config, finding: Finding, attempts: int) -> ReplayResult:
     """Replay a recorded finding on fresh servers, up to `attempts` times (at least once), stopping
     at the first replay that shows the same bug again."""
-    if finding.surface is not Surface.TOOL:
+    if not replayable(finding):
         return ReplayResult(finding, still_fails=False, attempts=0, observations=())
-    oracles, canaries = oracles_for(config, finding.repro.seed)
     observations: list[Observation] = []
-    for attempt in range(1, max(1, attempts) + 1):
-        same, observations = await replay_once(config, oracles, finding, canaries)
-        if same:
-            return ReplayResult(finding, still_fails=True, attempts=attempt, observations=tuple(observations))
+    async with contained(config, finding.repro.seed) as servers:
+        for attempt in range(1, max(1, attempts) + 1):
+            same, observations = await replay_once(
+                config, servers.oracles, finding, servers.canaries, servers.connector
+            )
+            if same:
+                return ReplayResult(finding, still_fails=True, attempts=attempt, observations=tuple(observations))
     return ReplayResult(finding, still_fails=False, attempts=max(1, attempts), observations=tuple(observations))
+
+
+def replayable(finding: Finding) -> bool:
+    """Whether tool calls can replay `finding`: a tool's, or the server's (through the tool its
+    request named)."""
+    return finding.surface is Surface.TOOL or (finding.surface is Surface.SERVER and finding.repro.tool is not None)
 
 
 async def replay_findings(config: Config, findings: Iterable[Finding], attempts: int) -> list[ReplayResult]:
@@ -106,7 +152,6 @@ async def replay_findings(config: Config, findings: Iterable[Finding], attempts:
 async def replay_call(config: Config, tool: str, arguments: dict[str, Any], seed: int) -> tuple[Observation, ...]:
     """Call `tool` once with `arguments` on a fresh server (with the canaries of `seed`), and what
     the oracles see in the outcome."""
-    oracles, canaries = oracles_for(config, seed)
     probe = Finding(
         kind=next(iter(config.severity)),
         severity=config.fail_on,
@@ -116,5 +161,6 @@ async def replay_call(config: Config, tool: str, arguments: dict[str, Any], seed
         fingerprint="",
         repro=Repro(seed=seed, case_index=0, arguments=arguments, transport=config.target.kind.value),
     )
-    _, observations = await replay_once(config, oracles, probe, canaries)
+    async with contained(config, seed) as servers:
+        _, observations = await replay_once(config, servers.oracles, probe, servers.canaries, servers.connector)
     return tuple(observations)

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzgate.errors import BaselineError
-from fuzzgate.findings import Details, Finding, Kind, Repro, Severity, Surface
+from fuzzgate.findings import Details, Finding, Kind, Repro, Severity, Step, Surface
 from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
 from fuzzgate.store.database import InMemoryDatabase, MultiplexedDatabase, ReadOnlyDatabase
 
@@ -282,3 +282,34 @@ def test_entries_survive_a_round_trip_through_bytes(finding: Finding) -> None:
     assert BaselineEntry.from_bytes(data) == entry
     assert BaselineEntry.from_bytes(data).to_bytes() == data
     assert BaselineEntry.of(replace(finding, count=finding.count + 1, flaky=not finding.flaky)).to_bytes() == data
+
+
+def test_a_sequence_repro_survives_the_round_trip(tmp_path: Path) -> None:
+    # The earlier calls, the failing call's tool (a server-wide finding) and the workspace the
+    # arguments were written for: without them a replay of the entry is a different request.
+    repro = Repro(
+        seed=7,
+        case_index=3,
+        arguments={"id": 1, "path": "/w/s1/outside/x"},
+        transport="stdio",
+        prefix=(Step("create_item", {"name": "a"}), Step("delete_item", {"id": 1}, schema_valid=False)),
+        tool="get_item",
+        workspace="/w/s1/outside",
+    )
+    baseline = Baseline.open(tmp_path)
+    baseline.record(make_finding(repro=repro))
+    assert Baseline.open(tmp_path).findings()[0].repro == repro
+
+
+@pytest.mark.parametrize(
+    "prefix", [{"tool": "x"}, [{"arguments": {}}], [{"tool": 1, "arguments": {}}], [{"tool": "x", "arguments": []}]]
+)
+def test_a_malformed_prefix_is_a_clear_error(tmp_path: Path, prefix: object) -> None:
+    baseline = Baseline.open(tmp_path)
+    baseline.record(make_finding())
+    [path] = tmp_path.glob("*.json")
+    data = json.loads(path.read_text())
+    data["repro"]["prefix"] = prefix
+    path.write_text(json.dumps(data))
+    with pytest.raises(BaselineError, match="prefix"):
+        Baseline.open(tmp_path).findings()

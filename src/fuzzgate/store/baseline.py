@@ -27,7 +27,7 @@ from pathlib import Path
 
 from fuzzgate.commands import accept_command
 from fuzzgate.errors import BaselineError
-from fuzzgate.findings import Details, Finding, JSONValue, Kind, Repro, Severity, Surface
+from fuzzgate.findings import Details, Finding, JSONValue, Kind, Repro, Severity, Step, Surface
 from fuzzgate.fingerprint import (
     ORIGINAL_SCHEME,
     Signature,
@@ -196,6 +196,9 @@ class BaselineEntry:
                 arguments=expect(required(repro, "arguments", "repro."), dict, '"repro.arguments"'),
                 transport=expect(required(repro, "transport", "repro."), str, '"repro.transport"'),
                 schema_valid=expect(repro.get("schema_valid", True), bool, '"repro.schema_valid"'),
+                prefix=_prefix(repro),
+                tool=_optional_str(repro, "tool"),
+                workspace=_optional_str(repro, "workspace"),
             ),
             frames=tuple(expect(f, str, '"frames" items') for f in expect(data.get("frames", []), list, '"frames"')),
             location=location_field(location) if location is not None else None,
@@ -207,6 +210,26 @@ class BaselineEntry:
             )
             return replace(entry, signature=recovered)
         return _with_identity(entry, data)
+
+
+def _prefix(repro: dict[str, JSONValue]) -> tuple[Step, ...]:
+    """A sequence repro's earlier calls (absent for a single call)."""
+    steps = []
+    for item in expect(repro.get("prefix", []), list, '"repro.prefix"'):
+        step = expect(item, dict, '"repro.prefix" items')
+        steps.append(
+            Step(
+                tool=expect(required(step, "tool", "repro.prefix[]."), str, '"repro.prefix[].tool"'),
+                arguments=expect(required(step, "arguments", "repro.prefix[]."), dict, '"repro.prefix[].arguments"'),
+                schema_valid=expect(step.get("schema_valid", True), bool, '"repro.prefix[].schema_valid"'),
+            )
+        )
+    return tuple(steps)
+
+
+def _optional_str(repro: dict[str, JSONValue], key: str) -> str | None:
+    value = repro.get(key)
+    return None if value is None else expect(value, str, f'"repro.{key}"')
 
 
 class NewerBaselineError(ValueError):
