@@ -69,8 +69,9 @@ def _leaky(tmp_path: Path, marker: str, *flags: str) -> tuple[list[str], Path]:
     pid_dir.mkdir()
     (tmp_path / "work").mkdir()
     # A prefix, not the directory: a directory named on the command line would join the server's
-    # scope and be given to it as a throwaway copy (so would one below the working directory). And no sandbox: these tests are about
-    # fuzzgate's own cleanup where no PID namespace does it (the Docker action, sandbox = "off").
+    # scope and be given to it as a throwaway copy (as would one below the working directory). And
+    # no sandbox: these tests are about fuzzgate's own cleanup where no PID namespace does it (the
+    # Docker action, sandbox = "off").
     prefix = f"--arg=--pid-prefix={pid_dir}/pid-"
     target = ["--sandbox", "off", "--command", sys.executable, f"--arg={LEAKY}", f"--arg=--marker={marker}", prefix]
     return [*target, *(f"--arg={flag}" for flag in flags)], pid_dir
