@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
 from fuzzgate import __version__
+from fuzzgate.check.patterns import INTERNAL_ERROR_CODES
 from fuzzgate.check.patterns import SDK_UNHANDLED as _BARE_SDK_ERROR
 from fuzzgate.check.patterns import TRACE_START as _TRACE_START
 from fuzzgate.check.secrets import Redactor, redactor_for
@@ -500,7 +501,7 @@ async def call_tool(
             fields["exit_code"] = server.returncode
         elif status is not OutcomeStatus.OK:
             text = str(fields.get("text", "")).strip()
-            hinted = fields.get("rpc_code") in (-32603, 0) or _BARE_SDK_ERROR.fullmatch(text) is not None
+            hinted = fields.get("rpc_code") in INTERNAL_ERROR_CODES or _BARE_SDK_ERROR.fullmatch(text) is not None
             await _let_stderr_catch_up(server, err_mark, hinted)
         fields["stderr"] = "\n".join(server.stderr.since(err_mark))
     anomalies = process.wire.since(wire_mark) if process is not None else ()
