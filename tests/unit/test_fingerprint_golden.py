@@ -101,12 +101,12 @@ FUZZGATE_1: Golden = {
     "protocol: unanswered lone surrogate, then stuck": [
         (PROTOCOL, ("unanswered-then-stuck", "lone-surrogate"), "09ed057d934685d27b02")
     ],
-    "scope_escape: created path": [(ESCAPE, ('write', 'path'), "1bb1a6ba2ee71901c722")],
-    "scope_escape: created probe path": [(ESCAPE, ('write', 'folder'), "9d4d646a1541eda165cc")],
-    "scope_escape: deleted canary": [(ESCAPE, ('write', 'path'), "20a1191e2ce47f1bad51")],
-    "scope_escape: read canary": [(ESCAPE, ('read', 'path'), "80fa41ea60185ca32708")],
-    "injection: option": [(INJECTION, ('option', 'ref'), "ebf9c99cf5b5bd971f18")],
-    "injection: shell": [(INJECTION, ('shell', 'pattern'), "4bb98b80fc8f982dac5f")],
+    "scope_escape: created path": [(ESCAPE, ("write", "path"), "1bb1a6ba2ee71901c722")],
+    "scope_escape: created probe path": [(ESCAPE, ("write", "folder"), "9d4d646a1541eda165cc")],
+    "scope_escape: deleted canary": [(ESCAPE, ("write", "path"), "20a1191e2ce47f1bad51")],
+    "scope_escape: read canary": [(ESCAPE, ("read", "path"), "80fa41ea60185ca32708")],
+    "injection: option": [(INJECTION, ("option", "ref"), "ebf9c99cf5b5bd971f18")],
+    "injection: shell": [(INJECTION, ("shell", "pattern"), "4bb98b80fc8f982dac5f")],
 }
 """What fuzzgate/1 gives for the corpus. Kept as it is when a later scheme arrives: entries recorded
 under fuzzgate/1 are verified and migrated against exactly these values."""
