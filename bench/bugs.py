@@ -1,7 +1,7 @@
 """Bug finding: fuzzgate and mcp-fuzzer, the same time budget, the same planted-bug servers.
 
     python bench/bugs.py [--quick] [--budget 60] [--servers ledger,jobs,...] [--fuzzers fuzzgate,mcp-fuzzer]
-                         [--seed SHA] [--out FILE]
+                         [--seed SHA] [--out FILE] [--work DIR]
 
 For each server in bench/servers/ and each fuzzer, a fresh work directory WORK holding the
 ground-truth file and the Unix socket that collects it (`ground_truth.py`); the server command is
@@ -111,11 +111,21 @@ def run_fuzzgate_on(server: str, budget: float, seed: str, work: Path, baseline:
         "blocked": blocked,
         "restarts": restarts,
         "reports": [_as_dict(r) for r in reports],
-        "findings": [
-            {k: f[k] for k in ("fingerprint", "kind", "name", "flaky", "baseline_state", "message", "count")}
-            for f in run.report["findings"]
-        ],
+        "work": str(work),
+        "containment": run.report.get("containment"),
+        "findings": [finding_facts(f) for f in run.report["findings"]],
         "score": s.to_json(),
+    }
+
+
+def finding_facts(finding: dict[str, Any]) -> dict[str, Any]:
+    """What the results keep of one report.json finding: enough to review it without the run's files."""
+    keys = ("fingerprint", "kind", "name", "flaky", "baseline_state", "message", "count", "replays", "reproduced")
+    return {
+        **{k: finding.get(k) for k in keys},
+        "unconfirmed": bool(finding.get("unconfirmed")),
+        "arguments": finding["repro"].get("arguments"),
+        "prefix_steps": len(finding["repro"].get("prefix") or ()),
     }
 
 
@@ -208,6 +218,7 @@ def main() -> None:
     p.add_argument("--seed", default=DEFAULT_SEED, help="fuzzgate's seed (a commit SHA)")
     p.add_argument("--mcp-fuzzer-seed", type=int, default=1)
     p.add_argument("--out", type=Path, default=RESULTS / "bugs.json")
+    p.add_argument("--work", type=Path, default=WORK / "bugs", help="run directories: DIR/SERVER/FUZZER")
     ns = p.parse_args()
     if ns.quick:
         ns.budget = 5.0
@@ -226,8 +237,9 @@ def main() -> None:
         fuzzers.remove("mcp-fuzzer")
     for server in ns.servers.split(","):
         for fuzzer in fuzzers:
-            work = fresh_dir(WORK / "bugs" / server / fuzzer)
+            work = fresh_dir(ns.work.resolve() / server / fuzzer)
             log(f"{fuzzer} on {server} for {ns.budget:g}s")
+            load_before = os.getloadavg()[0]  # the machine is shared: say how busy it was
             try:
                 if fuzzer == "fuzzgate":
                     run = run_fuzzgate_on(server, ns.budget, ns.seed, work)
@@ -237,6 +249,7 @@ def main() -> None:
                 result["errors"].append(f"{fuzzer} on {server}: {exc}")
                 log(f"  failed: {exc}")
                 continue
+            run.update(load_before=round(load_before, 2), load_after=round(os.getloadavg()[0], 2))
             sc = run["score"]
             log(
                 f"  triggered {len(sc['triggered'])}, reported {len(sc['reported'])}, "

@@ -28,7 +28,8 @@ WORK = BENCH / ".work"
 RESULTS = WORK / "results"
 SERVERS = BENCH / "servers"
 EXAMPLES = REPO / "examples" / "servers"
-MAIN_VENV = REPO / ".venv"
+# $BENCH_FUZZGATE_VENV runs another fuzzgate (a snapshot of one commit, while others edit src/).
+MAIN_VENV = Path(os.environ.get("BENCH_FUZZGATE_VENV", REPO / ".venv"))
 PYTHON = str(MAIN_VENV / "bin" / "python")
 FUZZGATE = str(MAIN_VENV / "bin" / "fuzzgate")
 # The workplace's sandbox, beside the checkout (../shared); $NETJAIL overrides.

@@ -32,6 +32,12 @@ def timebox_section(data: dict[str, Any] | None) -> list[str]:
     return section(data)
 
 
+def polite_section(data: dict[str, Any] | None) -> list[str]:
+    from polite import section  # bench/polite.py: the per-class tables of the bugs that answer politely
+
+    return section(data)
+
+
 def load(results: Path, name: str) -> dict[str, Any] | None:
     path = results / name
     return json.loads(path.read_text()) if path.exists() else None
@@ -384,24 +390,33 @@ def stability_section(st: dict[str, Any] | None) -> tuple[list[str], dict[str, A
 def realworld_section(rw: dict[str, Any] | None, reviews: dict[str, str]) -> list[str]:
     if not rw:
         return ["Not run."]
+    sandbox = rw["settings"].get("sandbox")
     out = [
         f"fuzzgate with its defaults, `--budget {rw['settings']['budget_s']:g}s --seed "
-        f"{rw['settings']['seed'][:10]}…`, every server inside `/work/shared/tools/netjail.sh` (loopback only; "
-        "read-only file system except the filesystem server's scratch directory).",
+        f"{rw['settings']['seed'][:10]}…`"
+        + (f" `--sandbox {sandbox}`: each server in fuzzgate's own containment (its *containment* line below), "
+           "and the whole `fuzzgate run` inside `/work/shared/tools/netjail.sh --rw WORK` (loopback only, the "
+           "file system read-only but for the run's directory; netjail cannot run inside fuzzgate's jail, so it "
+           "goes outside)." if sandbox else
+           ", every server inside `/work/shared/tools/netjail.sh` (loopback only; with `--rw DIR` the file "
+           "system read-only but for DIR)."),
         "",
-    ]
+    ]  # fmt: skip
     if rw.get("errors"):
         out += ["**Runs that failed:**", ""] + [f"- `{e[:1500]}`" for e in rw["errors"]] + [""]
     out += table(
         ["server", "version", "protocol", "tools fuzzed / blocked", "calls", "calls/s (run)", "calls/s (loop)",
-         "restarts", "findings"],
+         "restarts", "wall s", "findings"],
         [[s["package"], s["version"], s["protocol"], f"{sum(1 for e in s['entries'] if e[1] == 'fuzzed')} / "
           f"{sum(1 for e in s['entries'] if e[1] == 'blocked')}", f"{s['calls']:,}", fmt(s["run_rate"]),
-          fmt(s["loop_rate"]), s["restarts"], len(s["findings"])] for s in rw["servers"]],
+          fmt(s["loop_rate"]), s["restarts"], fmt(s["wall_s"]) if "wall_s" in s else "-", len(s["findings"])]
+         for s in rw["servers"]],
     )  # fmt: skip
     for s in rw["servers"]:
         blocked = [f"`{e[0]}` ({e[2]})" for e in s["entries"] if e[1] == "blocked"]
         out += ["", f"#### {s['package']} {s['version']}", "", f"Command: `{s['command']}`.", ""]
+        if s.get("containment"):
+            out += [f"Containment: {s['containment']}.", ""]
         if blocked:
             out += ["Blocked: " + "; ".join(blocked) + ".", ""]
         if not s["findings"]:
@@ -410,10 +425,17 @@ def realworld_section(rw: dict[str, Any] | None, reviews: dict[str, str]) -> lis
         rows = []
         for f in s["findings"]:
             key = f"{s['server']}/{f['tool']}/{f['kind']}"
-            review = reviews.get(key, "not reviewed")
-            rows.append([f["kind"], f["tool"], f"{f['reproduced']}" + (" flaky" if f["flaky"] else ""),
-                         f["message"][:140], "`" + json.dumps(f["arguments"])[:100] + "`", review])  # fmt: skip
-        out += table(["kind", "tool", "replays", "message", "repro arguments", "review"], rows)
+            signed = key + "/" + ",".join(f.get("signature") or [])
+            review = reviews.get(signed) or reviews.get(key, "not reviewed")
+            state = " flaky" if f["flaky"] else " unconfirmed" if f.get("unconfirmed") else ""
+            steps = [
+                *(f"{p['tool']}({json.dumps(p['arguments'])[:60]})" for p in f.get("prefix") or ()),
+                f"{f.get('repro_tool', f['tool'])}({json.dumps(f['arguments'])[:100]})",
+            ]
+            repro = " → ".join(steps[:3] + ([f"… {len(steps) - 4} more …", steps[-1]] if len(steps) > 4 else steps[3:]))
+            rows.append([f["kind"], f["tool"], f"{f['reproduced']}{state}", f["message"][:160], f"`{repro}`",
+                         review])  # fmt: skip
+        out += table(["kind", "tool", "replays", "message", "repro (calls in order)", "review"], rows)
     return out
 
 
@@ -546,6 +568,7 @@ def main() -> None:
         *realworld_section(rw, reviews),
         "",
         *timebox_section(load(ns.results, "timebox.json")),
+        *polite_section(load(ns.results, "polite.json")),
         "## How this was run",
         "",
         "```sh",
