@@ -42,11 +42,14 @@ async def shrink(
     `keep` at once. `repro` must reproduce."""
     left = tries
     steps = list(repro.prefix)
+    tried: set[int] = set()
+    """The prefix lengths already tried as suffixes: each try is a server start, none is repeated."""
     # The calls that matter are usually the last few: the shortest suffix that still reproduces
     # (lengths 1, 2, 4, ...) is found in a handful of tries, before ddmin works on what is left.
     length = 1
     while length < len(steps) and left > 0:
         left -= 1
+        tried.add(length)
         candidate = replace(repro, prefix=tuple(steps[-length:]))
         if await reproduces(candidate):
             repro = candidate
@@ -61,6 +64,9 @@ async def shrink(
         for start in range(0, len(steps), size):
             if left <= 0:
                 break
+            if start == 0 and len(steps) - size in tried and len(steps) == len(repro.prefix):
+                # Dropping the first chunk leaves a suffix the first pass already tried.
+                continue
             left -= 1
             candidate = replace(repro, prefix=tuple(steps[:start] + steps[start + size :]))
             if await reproduces(candidate):
@@ -69,6 +75,7 @@ async def shrink(
         if smaller is not None:
             repro = smaller
             steps = list(repro.prefix)
+            tried.clear()
             keep(repro)
             chunks = max(chunks - 1, 2)
         elif size <= 1:
@@ -89,11 +96,13 @@ async def _shrink_arguments(repro: Repro, reproduces: Reproduces, keep: Callable
                 return repro
             left -= 1
             fewer = {k: v for k, v in arguments.items() if k != key}
+            # Without a key the arguments may no longer fit the schema: they are not claimed valid
+            # (and a bug that needs valid input, such as an internal error, then does not shrink so).
             if position == len(repro.prefix):
-                candidate = replace(repro, arguments=fewer)
+                candidate = replace(repro, arguments=fewer, schema_valid=False)
             else:
                 steps = list(repro.prefix)
-                steps[position] = replace(steps[position], arguments=fewer)
+                steps[position] = replace(steps[position], arguments=fewer, schema_valid=False)
                 candidate = replace(repro, prefix=tuple(steps))
             if await reproduces(candidate):
                 repro = candidate

@@ -85,8 +85,10 @@ def test_argument_shrinking_drops_only_keys_not_needed() -> None:
             return bool(base) and any(s.tool == "create" and "name" in s.arguments for s in repro.prefix)
 
     result, _ = _shrink(_repro((A, C)), NeedsName("create", "close"))
-    assert result.prefix == (Step("create", {"name": "a"}), Step("close", {}))
+    assert [(step.tool, step.arguments) for step in result.prefix] == [("create", {"name": "a"}), ("close", {})]
     assert result.arguments == {"id": 1}
+    # A step that lost a key is no longer claimed valid for its schema.
+    assert [step.schema_valid for step in result.prefix] == [False, False]
 
 
 def test_every_smaller_repro_is_kept_at_once_and_the_last_is_the_result() -> None:
