@@ -9,6 +9,8 @@ from xml.etree import ElementTree
 
 import pytest
 
+from fuzzgate.findings import Surface
+from fuzzgate.report.junit import case_name
 from tests.e2e.conftest import SERVERS, CliRun, fuzzgate, stdio_target
 
 pytestmark = pytest.mark.e2e
@@ -106,7 +108,9 @@ def test_flaky_crash_never_fails_the_gate(buggy_run: tuple[CliRun, Path]) -> Non
     assert alerted == {f["fingerprint"] for f in findings if not f["flaky"]}
     cases = ElementTree.parse(run.out / "junit.xml").getroot().iter("testcase")
     failing = {case.get("name") for case in cases if case.find("failure") is not None}
-    assert failing == {f["name"] for f in findings if not f["flaky"] and f["severity"] != "low"}
+    gating = [f for f in findings if not f["flaky"] and f["severity"] != "low"]
+    # A server-wide finding's test case is named after its surface too ("server transport").
+    assert failing == {case_name(Surface(f["surface"]), f["name"]) for f in gating}
 
 
 def test_secrets_are_redacted(buggy_run: tuple[CliRun, Path]) -> None:
@@ -133,7 +137,10 @@ def test_trace_records_every_call(buggy_run: tuple[CliRun, Path]) -> None:
         record = json.loads(line)
         per_tool.setdefault(record["tool"], []).append(record["case"])
     for tool, cases in per_tool.items():
-        assert sorted(cases) == list(range(len(cases)))
+        # Each case at most once. A case may be missing: one holding a lone surrogate that was
+        # already sent for that field, or once the server is known to drop such requests, is not
+        # sent again (each costs a timeout).
+        assert len(set(cases)) == len(cases)
         assert run.report["cases_per_tool"][tool] == len(cases)
 
 

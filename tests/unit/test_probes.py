@@ -13,6 +13,8 @@ from fuzzgate.generate.probes import (
     ESCAPE_PREFIX,
     INJECTION_PREFIX,
     OUTSIDE,
+    PROBE_EVERY,
+    PROBES_AFTER,
     ProbeClass,
     place,
     probe_cases,
@@ -47,7 +49,7 @@ def test_probe_slot_is_a_bijection_onto_probes_then_regular_cases(probes: int, c
     slots = [probe_slot(index, probes) for index in range(cases)]
     probe_positions = [position for is_probe, position in slots if is_probe]
     regular_positions = [position for is_probe, position in slots if not is_probe]
-    sent = min(probes, cases // 2)
+    sent = min(probes, max(0, cases - PROBES_AFTER) // PROBE_EVERY)
     # Each probe once, in order, and the regular cases numbered without a gap or a repeat.
     assert probe_positions == list(range(sent))
     assert regular_positions == list(range(cases - sent))
@@ -57,10 +59,13 @@ def test_probe_slot_is_a_bijection_onto_probes_then_regular_cases(probes: int, c
 
 
 @given(probes=st.integers(1, 40))
-def test_probes_go_every_other_case_until_all_are_sent(probes: int) -> None:
-    slots = [probe_slot(index, probes) for index in range(2 * probes + 5)]
-    assert [is_probe for is_probe, _ in slots[: 2 * probes]] == [False, True] * probes
-    assert not any(is_probe for is_probe, _ in slots[2 * probes :])
+def test_probes_go_every_third_case_after_the_first_ones_until_all_are_sent(probes: int) -> None:
+    end = PROBES_AFTER + PROBE_EVERY * probes
+    slots = [probe_slot(index, probes) for index in range(end + 5)]
+    assert not any(is_probe for is_probe, _ in slots[:PROBES_AFTER])
+    pattern = [False] * (PROBE_EVERY - 1) + [True]
+    assert [is_probe for is_probe, _ in slots[PROBES_AFTER:end]] == pattern * probes
+    assert not any(is_probe for is_probe, _ in slots[end:])
 
 
 def test_probes_go_only_to_free_string_fields() -> None:

@@ -124,13 +124,25 @@ def probe_cases(
     return cases
 
 
+PROBES_AFTER = 4
+"""A tool's first cases stay regular ones (its example and first boundary values)."""
+PROBE_EVERY = 3
+"""After them, every third case is the next probe until each was sent once."""
+
+
 def probe_slot(index: int, probes: int) -> tuple[bool, int]:
-    """Case `index` of a tool with `probes` probes: every other case is the next probe until they
-    are all sent (the first case stays the tool's first regular one). Returns (is_probe, position
+    """Case `index` of a tool with `probes` probes: the first `PROBES_AFTER` cases are regular, then
+    every `PROBE_EVERY`-th case is the next probe until they are all sent, so the regular stream (a
+    tool's own examples and boundaries) is slowed by a third, not halved. Returns (is_probe, position
     among probes or among regular cases)."""
-    if index % 2 == 1 and index // 2 < probes:
-        return True, index // 2
-    return False, index - min(probes, (index + 1) // 2)
+    if index < PROBES_AFTER:
+        return False, index
+    j = index - PROBES_AFTER
+    before = j // PROBE_EVERY
+    """Probe slots before this one."""
+    if j % PROBE_EVERY == PROBE_EVERY - 1 and before < probes:
+        return True, before
+    return False, index - min(probes, before)
 
 
 def place(value: Any, outside: str) -> Any:
