@@ -42,7 +42,7 @@ from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
 from fuzzgate.outcome import AfterTimeout, OutcomeStatus
 from fuzzgate.plan import Scheduler, ToolPlan, select
 from fuzzgate.results import Status, SurfaceEntry, TargetSummary
-from fuzzgate.sequence import MAX_PREFIX_STEPS
+from fuzzgate.sequence import HISTORY_STEPS, prefix_of
 from fuzzgate.steps import send_step
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.containment import Containment, contain
@@ -186,6 +186,8 @@ class Engine:
         self._durations: dict[str, float] = {}
         """The longest call seen per fingerprint, for the verification estimate."""
         self._unseen_baseline = 0
+        self._read_only: set[str] = set()
+        """Tools annotated read-only: a repro keeps their calls only among the most recent."""
         self._surrogates_sent: set[tuple[str, str]] = set()
         self._surrogates_dropped = False
         self.verifier = Verifier(config, self.oracles, self.canaries, self.connector)
@@ -262,6 +264,7 @@ class Engine:
                 except TimeoutError:
                     raise TargetError("listing the server's tools did not finish within the budget") from None
                 box.mark("discovery")
+                self._read_only = {tool.name for tool in inventory.tools if tool.read_only_hint}
                 generation_s = min(DEFAULT_TIMEOUT_S, max(1.0, GENERATION_SHARE * config.budget_s))
                 selection = select(
                     inventory,
@@ -383,15 +386,15 @@ class Engine:
             self._in_flight.add(pending)
             for other in self._in_flight:
                 other.peak = max(other.peak, len(self._in_flight))
-            history = list(connection.history[-MAX_PREFIX_STEPS:])
+            history = prefix_of(connection.history, self._read_only)
             try:
                 step = await send_step(connection, config, plan.info.name, case.arguments)
             finally:
                 self._in_flight.discard(pending)
             outcome = replace(step.outcome, concurrent=pending.peak)
             connection.history.append(Step(plan.info.name, step.arguments, case.schema_valid))
-            if len(connection.history) > 2 * MAX_PREFIX_STEPS:
-                del connection.history[:-MAX_PREFIX_STEPS]
+            if len(connection.history) > 2 * HISTORY_STEPS:
+                del connection.history[:-HISTORY_STEPS]
             self.calls += 1
             plan.calls += 1
             scheduler.record(plan, outcome.duration_s)
@@ -404,7 +407,7 @@ class Engine:
                 arguments=step.arguments,
                 transport=connection.transport,
                 schema_valid=case.schema_valid,
-                prefix=tuple(history),
+                prefix=history,
                 workspace=str(layer.outside) if layer is not None else None,
             )
             for observation in observations:

@@ -14,13 +14,16 @@ repro as soon as it is found: a deadline leaves the smallest one found so far.
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import replace
 
 from fuzzgate.findings import Repro, Step
 
-MAX_PREFIX_STEPS = 100
-"""A repro keeps at most the last this many calls before the failing one."""
+RECENT_STEPS = 100
+"""A repro keeps every one of the last this many calls before the failing one ..."""
+HISTORY_STEPS = 1000
+"""... and, of the calls before them (at most this many in all), those to tools that may change
+state (not annotated read-only): a use after delete needs the create that came 500 calls earlier."""
 MAX_SHRINK_TRIES = 24
 
 Reproduces = Callable[[Repro], Awaitable[bool | None]]
@@ -31,8 +34,16 @@ def alone(repro: Repro) -> Repro:
     return replace(repro, prefix=())
 
 
-def with_prefix(repro: Repro, history: list[Step]) -> Repro:
-    return replace(repro, prefix=tuple(history[-MAX_PREFIX_STEPS:]))
+def prefix_of(history: Sequence[Step], read_only: Collection[str] = ()) -> tuple[Step, ...]:
+    """The calls a repro keeps of `history` (oldest first): the last `RECENT_STEPS`, and before them
+    those to tools not in `read_only`, at most `HISTORY_STEPS` in all."""
+    recent = list(history[-RECENT_STEPS:])
+    earlier = [step for step in history[-HISTORY_STEPS:-RECENT_STEPS] if step.tool not in read_only]
+    return (*earlier, *recent)
+
+
+def with_prefix(repro: Repro, history: Sequence[Step], read_only: Collection[str] = ()) -> Repro:
+    return replace(repro, prefix=prefix_of(history, read_only))
 
 
 async def shrink(

@@ -133,9 +133,15 @@ def test_a_single_call_is_not_shrunk() -> None:
 def test_alone_and_with_prefix() -> None:
     repro = _repro((A, B))
     assert sequence.alone(repro) == _repro()
-    history = [Step("t", {"i": i}) for i in range(sequence.MAX_PREFIX_STEPS + 5)]
+    history = [Step("t", {"i": i}) for i in range(sequence.RECENT_STEPS + 5)]
     prefix = sequence.with_prefix(_repro(), history).prefix
-    assert len(prefix) == sequence.MAX_PREFIX_STEPS and prefix[-1] == history[-1]
+    assert prefix == tuple(history)
+    # Beyond the recent calls, only those to tools that may change state, up to HISTORY_STEPS in all.
+    long = [Step("read" if i % 2 else "write", {"i": i}) for i in range(3 * sequence.HISTORY_STEPS)]
+    prefix = sequence.prefix_of(long, read_only={"read"})
+    assert prefix[-sequence.RECENT_STEPS :] == tuple(long[-sequence.RECENT_STEPS :])
+    assert {s.tool for s in prefix[: -sequence.RECENT_STEPS]} == {"write"}
+    assert prefix[0] == long[-sequence.HISTORY_STEPS] and len(prefix) < sequence.HISTORY_STEPS
 
 
 def test_repro_json_round_trip_with_a_sequence() -> None:
