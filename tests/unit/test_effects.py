@@ -193,3 +193,22 @@ def test_an_effect_under_a_directory_an_argument_names_is_that_arguments() -> No
     assert _seen(_observe({"ref": "main", "repo_path": "/w/outside/rep"}, effects)) == [
         (Kind.SCOPE_ESCAPE, ("write", UNKNOWN_FIELD))
     ]
+
+
+def test_an_option_probe_a_command_rejects_as_unknown_is_an_injection() -> None:
+    probe = _probe("ref", "--output=")
+    assert probe.marker is not None
+    value = probe.value.replace("@@FUZZGATE_OUTSIDE@@", "/w/s1/outside")
+    reply = f"error: unknown option `{value[2:]}'\nusage: git checkout [<options>] <branch>"
+    outcome = CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text=reply, payload=reply)
+    (obs,) = _oracles().observe_call(CallContext("git_checkout", {"ref": value}, True, outcome))
+    assert (obs.kind, obs.signature) == (Kind.INJECTION, ("option", "ref"))
+    assert "unknown option" in obs.message
+
+
+def test_an_echoed_option_probe_or_an_unrelated_unknown_option_is_nothing() -> None:
+    probe = _probe("ref", "--output=")
+    value = probe.value.replace("@@FUZZGATE_OUTSIDE@@", "/w/s1/outside")
+    for reply in (value, f"echo: {value}", "error: unknown option `--verbose'"):
+        outcome = CallOutcome(OutcomeStatus.OK, 0.01, text=reply, payload=reply)
+        assert _oracles().observe_call(CallContext("echo", {"ref": value}, True, outcome)) == []

@@ -204,3 +204,34 @@ def canary_read_observations(
             if signature not in found:
                 found[signature] = Observation(Kind.SCOPE_ESCAPE, redact.text(message), signature, Details(error=None))
     return list(found.values())
+
+
+_REJECTED_OPTION = re.compile(
+    r"\b(?:unknown|unrecognized|unrecognised|invalid|illegal|unsupported|bad)\s+(?:option|switch|flag)\b", re.IGNORECASE
+)
+
+
+@check(order=55)
+def rejected_option(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
+    """A command line rejected an option probe as an unknown option, quoting it: the argument
+    reached the command as an option, though this one wrote nothing (git's `checkout` has no
+    `--output`). The server put client input where options go; another option would have run."""
+    if not ctx.replied:
+        return
+    reply = "\n".join(filter(None, (ctx.outcome.text, ctx.outcome.stderr)))
+    if not reply or not _REJECTED_OPTION.search(reply):
+        return
+    lines = [line for line in reply.splitlines() if _REJECTED_OPTION.search(line)]
+    for field, value in ctx.arguments.items():
+        if not isinstance(value, str) or not value.lstrip().startswith("-"):
+            continue
+        marker = re.search(rf"{re.escape(INJECTION_PREFIX)}[0-9a-f]+", value)
+        quoted = next((line for line in lines if marker and marker.group(0) in line), None)
+        if marker is None or quoted is None:
+            continue
+        message = (
+            f"passed argument `{field}` = {_shown(value, env.redact)} to a command line as an option: "
+            f"it answered {_shown(quoted.strip(), env.redact)}"
+        )
+        yield Observation(Kind.INJECTION, env.redact.text(message), (ProbeClass.OPTION.value, str(field)), Details())
+        return
