@@ -212,3 +212,16 @@ def test_an_echoed_option_probe_or_an_unrelated_unknown_option_is_nothing() -> N
     for reply in (value, f"echo: {value}", "error: unknown option `--verbose'"):
         outcome = CallOutcome(OutcomeStatus.OK, 0.01, text=reply, payload=reply)
         assert _oracles().observe_call(CallContext("echo", {"ref": value}, True, outcome)) == []
+
+
+def test_time_a_call_asked_for_is_not_slowness() -> None:
+    oracles = Oracles(slow_s=2.0, scanner=SecretScanner([], {}), redact=Redactor([]))
+    outcome = CallOutcome(OutcomeStatus.OK, 10.2, text="done", payload="done")
+
+    def kinds(arguments: dict[str, Any]) -> list[Kind]:
+        return [o.kind for o in oracles.observe_call(CallContext("op", arguments, True, outcome))]
+
+    assert kinds({"duration": 10, "steps": 5}) == []
+    assert kinds({"delay_ms": 10_000}) == []
+    assert kinds({"depth": 8}) == [Kind.SLOW]
+    assert kinds({"duration": 0, "mode": "wait"}) == [Kind.SLOW]
