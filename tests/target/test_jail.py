@@ -272,7 +272,11 @@ def test_a_tmp_that_cannot_be_overlaid_is_an_empty_tmpfs(workspace: Workspace, a
     scratch = f"/tmp/{host_tmp.name}.scratch"
     layer = workspace.layer()
     code = f"print(json.dumps([os.listdir('/tmp'), write({scratch!r}), oct(os.stat('/tmp').st_mode)]))"
-    command, args = jailed(sys.executable, ["-c", PRELUDE + code], layer, scope=workspace.scope)
+    # The base interpreter, not a virtualenv's: a checkout (and its venv) under /tmp is hidden by
+    # the empty tmpfs, which is the point of the test. The code needs only the standard library.
+    python = os.path.realpath(sys.executable)
+    assert not python.startswith("/tmp/"), python
+    command, args = jailed(python, ["-I", "-c", PRELUDE + code], layer, scope=workspace.scope)
     setup = (
         f"cd {stack} && mount -t overlay o -o lowerdir=/tmp,upperdir=u1,workdir=w1 m1"
         f" && mount -t overlay o -o lowerdir=m1,upperdir=u2,workdir=w2 /tmp"
