@@ -65,16 +65,20 @@ def test_streamable_http(tmp_path: Path, http_server: tuple[str, Path]) -> None:
     assert not list(markers.iterdir())
 
 
-_WORKSPACE = re.compile(r"/[^\"]*?/fuzzgate-[a-z0-9_]+/s\d+/outside")
-"""The directory outside the scope a probe names: each server start's own (docs/sandbox.md)."""
+_LONE_SURROGATE = re.compile(r"\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}")
+"""A lone surrogate escape in JSON text (not half of a pair)."""
 
 
 def _requests(trace: Path) -> dict[str, list[str]]:
     per_tool: dict[str, list[tuple[int, str]]] = {}
     for line in trace.read_text().splitlines():
         record = json.loads(line)
-        # The same requests, up to the workspace directory a probe's path lies in.
-        sent = _WORKSPACE.sub("<outside>", json.dumps(record["arguments"], sort_keys=True))
+        sent = json.dumps(record["arguments"], sort_keys=True)
+        if _LONE_SURROGATE.search(sent):
+            # Once the server is seen dropping such requests the rest are not sent (each costs a
+            # timeout): with several calls in flight, which ones that skips depends on timing
+            # (docs/determinism: the one documented exception).
+            continue
         per_tool.setdefault(record["tool"], []).append((record["case"], sent))
     return {tool: [args for _, args in sorted(items)] for tool, items in per_tool.items()}
 
@@ -90,8 +94,8 @@ def test_same_seed_same_requests_whatever_the_concurrency(tmp_path: Path) -> Non
         assert run.code == 0, run.stdout + run.stderr
         traces.append(_requests(trace))
     assert traces[0] == traces[1] == traces[2]
-    assert all(len(cases) == 25 for cases in traces[0].values())
-    assert any("<outside>" in sent for cases in traces[0].values() for sent in cases), "no probe was compared"
+    assert all(len(cases) >= 20 for cases in traces[0].values())
+    assert any("@@FUZZGATE_OUTSIDE@@" in sent for cases in traces[0].values() for sent in cases), "no probe"
     other = tmp_path / "other.jsonl"
     fuzzgate(
         "run", *stdio_target("clean_server.py"), "--seed", "78", "--cases", "25", "--budget", "5m",
