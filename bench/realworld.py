@@ -6,7 +6,7 @@
 fuzzgate contains every server it starts (a throwaway layer of its scope, canaries in a watched
 directory around it, and, where namespaces work, a jail with only its own loopback); `--sandbox`
 is passed through (default `required`, so a run never silently falls back). The whole `fuzzgate
-run` also runs inside /work/shared/tools/netjail.sh `--rw WORK` (loopback only, the file system
+run` also runs inside ../shared/tools/netjail.sh `--rw WORK` (loopback only, the file system
 read-only but for the run's directory WORK), so a server that could reach the network never does,
 even with `--sandbox off`. netjail goes outside fuzzgate, not around the server command: inside
 fuzzgate's jail netjail cannot start (`unshare: mount /proc failed: Operation not permitted`; the

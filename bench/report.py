@@ -26,6 +26,13 @@ BENCH = Path(__file__).resolve().parent
 FUZZERS = ("fuzzgate", "mcp-fuzzer")
 
 
+
+
+def _portable(text: str) -> str:
+    """`text` with this machine's paths said relative to the repository (and ../shared beside it)."""
+    root = str(Path(__file__).resolve().parents[1])
+    return text.replace(str(Path(root).parent / "shared"), "../shared").replace(root + "/", "")
+
 def timebox_section(data: dict[str, Any] | None) -> list[str]:
     from timebox import section  # bench/timebox.py: its table, kept next to the measurement
 
@@ -395,10 +402,10 @@ def realworld_section(rw: dict[str, Any] | None, reviews: dict[str, str]) -> lis
         f"fuzzgate with its defaults, `--budget {rw['settings']['budget_s']:g}s --seed "
         f"{rw['settings']['seed'][:10]}…`"
         + (f" `--sandbox {sandbox}`: each server in fuzzgate's own containment (its *containment* line below), "
-           "and the whole `fuzzgate run` inside `/work/shared/tools/netjail.sh --rw WORK` (loopback only, the "
+           "and the whole `fuzzgate run` inside `../shared/tools/netjail.sh --rw WORK` (loopback only, the "
            "file system read-only but for the run's directory; netjail cannot run inside fuzzgate's jail, so it "
            "goes outside)." if sandbox else
-           ", every server inside `/work/shared/tools/netjail.sh` (loopback only; with `--rw DIR` the file "
+           ", every server inside `../shared/tools/netjail.sh` (loopback only; with `--rw DIR` the file "
            "system read-only but for DIR)."),
         "",
     ]  # fmt: skip
@@ -414,9 +421,9 @@ def realworld_section(rw: dict[str, Any] | None, reviews: dict[str, str]) -> lis
     )  # fmt: skip
     for s in rw["servers"]:
         blocked = [f"`{e[0]}` ({e[2]})" for e in s["entries"] if e[1] == "blocked"]
-        out += ["", f"#### {s['package']} {s['version']}", "", f"Command: `{s['command']}`.", ""]
+        out += ["", f"#### {s['package']} {s['version']}", "", f"Command: `{_portable(s['command'])}`.", ""]
         if s.get("containment"):
-            out += [f"Containment: {s['containment']}.", ""]
+            out += [f"Containment: {_portable(s['containment'])}.", ""]
         if blocked:
             out += ["Blocked: " + "; ".join(blocked) + ".", ""]
         if not s["findings"]:
