@@ -21,7 +21,6 @@ from anyio.abc import TaskStatus
 
 from fuzzgate.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
 from fuzzgate.check import Oracles, has_lone_surrogate
-from fuzzgate.check.registry import CallContext
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.model import Config, TargetKind
 from fuzzgate.discover import Inventory, ToolInfo, discover
@@ -43,7 +42,7 @@ from fuzzgate.outcome import AfterTimeout, OutcomeStatus
 from fuzzgate.plan import Scheduler, ToolPlan, select
 from fuzzgate.results import Status, SurfaceEntry, TargetSummary
 from fuzzgate.sequence import HISTORY_STEPS, prefix_of
-from fuzzgate.steps import send_step
+from fuzzgate.steps import observe, send_step
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.containment import Containment, contain
 from fuzzgate.triage import FindingSet
@@ -398,8 +397,7 @@ class Engine:
             self.calls += 1
             plan.calls += 1
             scheduler.record(plan, outcome.duration_s)
-            context = CallContext(plan.info.name, step.arguments, case.schema_valid, outcome, step.effects)
-            observations = self.oracles.observe_call(context)
+            observations = observe(self.oracles, plan.info.name, case.schema_valid, step, outcome)
             layer = connection.layer
             repro = Repro(
                 seed=self.seed,
