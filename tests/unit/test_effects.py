@@ -225,3 +225,10 @@ def test_time_a_call_asked_for_is_not_slowness() -> None:
     assert kinds({"delay_ms": 10_000}) == []
     assert kinds({"depth": 8}) == [Kind.SLOW]
     assert kinds({"duration": 0, "mode": "wait"}) == [Kind.SLOW]
+
+
+def test_a_name_the_server_made_under_a_path_that_climbs_out_is_that_arguments() -> None:
+    effects = (Effect("created", ".git", None, "/w/s1/outside/.git"), Effect("created", ".git/HEAD"))
+    assert _seen(_observe({"ref": "main", "repo_path": "../.."}, effects)) == [
+        (Kind.SCOPE_ESCAPE, ("write", "repo_path"))
+    ]

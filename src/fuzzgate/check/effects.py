@@ -93,6 +93,10 @@ def _field_leading_to(arguments: Mapping[str, Any], effect: Effect) -> str:
         field = _field_naming(arguments, part)
         if field != UNKNOWN_FIELD:
             return field
+    # A server creating its own names under a path that climbs out (`git init ../..` makes `.git`).
+    for name, value in arguments.items():
+        if isinstance(value, str) and ".." in value.replace("\\", "/").split("/"):
+            return str(name)
     return UNKNOWN_FIELD
 
 
