@@ -85,12 +85,12 @@ def test_a_created_escape_probe_path_is_a_scope_escape_on_the_probed_field() -> 
 def test_a_changed_or_deleted_canary_is_a_write_scope_escape_and_the_message_names_the_canary() -> None:
     effects = (Effect("changed", ".env", "env"), Effect("deleted", "fuzzgate-canary.txt", "file"))
     observed = _observe({"path": "../../.env", "ref": "main"}, effects)
-    assert _seen(observed) == [
-        (Kind.SCOPE_ESCAPE, ("write", "path")),
-        (Kind.SCOPE_ESCAPE, ("write", UNKNOWN_FIELD)),
-    ]
+    # Both through the argument that climbs out of the scope: one bug.
+    assert _seen(observed) == [(Kind.SCOPE_ESCAPE, ("write", "path"))]
     assert "changed the env canary" in observed[0].message
-    assert "deleted the file canary" in observed[1].message
+    observed = _observe({"path": "notes/a.md", "ref": "main"}, effects)
+    assert _seen(observed) == [(Kind.SCOPE_ESCAPE, ("write", UNKNOWN_FIELD))]
+    assert "changed the env canary" in observed[0].message
 
 
 def test_an_unknown_created_path_names_the_argument_that_mentions_it_else_none() -> None:
