@@ -230,7 +230,8 @@ class Engine:
             result = await self._run(baseline)
         finally:
             if self.containment is not None:
-                await anyio.to_thread.run_sync(self.containment.close)
+                # Not awaited: a cancelled run (SIGINT, SIGTERM) must still remove its workspace.
+                self.containment.close()
         summary = self.containment.summary if self.containment is not None else None
         return replace(result, containment=summary)
 

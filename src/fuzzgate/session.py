@@ -68,7 +68,8 @@ async def contained(config: Config, seed: int) -> AsyncIterator[Contained]:
         yield Contained(connector, oracles, canaries)
     finally:
         if containment is not None:
-            await anyio.to_thread.run_sync(containment.close)
+            # Not awaited: a cancelled replay (SIGINT, SIGTERM) must still remove its workspace.
+            containment.close()
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@ report, and exits 143 or 130 (128 + the signal), with no traceback."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
@@ -24,10 +25,13 @@ def test_a_signal_stops_the_run_with_its_exit_code(tmp_path: Path, signum: int, 
     shutil.copy(SERVERS / "clean_server.py", script)
     shutil.copy(SERVERS / "_serve.py", tmp_path / "_serve.py")
     trace = tmp_path / "trace.jsonl"
+    workdir = tmp_path.parent / f"{tmp_path.name}-workspaces"
+    workdir.mkdir()
     proc = subprocess.Popen(
         [sys.executable, "-m", "fuzzgate", "run", "--command", sys.executable, f"--arg={script}",
          "--budget", "5m", "--seed", "1", "--out", str(tmp_path / "out"), "--trace", str(trace)],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "FUZZGATE_WORKDIR": str(workdir)},
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120
@@ -44,6 +48,7 @@ def test_a_signal_stops_the_run_with_its_exit_code(tmp_path: Path, signum: int, 
     assert "Traceback" not in stderr and "Exception ignored" not in stderr
     out = tmp_path / "out"
     assert not out.exists() or not any(out.iterdir()), "an interrupted run writes no output"
+    assert list(workdir.iterdir()) == [], "an interrupted run leaves no workspace behind"
     deadline = time.monotonic() + 10
     while _processes_running(str(script)) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -254,8 +254,9 @@ async def open_connection(
             yield connection
     finally:
         if layer is not None:
-            # The server and everything it started are gone by now: its layer can go too.
-            await anyio.to_thread.run_sync(layer.close)
+            # The server and everything it started are gone by now: its layer can go too (not
+            # awaited, so a cancelled run removes it as well).
+            layer.close()
 
 
 @asynccontextmanager
