@@ -4,7 +4,8 @@ A bug can need earlier calls (a double delete, a use after close, a request the 
 answered that kills it on the next one). Fuzzing records every call a server received since it
 started; a finding's repro carries them as its `prefix`. Confirmation first sends the failing call
 alone (most bugs need nothing more), then the whole sequence; a sequence that reproduces is shrunk:
-first to its shortest reproducing suffix (1, 2, 4, ... calls), then as delta debugging does
+first (for a long one) to the calls sharing a value with the failing one, then to its shortest
+reproducing suffix (1, 2, 4, ... calls), then as delta debugging does
 (Zeller's ddmin: drop chunks of steps, halving the chunk size when none can go), then its
 arguments (drop one key of one step at a time), keeping whatever still gives the same fingerprint.
 Every try is one fresh server, so shrinking takes a bounded number of tries and keeps each smaller
@@ -13,6 +14,7 @@ repro as soon as it is found: a deadline leaves the smallest one found so far.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import replace
@@ -53,6 +55,16 @@ async def shrink(
     `keep` at once. `repro` must reproduce."""
     left = tries
     steps = list(repro.prefix)
+    related = [step for step in steps if _shares_a_value(step.arguments, repro.arguments)]
+    if 0 < len(related) < len(steps) // 4:
+        # A long sequence whose cause lies far back (`git_init("a")` 500 calls before `git_diff` in
+        # repository "a"): first the calls that share a value with the failing one.
+        left -= 1
+        candidate = replace(repro, prefix=tuple(related))
+        if await reproduces(candidate):
+            repro = candidate
+            steps = list(repro.prefix)
+            keep(repro)
     tried: set[int] = set()
     """The prefix lengths already tried as suffixes: each try is a server start, none is repeated."""
     # The calls that matter are usually the last few: the shortest suffix that still reproduces
@@ -94,6 +106,21 @@ async def shrink(
         else:
             chunks = min(len(steps), chunks * 2)
     return await _shrink_arguments(repro, reproduces, keep, left)
+
+
+def _scalars(value: object) -> set[str]:
+    """The strings and numbers in a JSON value, as JSON text (so 1 and "1" differ)."""
+    if isinstance(value, dict):
+        return {text for item in value.values() for text in _scalars(item)}
+    if isinstance(value, list):
+        return {text for item in value for text in _scalars(item)}
+    if isinstance(value, bool) or value is None:
+        return set()
+    return {json.dumps(value)} if isinstance(value, str | int | float) else set()
+
+
+def _shares_a_value(arguments: dict[str, object], failing: dict[str, object]) -> bool:
+    return bool(_scalars(arguments) & _scalars(failing))
 
 
 async def _shrink_arguments(repro: Repro, reproduces: Reproduces, keep: Callable[[Repro], None], left: int) -> Repro:

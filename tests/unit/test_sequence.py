@@ -273,3 +273,15 @@ def test_replays_after_the_search_see_the_repro_with_its_workspace(monkeypatch: 
     result, _ = _verify(monkeypatch, _finding(original), Oracle("close"), replays=1)
     (confirmed,) = result.findings
     assert confirmed.repro.workspace == "/w/s1/outside" and [s.tool for s in confirmed.repro.prefix] == ["close"]
+
+
+def test_a_long_sequence_tries_the_calls_sharing_a_value_with_the_failing_one_first() -> None:
+    # `git_diff` in repository "a" needs the `git_init("a")` made long before.
+    init = Step("init", {"repo_path": "a"})
+    noise = [Step("status", {"repo_path": f"r{i}"}) for i in range(60)]
+    repro = _repro((init, *noise), arguments={"id": 1, "repo_path": "a"})
+    oracle = Oracle("init")
+    result, kept = _shrink(repro, oracle)
+    assert oracle.tried[0].prefix == (init,), "the related calls come first"
+    assert result.prefix[0].tool == "init" and len(result.prefix) == 1
+    assert kept[0].prefix == (init,)
