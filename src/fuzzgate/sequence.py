@@ -44,9 +44,6 @@ def prefix_of(history: Sequence[Step], read_only: Collection[str] = ()) -> tuple
     return (*earlier, *recent)
 
 
-def with_prefix(repro: Repro, history: Sequence[Step], read_only: Collection[str] = ()) -> Repro:
-    return replace(repro, prefix=prefix_of(history, read_only))
-
 
 async def shrink(
     repro: Repro, reproduces: Reproduces, keep: Callable[[Repro], None], tries: int = MAX_SHRINK_TRIES

@@ -12,7 +12,7 @@ from typing import Any
 from fuzzgate.check import CallContext, Observation, Oracles, has_lone_surrogate
 from fuzzgate.check.effects import Effect, effects_of
 from fuzzgate.config.model import Config
-from fuzzgate.generate.probes import OUTSIDE, substitute
+from fuzzgate.generate.probes import place, substitute
 from fuzzgate.outcome import CallOutcome
 from fuzzgate.target.connection import Connection, call_and_follow
 
@@ -41,7 +41,7 @@ def placed(connection: Connection, arguments: dict[str, Any], written_for: str |
     if layer is None:
         return arguments
     outside = str(layer.outside)
-    value = substitute(arguments, OUTSIDE, outside)
+    value = place(arguments, outside)
     if written_for and written_for != outside:
         value = substitute(value, written_for, outside)
     result: dict[str, Any] = value

@@ -130,12 +130,11 @@ def test_a_single_call_is_not_shrunk() -> None:
     assert result == _repro() and kept == [] and oracle.tried == []
 
 
-def test_alone_and_with_prefix() -> None:
+def test_alone_and_prefix_of() -> None:
     repro = _repro((A, B))
     assert sequence.alone(repro) == _repro()
     history = [Step("t", {"i": i}) for i in range(sequence.RECENT_STEPS + 5)]
-    prefix = sequence.with_prefix(_repro(), history).prefix
-    assert prefix == tuple(history)
+    assert sequence.prefix_of(history) == tuple(history)
     # Beyond the recent calls, only those to tools that may change state, up to HISTORY_STEPS in all.
     long = [Step("read" if i % 2 else "write", {"i": i}) for i in range(3 * sequence.HISTORY_STEPS)]
     prefix = sequence.prefix_of(long, read_only={"read"})

@@ -89,4 +89,8 @@ def contain(config: Config, seed: int) -> Containment | None:
         summary = f'not sandboxed (sandbox = "off"): scope {shown} copied for the server; {NOT_OBSERVED}'
     else:
         summary = f"not sandboxed ({reason}): scope {shown} copied for the server; {NOT_OBSERVED}"
+    if not any(workspace.cwd.is_relative_to(directory) for directory in workspace.scope):
+        # `scope = [...]` without the working directory: the server runs in the original one
+        # (read-only in the sandbox), and what it writes there is neither protected nor watched.
+        summary += f"; its working directory {workspace.cwd} is outside the scope: it runs there as is"
     return Containment(workspace, scope, jail, http, summary)

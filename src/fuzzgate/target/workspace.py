@@ -5,8 +5,8 @@ on the user's files themselves. Each server start gets a `Layer`, laid out as
 
     <root>/s<N>/outside/                       watched: canaries at the top, and
     <root>/s<N>/outside/scope/<i>-<name>/      each scope dir, as the server sees it
-    <root>/s<N>/home/  <root>/s<N>/tmp/        the server's HOME and /tmp (not watched)
-    <root>/s<N>/jail/                          the sandbox's overlay upper and work dirs
+    <root>/s<N>/home/                          the server's HOME (not watched)
+    <root>/s<N>/jail/                          the sandbox's overlay upper and work dirs (/tmp's too)
 
 so that `..` from a scope dir lands in the watched area. With the sandbox (`isolate=True`) the
 scope dirs are overlays of the originals that `jail` mounts; without it each layer holds a copy
@@ -218,7 +218,6 @@ class Layer:
         self.isolated = workspace.isolate
         self.outside = directory / "outside"
         self.home = directory / "home"
-        self.tmp = directory / "tmp"
         self.canaries = workspace.canaries
         directory.mkdir()
         try:
@@ -235,7 +234,6 @@ class Layer:
                     copy_scope(str(original), str(mapped), skip=(str(workspace.root),))
                 self.scope_map[original] = mapped
             self.home.mkdir()
-            self.tmp.mkdir()
         except ScopeTooLarge as exc:
             remove_tree(directory)
             raise _too_large(Path(exc.path)) from None
@@ -249,11 +247,6 @@ class Layer:
             # The host sees only the empty mount point: the process starts in a directory that
             # exists there too, and the jail enters the overlaid one.
             self.cwd.mkdir(parents=True, exist_ok=True)
-        self.cwd_note: str | None = None
-        """Set when the working directory is outside the scope: the server then runs in the
-        original directory (read-only in the sandbox)."""
-        if mapped_cwd is None:
-            self.cwd_note = f"the server's working directory {workspace.cwd} is outside its scope: it runs there as is"
 
     def map_path(self, text: str) -> str | None:
         """The path the server sees for the absolute path `text` in a scope dir, else None."""
