@@ -41,6 +41,16 @@ def write(path, text="x"):
 """
 
 
+@pytest.fixture(autouse=True)
+def _unmeasured(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Python processes these tests jail are not fuzzgate: coverage's subprocess patch would
+    start in them and, at exit, fail to write its data file beside the checkout, which the jail
+    makes read-only (CI's checkout is not under /tmp), printing a traceback on their stderr."""
+    for name in list(os.environ):
+        if name.startswith("COVERAGE_"):
+            monkeypatch.delenv(name)
+
+
 @pytest.fixture
 def area() -> Iterator[Path]:
     """Not under /tmp, which the jail overlays (writable, privately): the originals must be seen
