@@ -54,7 +54,8 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     # One call as fuzzing and replays send it (`steps`), and the replays on fresh servers.
     ("verify", ("fuzzgate.steps", "fuzzgate.verify")),
     # The engine and its other entry points: it drives the stages above.
-    ("execute", ("fuzzgate.execute", "fuzzgate.session")),
+    # `feed` (with `chains`, `behaviour`): what the engine learns from replies and sends because of it.
+    ("execute", ("fuzzgate.execute", "fuzzgate.session", "fuzzgate.feed", "fuzzgate.chains", "fuzzgate.behaviour")),
     ("store", ("fuzzgate.store",)),
     ("report", ("fuzzgate.report",)),
     ("cli", ("fuzzgate.gate", "fuzzgate.cli", "fuzzgate.interrupt", "fuzzgate.action", "fuzzgate.__main__")),

@@ -20,6 +20,18 @@ def name_words(name: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(name)]
 
 
+READ_VERBS = frozenset({"list", "get", "search", "read", "show", "describe", "view", "find"})
+
+
+def looks_read_only(name: str, read_only_hint: bool | None) -> bool:
+    """Annotated `readOnlyHint: true`, or not annotated and named like a reader (`list_notes`,
+    `getUser`): such a tool runs early (its replies feed the others) and is taken not to change state."""
+    if read_only_hint is not None:
+        return read_only_hint
+    found = name_words(name)
+    return bool(found) and found[0] in READ_VERBS
+
+
 @dataclass(frozen=True, slots=True)
 class DestructiveGuard:
     patterns: tuple[re.Pattern[str], ...]

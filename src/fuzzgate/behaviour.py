@@ -1,0 +1,90 @@
+"""What a call's outcome shows of the server's behaviour, with the payload taken out, and whether a
+tool is still showing anything new.
+
+A behaviour key is the outcome's status and error code, its text with ids, quoted values, paths
+and numbers abstracted (`check.normalize`; JSON text by its shape), and the shape of its
+structured content (keys and value types, not values, nor how many items a list holds). Timing is
+no part of it. The scheduler charges a tool that stopped showing new keys more for its time, so the
+budget goes where behaviour is still being found (as coverage-guided fuzzers favour inputs that
+reach new code, with the reply standing in for coverage).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fuzzgate.check.normalize import normalize_message, normalize_schema_path
+from fuzzgate.outcome import CallOutcome
+
+MAX_KEYS_PER_TOOL = 4096
+"""Keys remembered per tool: past this, every key counts as seen (a tool with that many behaviours
+has had its share of novelty)."""
+_MAX_DEPTH = 6
+_MAX_PROPERTIES = 50
+_MAX_ITEM_SHAPES = 8
+
+
+def shape(value: Any, depth: int = 0) -> Any:
+    """The structure of a JSON value without its values: objects by their keys, lists by the set
+    of their items' shapes, scalars by their type."""
+    if depth > _MAX_DEPTH:
+        return "..."
+    if isinstance(value, dict):
+        return {str(k): shape(v, depth + 1) for k, v in sorted(value.items())[:_MAX_PROPERTIES]}
+    if isinstance(value, list):
+        shapes: list[str] = []
+        for item in value:
+            text = json.dumps(shape(item, depth + 1), sort_keys=True)
+            if text not in shapes:
+                shapes.append(text)
+            if len(shapes) >= _MAX_ITEM_SHAPES:
+                break
+        return sorted(shapes)
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "null"
+
+
+def _json(text: str) -> Any:
+    stripped = text.strip()
+    if stripped[:1] not in ("{", "["):
+        return None
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        return None
+
+
+def behaviour_key(outcome: CallOutcome) -> str:
+    """The outcome's behaviour, the same for the same code path whatever the arguments."""
+    parsed = _json(outcome.text)
+    text: Any = shape(parsed) if parsed is not None else normalize_message(outcome.text)
+    payload = _json(outcome.payload)
+    structured = shape(payload.get("structuredContent")) if isinstance(payload, dict) else None
+    after = outcome.after_timeout.value if outcome.after_timeout is not None else None
+    return json.dumps(
+        [outcome.status.value, outcome.rpc_code, text, structured, normalize_schema_path(outcome.schema_path), after],
+        sort_keys=True,
+    )
+
+
+class Behaviours:
+    """The behaviour keys each tool has shown."""
+
+    def __init__(self, per_tool: int = MAX_KEYS_PER_TOOL) -> None:
+        self._per_tool = per_tool
+        self._seen: dict[Any, set[str]] = {}
+
+    def new(self, tool: Any, outcome: CallOutcome) -> bool:
+        """Whether `outcome` shows `tool` (any hashable key) doing something it had not done before."""
+        seen = self._seen.setdefault(tool, set())
+        key = behaviour_key(outcome)
+        if key in seen or len(seen) >= self._per_tool:
+            return False
+        seen.add(key)
+        return True

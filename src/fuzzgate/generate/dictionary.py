@@ -1,0 +1,420 @@
+"""Values the server offered in its replies, offered back to the fields that take them.
+
+Schema-driven values rarely name something that exists: a `note_id` drawn at random is never a
+note's id, so the code behind the "not found" check is never reached. Stateful API fuzzers (RESTler,
+Schemathesis' stateful testing) feed the identifiers a server returns to the operations that take
+them; `Dictionary` does the same for MCP. `learn` walks a reply (a tools/call result's
+`structuredContent` and text content, JSON text included, plain text for `id: 42`-style tokens,
+UUIDs, paths and URIs; resource URIs from listings; root paths) and keeps each value with a class
+(`ValueClass`) taken from the key it came under (`id`, `*_id`, `path`, `uri`, `name`, ...) or from its
+own shape (a UUID, an absolute path, `scheme://`), and hint words (the entity: `note` from `note_id`,
+from a `notes` list, from the tool `create_note`). `offer` puts one of them into a field whose name,
+format and type take it.
+
+Pure and deterministic: values are kept in first-seen order (the oldest of a class dropped past
+`PER_CLASS`) and `offer(..., k)` picks by `k` alone. Nothing here knows secret patterns (the check
+stage does, and this stage may not import it); keys that name secrets are skipped, and the reports'
+`Redactor` covers whatever else a value holds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+PER_CLASS = 256
+"""At most this many values per class (and of values kept only by their key); the oldest go first."""
+MAX_VALUE_CHARS = 512
+MAX_DEPTH = 12
+MAX_TEXT_CHARS = 100_000
+"""Plain text past this length is not searched for tokens (JSON text is still parsed)."""
+
+
+class ValueClass(StrEnum):
+    ID = "id"
+    PATH = "path"
+    URI = "uri"
+    NAME = "name"
+
+
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_ID_WORDS = frozenset({"id", "ids", "uuid", "uuids", "guid", "identifier"})
+_URI_WORDS = frozenset({"uri", "uris", "url", "urls", "href", "link", "endpoint"})
+_PATH_WORDS = frozenset({"path", "paths", "file", "files", "filename", "filepath", "dir", "directory", "folder", "cwd"})
+_NAME_WORDS = frozenset({"name", "names", "title", "label", "slug"})
+_CLASS_WORDS = _ID_WORDS | _URI_WORDS | _PATH_WORDS | _NAME_WORDS
+_SECRET_WORDS = frozenset(
+    {"token", "secret", "password", "passwd", "pwd", "credential", "credentials", "apikey", "key", "auth",
+     "authorization", "cookie", "private", "signature", "bearer", "session"}
+)  # fmt: skip
+_GENERIC_KEYS = frozenset(
+    {"text", "type", "result", "results", "content", "contents", "message", "error", "description", "mimetype",
+     "iserror", "meta", "annotations", "structuredcontent", "data", "value", "status", "ok"}
+)  # fmt: skip
+"""Keys too generic to match a field by name alone (`text` would feed every reply back to every note)."""
+_VERB_WORDS = frozenset(
+    {"get", "list", "search", "read", "show", "view", "describe", "fetch", "find", "query", "create", "new", "add",
+     "make", "insert", "update", "set", "edit", "rename", "append", "modify", "patch", "put", "write", "delete",
+     "remove", "drop", "destroy", "clear", "close", "archive", "all", "by", "for", "of", "the", "a", "an", "to"}
+)  # fmt: skip
+"""Words of a tool name that say what it does, not what it works on: `get` in `get_note` and
+`get_user` must not make a user's id a hint for notes."""
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>()\[\]{}`]+")
+_PATH = re.compile(r"(?<![\w/.:~-])(?:~)?/[\w.@+-]+(?:/[\w.@+-]+)*/?")
+_TOKEN = re.compile(r"\b([A-Za-z][A-Za-z0-9_]*)(?=(\s*[:=]\s*[\"'`]?|\s+#?)([A-Za-z0-9][\w.:/@+-]*))")
+"""A key and the token after it (`id: 42`, `note_id=7`, `id 42`); a lookahead, so `with id 5` finds `id`."""
+_DIGITS = re.compile(r"-?[0-9]{1,18}")
+_URI_FORMATS = frozenset({"uri", "uri-reference", "iri", "iri-reference", "url"})
+
+
+def words(name: str) -> list[str]:
+    """The words of a key or tool name (split at `_`, `-`, `.`, spaces and camelCase), lowercased."""
+    return [w.lower() for w in _WORD.findall(name)]
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _hints(name: str) -> frozenset[str]:
+    """The words of `name` that may name an entity (`note` of `note_id`, of `list_notes`)."""
+    return frozenset(_singular(w) for w in words(name) if w not in _CLASS_WORDS and w not in _VERB_WORDS)
+
+
+def _normal_key(name: str) -> str:
+    return "".join(words(name))
+
+
+def key_class(name: str) -> ValueClass | None:
+    """The class a key's name gives its values: `id`, `note_id`, `noteId` -> ID; `path`, `file`,
+    `dir` -> PATH; `uri`, `url` -> URI; `name`, `title` -> NAME."""
+    found = words(name)
+    if not found:
+        return None
+    if found[-1] in _ID_WORDS:
+        return ValueClass.ID
+    if any(w in _URI_WORDS for w in found):
+        return ValueClass.URI
+    if any(w in _PATH_WORDS for w in found):
+        return ValueClass.PATH
+    if found[-1] in _NAME_WORDS:
+        return ValueClass.NAME
+    return None
+
+
+def secret_key(name: str) -> bool:
+    """Whether a key names something secret: its values are never kept."""
+    return any(w in _SECRET_WORDS for w in words(name))
+
+
+def shape_class(value: str) -> ValueClass | None:
+    """The class a string's own shape gives it: a UUID, `scheme://...`, an absolute path."""
+    if _UUID.fullmatch(value):
+        return ValueClass.ID
+    if _URI.fullmatch(value):
+        return ValueClass.URI
+    if len(value) > 1 and _PATH.fullmatch(value):
+        return ValueClass.PATH
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One value a reply held."""
+
+    value: str | int
+    value_class: ValueClass | None
+    """None: kept only for fields named exactly like `key`."""
+    key: str
+    """The key it came under, normalized (`noteId` and `note_id` are `noteid`); "" for a token of text."""
+    hints: frozenset[str]
+    """Words naming what it belongs to: from its key, the list it was in, the tool that returned it."""
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """A property of a tool's input that a dictionary value may go to."""
+
+    pointer: str
+    """JSON pointer into the schema: `/properties/note_id`, `/properties/filter/properties/id`."""
+    path: tuple[str, ...]
+    """The keys leading to it in the arguments."""
+    key: str
+    value_class: ValueClass | None
+    types: frozenset[str]
+    """Of "string", "integer", "number"."""
+    hints: frozenset[str]
+
+
+def fields_of(schema: Mapping[str, Any], arguments: Mapping[str, Any], tool: str = "") -> list[Field]:
+    """The properties of `schema` a value may go to, in schema order: strings and numbers without
+    `enum`/`const`, at the top level and in nested objects that `arguments` holds."""
+    found: list[Field] = []
+    _collect(schema, arguments, "", (), _hints(tool), found, 0)
+    return found
+
+
+def _collect(
+    schema: Mapping[str, Any],
+    arguments: Mapping[str, Any],
+    pointer: str,
+    path: tuple[str, ...],
+    hints: frozenset[str],
+    found: list[Field],
+    depth: int,
+) -> None:
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or depth > 3:
+        return
+    for name, prop in properties.items():
+        if not isinstance(name, str) or not isinstance(prop, Mapping):
+            continue
+        here = f"{pointer}/properties/{_escape(name)}"
+        nested = arguments.get(name)
+        if isinstance(nested, Mapping) and isinstance(prop.get("properties"), Mapping):
+            _collect(prop, nested, here, (*path, name), _hints(name) or hints, found, depth + 1)
+            continue
+        if "enum" in prop or "const" in prop or secret_key(name):
+            continue
+        types = _types(prop)
+        if not types:
+            continue
+        value_class = key_class(name) or _format_class(prop.get("format"))
+        # A field that names its entity (`user_id`) is that entity's; a bare `id` is the tool's (`get_note`).
+        own = _hints(name)
+        found.append(Field(here, (*path, name), _normal_key(name), value_class, types, own or hints))
+
+
+def _escape(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
+
+
+def _types(prop: Mapping[str, Any]) -> frozenset[str]:
+    declared = prop.get("type")
+    if declared is None:
+        combined = any(k in prop for k in ("anyOf", "oneOf", "allOf"))
+        return frozenset() if combined else frozenset({"string", "integer"})
+    listed = [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else []
+    return frozenset(t for t in listed if t in ("string", "integer", "number"))
+
+
+def _format_class(fmt: Any) -> ValueClass | None:
+    if fmt == "uuid":
+        return ValueClass.ID
+    if fmt in _URI_FORMATS:
+        return ValueClass.URI
+    return None
+
+
+def score(field: Field, entry: Entry) -> int:
+    """How well `entry` fits `field`: 3 same key, 2 same class and a shared hint word (`note_id`
+    and an `id` returned by `create_note`), 1 same class, 0 not at all."""
+    if entry.key and entry.key == field.key:
+        return 3
+    if field.value_class is None or entry.value_class is not field.value_class:
+        return 0
+    return 2 if entry.hints & field.hints else 1
+
+
+def convert(field: Field, entry: Entry) -> str | int | None:
+    """The entry's value as `field` takes it; an identifier goes as text or as a number, whichever
+    the field is (`42` and `"42"` name the same object to most servers)."""
+    value = entry.value
+    identifier = entry.value_class is ValueClass.ID or field.value_class is ValueClass.ID
+    if isinstance(value, int):
+        if field.types & {"integer", "number"}:
+            return value
+        return str(value) if "string" in field.types and identifier else None
+    if "string" in field.types:
+        return value
+    if identifier and field.types & {"integer", "number"} and _DIGITS.fullmatch(value):
+        return int(value)
+    return None
+
+
+class Dictionary:
+    """The values one target offered, by class, in first-seen order."""
+
+    def __init__(self, per_class: int = PER_CLASS) -> None:
+        self._per_class = per_class
+        self._entries: dict[tuple[str, str], Entry] = {}
+        self.fresh: tuple[Entry, ...] = ()
+        """The entries the last `learn` added."""
+        self._sent: frozenset[str] = frozenset()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def entries(self) -> tuple[Entry, ...]:
+        return tuple(self._entries.values())
+
+    def learn(self, source: str, payload: Any, sent: Collection[str | int] = ()) -> int:
+        """Keep the values `payload` (a parsed reply, a listing) holds; returns how many are new.
+        `source` names where it came from (a tool's name): its words are hints for its values.
+        Values of the request (`sent`) are not learned: a reply echoing a random id back (`no note
+        abc1`) must not make it look like one the server offered."""
+        added: list[Entry] = []
+        self._sent = frozenset(str(value) for value in sent)
+        try:
+            self._walk(payload, "", _hints(source), source, added, 0)
+        finally:
+            self._sent = frozenset()
+        self.fresh = tuple(added)
+        return len(added)
+
+    def learn_uris(self, source: str, uris: list[str]) -> int:
+        """Resource URIs from a listing, root URIs the client offered."""
+        return self.learn(source, [{"uri": uri} for uri in uris])
+
+    def offer(
+        self, schema: Mapping[str, Any], arguments: Mapping[str, Any], k: int, tool: str = ""
+    ) -> tuple[dict[str, Any], str] | None:
+        """`arguments` with one field replaced by a dictionary value, and the origin naming the field
+        (`dictionary:/properties/note_id`, never the value); None when no field takes any value.
+        Which field and which value is `k`'s choice: fields in turn, then the best-fitting values in
+        turn (every 4th time any fitting one, so an id of another kind gets tried too)."""
+        if not self._entries:
+            return None
+        found = [(f, ranked) for f in fields_of(schema, arguments, tool) if (ranked := self.ranked(f))]
+        if not found:
+            return None
+        field, ranked = found[k % len(found)]
+        j = k // len(found)
+        best = ranked[0][0]
+        pool = ranked if j % 4 == 3 else [r for r in ranked if r[0] == best]
+        value = pool[j % len(pool)][1]
+        return put(arguments, field.path, value), f"dictionary:{field.pointer}"
+
+    def ranked(self, field: Field) -> list[tuple[int, str | int]]:
+        """The values `field` takes, best fit first, each in first-seen order, without repeats."""
+        out: list[tuple[int, str | int]] = []
+        seen: set[str] = set()
+        for entry in self._entries.values():
+            fit = score(field, entry)
+            if fit == 0:
+                continue
+            value = convert(field, entry)
+            if value is None:
+                continue
+            text = json.dumps(value)
+            if text not in seen:
+                seen.add(text)
+                out.append((fit, value))
+        out.sort(key=lambda r: -r[0])
+        return out
+
+    def _walk(self, value: Any, key: str, hints: frozenset[str], source: str, added: list[Entry], depth: int) -> None:
+        if depth > MAX_DEPTH:
+            return
+        if isinstance(value, Mapping):
+            for name, item in value.items():
+                if not isinstance(name, str) or secret_key(name):
+                    continue
+                inner = hints if _normal_key(name) in _GENERIC_KEYS else hints | _hints(name)
+                self._walk(item, name, inner, source, added, depth + 1)
+        elif isinstance(value, list):
+            for item in value:
+                self._walk(item, key, hints, source, added, depth + 1)
+        elif isinstance(value, bool) or value is None:
+            return
+        elif isinstance(value, int):
+            self._keep(value, key, key_class(key), hints, source, added)
+        elif isinstance(value, str):
+            self._string(value, key, hints, source, added, depth)
+
+    def _string(self, value: str, key: str, hints: frozenset[str], source: str, added: list[Entry], depth: int) -> None:
+        by_key = key_class(key)
+        stripped = value.strip()
+        if stripped[:1] in ("{", "[") and by_key is None:
+            try:
+                parsed = json.loads(stripped)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict | list):
+                self._walk(parsed, key, hints, source, added, depth + 1)
+                return
+        value_class = by_key or shape_class(value)
+        if value_class is not None or (key and _normal_key(key) not in _GENERIC_KEYS):
+            self._keep(value, key, value_class, hints, source, added)
+        if by_key is None and (len(value) > 40 or any(c.isspace() for c in value)):
+            self._tokens(value, hints, source, added)
+
+    def _tokens(self, text: str, hints: frozenset[str], source: str, added: list[Entry]) -> None:
+        """Identifiers, UUIDs, URIs and paths in plain text (`Created note 7 (id: 42) at /tmp/n`)."""
+        if len(text) > MAX_TEXT_CHARS:
+            return
+        for match in _TOKEN.finditer(text):
+            name, token = match.group(1), match.group(3).rstrip(".,;:")
+            value_class = key_class(name)
+            separated = match.group(2).strip(" \"'`#")
+            # "id 42" counts; "name is ..." does not: only an identifier may follow its key bare.
+            if value_class is None or secret_key(name) or (not separated and value_class is not ValueClass.ID):
+                continue
+            if value_class is ValueClass.ID and not any(c.isdigit() for c in token):
+                continue
+            self._keep(token, name, value_class, hints | _hints(name), source, added)
+        for pattern, value_class in ((_UUID, ValueClass.ID), (_URI, ValueClass.URI), (_PATH, ValueClass.PATH)):
+            for found in pattern.finditer(text):
+                token = found.group(0).rstrip(".,;:")
+                if value_class is not ValueClass.PATH or len(token) > 1:
+                    self._keep(token, "", value_class, hints, source, added)
+
+    def _keep(
+        self,
+        value: str | int,
+        key: str,
+        value_class: ValueClass | None,
+        hints: frozenset[str],
+        source: str,
+        added: list[Entry],
+    ) -> None:
+        if str(value) in self._sent:
+            return
+        if isinstance(value, str):
+            if not value or len(value) > MAX_VALUE_CHARS or not value.isprintable():
+                return
+            if value_class is ValueClass.URI and urlsplit(value).password is not None:
+                return
+        normal = _normal_key(key)
+        if normal in _GENERIC_KEYS:
+            normal = ""
+        if value_class is None and not normal:
+            return
+        slot = (value_class.value if value_class else "", json.dumps(value))
+        known = self._entries.get(slot)
+        if known is not None:
+            # Same value again: what it was called this time is a hint too (its position stays).
+            self._entries[slot] = replace(known, key=known.key or normal, hints=known.hints | hints)
+        else:
+            entry = Entry(value, value_class, normal, hints, source)
+            self._make_room(slot[0])
+            self._entries[slot] = entry
+            added.append(entry)
+        if value_class is ValueClass.URI and isinstance(value, str) and value.startswith("file://"):
+            path = unquote(urlsplit(value).path)
+            if len(path) > 1:
+                self._keep(path, "", ValueClass.PATH, hints, source, added)
+
+    def _make_room(self, value_class: str) -> None:
+        same = [slot for slot in self._entries if slot[0] == value_class]
+        for slot in same[: max(0, len(same) - self._per_class + 1)]:
+            del self._entries[slot]
+
+
+def put(arguments: Mapping[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    """A copy of `arguments` with `value` at `path` (nested objects copied on the way)."""
+    out = dict(arguments)
+    if len(path) == 1:
+        out[path[0]] = value
+        return out
+    inner = out.get(path[0])
+    out[path[0]] = put(inner if isinstance(inner, Mapping) else {}, path[1:], value)
+    return out
