@@ -38,6 +38,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "fuzzgate.findings",
             "fuzzgate.outcome",
             "fuzzgate.untrusted_regex",
+            "fuzzgate.uri_template",
             "fuzzgate.commands",
         ),
     ),
@@ -52,7 +53,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plan", ("fuzzgate.plan", "fuzzgate.safety", "fuzzgate.budget")),
     ("triage", ("fuzzgate.triage", "fuzzgate.sequence")),
     # One call as fuzzing and replays send it (`steps`), and the replays on fresh servers.
-    ("verify", ("fuzzgate.steps", "fuzzgate.verify")),
+    ("verify", ("fuzzgate.steps", "fuzzgate.verify", "fuzzgate.protocol_round")),
     # The engine and its other entry points: it drives the stages above.
     # `feed` (with `chains`, `behaviour`): what the engine learns from replies and sends because of it.
     ("execute", ("fuzzgate.execute", "fuzzgate.session", "fuzzgate.feed", "fuzzgate.chains", "fuzzgate.behaviour")),

@@ -11,6 +11,12 @@ _MAX_INLINE_ARGUMENTS = 2000
 """Past this, the arguments do not fit a readable command line; the repro refers to the fingerprint."""
 
 
+def subject_label(surface: Surface, name: str) -> str:
+    """What a finding or an entry is on, in words: a tool's name as it is, a prompt or resource
+    prefixed by its kind (a tool and a prompt may share a name)."""
+    return name if surface in (Surface.TOOL, Surface.SERVER) else f"{surface.value} {name}"
+
+
 def _config_flag(config_path: str | None) -> list[str]:
     return ["--config", config_path] if config_path else []
 
@@ -48,11 +54,13 @@ def sequence_text(finding: Finding) -> str | None:
     shown = []
     for step in repro.prefix[:_STEPS_SHOWN]:
         args = json.dumps(step.arguments, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-        shown.append(f"{step.tool} {args if len(args) <= _STEP_CHARS else args[: _STEP_CHARS - 1] + '…'}")
+        label = step.tool if step.surface is Surface.TOOL else f"{step.surface.value} {step.tool}"
+        shown.append(f"{label} {args if len(args) <= _STEP_CHARS else args[: _STEP_CHARS - 1] + '…'}")
     more = len(repro.prefix) - len(shown)
     tail = f"; and {more} more" if more > 0 else ""
     calls = "; ".join(shown)
-    return f"after {len(repro.prefix)} earlier call(s) on the same server: {calls}{tail}; then {finding.tool}"
+    last = finding.tool if repro.surface is Surface.TOOL else f"{repro.surface.value} {finding.tool}"
+    return f"after {len(repro.prefix)} earlier call(s) on the same server: {calls}{tail}; then {last}"
 
 
 def prune_command(config_path: str | None = None) -> str:

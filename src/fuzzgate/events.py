@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fuzzgate.findings import Finding
+from fuzzgate.findings import Finding, Surface
 from fuzzgate.outcome import CallOutcome
 from fuzzgate.results import RunReport, SurfaceEntry
 
@@ -48,6 +48,8 @@ class CallFinished:
     calls: int
     findings: int
     elapsed_s: float
+    surface: Surface = Surface.TOOL
+    """What `tool` names: a tool, a prompt, a resource URI or template."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
 from fuzzgate.outcome import AfterTimeout, OutcomeStatus
 from fuzzgate.plan import Scheduler, ToolPlan, select
+from fuzzgate.protocol_round import probe_server
 from fuzzgate.results import Status, SurfaceEntry, TargetSummary
 from fuzzgate.sequence import HISTORY_STEPS, prefix_of
 from fuzzgate.steps import observe, send_step
@@ -187,7 +188,7 @@ class Engine:
         self._unseen_baseline = 0
         self._read_only: set[str] = set()
         """Tools annotated read-only: a repro keeps their calls only among the most recent."""
-        self._surrogates_sent: set[tuple[str, str]] = set()
+        self._surrogates_sent: set[tuple[Surface, str, str]] = set()
         self._surrogates_dropped = False
         self.verifier = Verifier(config, self.oracles, self.canaries, self.connector)
 
@@ -264,6 +265,8 @@ class Engine:
                 except TimeoutError:
                     raise TargetError("listing the server's tools did not finish within the budget") from None
                 box.mark("discovery")
+                # Once per server, before any tool call: the start-up banner and the protocol probes.
+                await probe_server(self, keeper, first, inventory.tools)
                 self._read_only = {tool.name for tool in inventory.tools if tool.read_only_hint}
                 generation_s = min(DEFAULT_TIMEOUT_S, max(1.0, GENERATION_SHARE * config.budget_s))
                 selection = select(
@@ -326,13 +329,13 @@ class Engine:
         inventory: Inventory, decided: tuple[SurfaceEntry, ...], plans: tuple[ToolPlan, ...]
     ) -> tuple[SurfaceEntry, ...]:
         ran = tuple(
-            SurfaceEntry(Surface.TOOL, p.info.name, Status.FUZZED, None, p.calls)
+            SurfaceEntry(p.info.surface, p.info.name, Status.FUZZED, None, p.calls)
             if p.skip_reason is None
-            else SurfaceEntry(Surface.TOOL, p.info.name, Status.SKIPPED, p.skip_reason, p.calls)
+            else SurfaceEntry(p.info.surface, p.info.name, Status.SKIPPED, p.skip_reason, p.calls)
             for p in plans
         )
-        order = {t.name: i for i, t in enumerate(inventory.tools)}
-        return tuple(sorted((*ran, *decided), key=lambda e: order.get(e.name, 0)))
+        order = {(t.surface, t.name): i for i, t in enumerate((*inventory.tools, *inventory.others))}
+        return tuple(sorted((*ran, *decided), key=lambda e: order.get((e.surface, e.name), 0)))
 
     def _fuzz_deadline(self) -> float:
         """Fuzzing stops early enough for verification of what is waiting for it."""
@@ -376,29 +379,31 @@ class Engine:
                 self.emit(FuzzingStopped(reason))
                 return
             surrogate = has_lone_surrogate(case.arguments)
-            if surrogate and (self._surrogates_dropped or (plan.info.name, case.origin) in self._surrogates_sent):
+            key = (plan.info.surface, plan.info.name, case.origin)
+            if surrogate and (self._surrogates_dropped or key in self._surrogates_sent):
                 # Each lone-surrogate value goes once per field, and not at all once the server is
                 # known to drop such requests: every one costs a timeout.
                 continue
             if surrogate:
-                self._surrogates_sent.add((plan.info.name, case.origin))
+                self._surrogates_sent.add(key)
             pending = _InFlight()
             self._in_flight.add(pending)
             for other in self._in_flight:
                 other.peak = max(other.peak, len(self._in_flight))
             history = prefix_of(connection.history, self._read_only)
+            surface = plan.info.surface
             try:
-                step = await send_step(connection, config, plan.info.name, case.arguments)
+                step = await send_step(connection, config, plan.info.name, case.arguments, surface=surface)
             finally:
                 self._in_flight.discard(pending)
             outcome = replace(step.outcome, concurrent=pending.peak)
-            connection.history.append(Step(plan.info.name, step.arguments, case.schema_valid))
+            connection.history.append(Step(plan.info.name, step.arguments, case.schema_valid, surface))
             if len(connection.history) > 2 * HISTORY_STEPS:
                 del connection.history[:-HISTORY_STEPS]
             self.calls += 1
             plan.calls += 1
             scheduler.record(plan, outcome.duration_s)
-            observations = observe(self.oracles, plan.info.name, case.schema_valid, step, outcome)
+            observations = observe(self.oracles, plan.info.name, case.schema_valid, step, outcome, surface)
             layer = connection.layer
             repro = Repro(
                 seed=self.seed,
@@ -408,6 +413,7 @@ class Engine:
                 schema_valid=case.schema_valid,
                 prefix=history,
                 workspace=str(layer.outside) if layer is not None else None,
+                surface=surface,
             )
             for observation in observations:
                 finding = self.findings.add(observation, plan.info.name, repro)
@@ -429,6 +435,7 @@ class Engine:
                     calls=self.calls,
                     findings=len(self.findings),
                     elapsed_s=self.timebox.elapsed(),
+                    surface=surface,
                 )
             )
             dropped = outcome.status is OutcomeStatus.TIMEOUT and outcome.after_timeout is AfterTimeout.ALIVE

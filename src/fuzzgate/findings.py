@@ -76,11 +76,18 @@ class Step:
     """One call of a sequence repro, sent before the failing one on the same server."""
 
     tool: str
+    """The name of what the call went to: a tool, a prompt, a resource URI or template."""
     arguments: dict[str, JSONValue]
     schema_valid: bool = True
+    surface: Surface = Surface.TOOL
+    """Which request: `tools/call`, `prompts/get`, `resources/read` (of `tool`, a URI or a template
+    expanded with `arguments`), or for `Surface.SERVER` a raw JSON-RPC message (`arguments`)."""
 
     def to_json(self) -> dict[str, JSONValue]:
-        return {"tool": self.tool, "arguments": self.arguments, "schema_valid": self.schema_valid}
+        data: dict[str, JSONValue] = {"tool": self.tool, "arguments": self.arguments, "schema_valid": self.schema_valid}
+        if self.surface is not Surface.TOOL:
+            data["surface"] = self.surface.value
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, JSONValue]) -> Step:
@@ -88,6 +95,7 @@ class Step:
             tool=str(data["tool"]),
             arguments=dict(data["arguments"]),
             schema_valid=bool(data.get("schema_valid", True)),
+            surface=Surface(data.get("surface", Surface.TOOL.value)),
         )
 
 
@@ -111,6 +119,9 @@ class Repro:
     prefix: tuple[Step, ...] = ()
     tool: str | None = None
     workspace: str | None = None
+    surface: Surface = Surface.TOOL
+    """Which request the failing call was (see `Step.surface`): a prompt's or a resource's finding
+    is replayed with `prompts/get` or `resources/read`, a protocol probe's with its raw message."""
 
     def size(self) -> tuple[int, int]:
         """How big the repro is, for keeping the smallest of several: fewer steps first, then bytes."""
@@ -135,6 +146,8 @@ class Repro:
             data["tool"] = self.tool
         if self.workspace is not None:
             data["workspace"] = self.workspace
+        if self.surface is not Surface.TOOL:
+            data["surface"] = self.surface.value
         return data
 
     @classmethod
@@ -148,6 +161,7 @@ class Repro:
             prefix=tuple(Step.from_json(step) for step in data.get("prefix") or ()),
             tool=None if data.get("tool") is None else str(data["tool"]),
             workspace=None if data.get("workspace") is None else str(data["workspace"]),
+            surface=Surface(data.get("surface", Surface.TOOL.value)),
         )
 
 

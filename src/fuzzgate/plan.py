@@ -9,6 +9,7 @@ with its reason instead of stalling the run.
 from __future__ import annotations
 
 import fnmatch
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,8 @@ from fuzzgate.findings import Surface
 from fuzzgate.generate import CaseGenerator, UnsupportedSchema
 from fuzzgate.generate._worker import GenerationAbandoned, GenerationError
 from fuzzgate.generate.cases import Case
+from fuzzgate.generate.cost import cost_probes
+from fuzzgate.generate.hints import enrich
 from fuzzgate.generate.probes import ProbeCase, probe_slot
 from fuzzgate.results import Status, SurfaceEntry
 from fuzzgate.safety import DestructiveGuard
@@ -38,8 +41,11 @@ class ToolPlan:
     used_s: float = 0.0
     generator: CaseGenerator | None = None
     probe_source: Callable[[ToolInfo, dict[str, Any]], list[ProbeCase]] | None = None
-    """Builds the tool's probes from a valid base case (`fuzzgate.generate.probes`); None: no probes."""
+    """Builds the tool's probes from a valid base case (`fuzzgate.generate.probes`); None: none of
+    those (cost probes, `fuzzgate.generate.cost`, go in any case)."""
     probes: list[ProbeCase] | None = None
+    max_cases: int | None = None
+    """The most cases it ever gets (a resource without arguments: 1); None: as many as time allows."""
     skip_reason: str | None = None
     """Set when the generator could not be built or failed: the tool gets no more cases."""
     _building: threading.Lock = field(default_factory=threading.Lock)
@@ -72,11 +78,13 @@ class ToolPlan:
         return None
 
     def _probes(self, generator: CaseGenerator) -> list[ProbeCase]:
-        if self.probe_source is None:
-            return []
         base = generator.case(0)
         # Probes go into a valid case, so the tool gets past its other arguments to the probed one.
-        return self.probe_source(self.info, base.arguments) if base.schema_valid else []
+        if not base.schema_valid:
+            return []
+        contained = [] if self.probe_source is None else self.probe_source(self.info, base.arguments)
+        # Cost probes need no containment: what they show is a hang or a crash.
+        return contained + cost_probes(self.info.name, self.info.input_schema, base.arguments, self.info.description)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,24 +116,34 @@ def select(
     generation_timeout_s: float | None = None,
     probe_source: Callable[[ToolInfo, dict[str, Any]], list[ProbeCase]] | None = None,
 ) -> Selection:
-    """Decide, without calling anything or building generators, what happens to every tool."""
+    """Decide, without calling anything or building generators, what happens to every tool, and
+    to every resource, resource template and prompt (`Inventory.others`): the same include and
+    exclude patterns, and the destructive guard, which for a resource reads its URI or template (a
+    read that deletes something is as destructive as a tool that does)."""
     guard = guard_for(config)
     plans: list[ToolPlan] = []
     entries: list[SurfaceEntry] = []
-    for tool in inventory.tools:
+    tools = 0
+    for tool in (*inventory.tools, *inventory.others):
         reason = _filter_reason(tool.name, config)
         status = Status.SKIPPED
         if reason is None:
+            # A resource's name is its URI or template: `db://drop/{table}` reads like an action.
             reason = guard.blocks(tool.name, tool.destructive_hint, tool.read_only_hint)
             status = Status.BLOCKED
-        if reason is None and config.max_tools is not None and len(plans) >= config.max_tools:
+        counted = tool.surface is Surface.TOOL
+        if reason is None and counted and config.max_tools is not None and tools >= config.max_tools:
             reason, status = f"over max_tools ({config.max_tools})", Status.SKIPPED
         if reason is None:
             factory = _generator_factory(tool, config, seed, generation_timeout_s)
-            plans.append(ToolPlan(tool, factory, probe_source=probe_source))
+            fixed = tool.surface is Surface.RESOURCE and "{" not in tool.name
+            # A plain resource takes no arguments: one read says all there is to say.
+            plans.append(ToolPlan(tool, factory, probe_source=probe_source, max_cases=1 if fixed else None))
+            tools += counted
             continue
-        entries.append(SurfaceEntry(Surface.TOOL, tool.name, status, reason))
+        entries.append(SurfaceEntry(tool.surface, tool.name, status, reason))
     return Selection(tuple(plans), tuple(entries))
+
 
 
 def _generator_factory(
@@ -133,8 +151,11 @@ def _generator_factory(
 ) -> Callable[[], CaseGenerator]:
     def make() -> CaseGenerator:
         extra = {} if timeout_s is None else {"timeout_s": timeout_s}
+        # Values the descriptions name become examples, which the generator tries first; examples
+        # are annotations, so what is valid stays what the tool's own schema says.
+        schema = enrich(tool.input_schema, tool.description)
         return CaseGenerator(
-            tool.input_schema, master_seed=seed, name=tool.name, mode=config.mode, max_string=config.max_string, **extra
+            schema, master_seed=seed, name=tool.name, mode=config.mode, max_string=config.max_string, **extra
         )
 
     return make
@@ -154,25 +175,27 @@ class Scheduler:
     deadline: Callable[[], float]
     cases: int | None
     stopped: bool = False
-    _order: dict[str, int] = field(default_factory=dict)
+    _order: dict[tuple[Surface, str], int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._order = {p.info.name: i for i, p in enumerate(self.plans)}
+        self._order = {(p.info.surface, p.info.name): i for i, p in enumerate(self.plans)}
 
     def next(self) -> tuple[ToolPlan, int] | None:
         if self.stopped or time.monotonic() >= self.deadline():
             return None
-        open_plans = [
-            p for p in self.plans if p.skip_reason is None and (self.cases is None or p.next_case < self.cases)
-        ]
+        open_plans = [p for p in self.plans if p.skip_reason is None and p.next_case < self._limit(p)]
         if not open_plans:
             return None
-        plan = min(open_plans, key=lambda p: (p.used_s, self._order[p.info.name]))
+        plan = min(open_plans, key=lambda p: (p.used_s, self._order[(p.info.surface, p.info.name)]))
         index = plan.next_case
         plan.next_case += 1
         # Charge a little up front so concurrent workers spread over tools before any call returns.
         plan.used_s += 1e-6
         return plan, index
+
+    def _limit(self, plan: ToolPlan) -> float:
+        limits = [n for n in (self.cases, plan.max_cases) if n is not None]
+        return min(limits, default=math.inf)
 
     def record(self, plan: ToolPlan, duration_s: float) -> None:
         plan.used_s += duration_s

@@ -140,9 +140,11 @@ async def replay_finding(config: Config, finding: Finding, attempts: int) -> Rep
 
 
 def replayable(finding: Finding) -> bool:
-    """Whether tool calls can replay `finding`: a tool's, or the server's (through the tool its
-    request named)."""
-    return finding.surface is Surface.TOOL or (finding.surface is Surface.SERVER and finding.repro.tool is not None)
+    """Whether requests can replay `finding`: a tool's, a prompt's or a resource's, or the
+    server's (through the request it recorded: a call, or a protocol probe's raw message)."""
+    if finding.surface is Surface.SERVER:
+        return finding.repro.tool is not None or finding.repro.surface is Surface.SERVER
+    return True
 
 
 async def replay_findings(config: Config, findings: Iterable[Finding], attempts: int) -> list[ReplayResult]:

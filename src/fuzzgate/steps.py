@@ -12,13 +12,16 @@ from typing import Any
 from fuzzgate.check import CallContext, Observation, Oracles, has_lone_surrogate
 from fuzzgate.check.effects import Effect, effects_of
 from fuzzgate.config.model import Config
+from fuzzgate.findings import Surface
 from fuzzgate.generate.probes import place, substitute
 from fuzzgate.outcome import CallOutcome
-from fuzzgate.target.connection import Connection, call_and_follow
+from fuzzgate.target.connection import Connection, call_and_follow, prompt_argument
 
 LONE_SURROGATE_TIMEOUT_S = 1.0
 """Some SDKs drop a request they cannot decode: it is reported (`protocol_error`), but waiting the
 full timeout for each such request would spend the budget on one bug."""
+PROTOCOL_TIMEOUT_S = 1.0
+"""The longest a raw protocol probe waits for its answer: a healthy server answers at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +52,29 @@ def placed(connection: Connection, arguments: dict[str, Any], written_for: str |
 
 
 async def send_step(
-    connection: Connection, config: Config, tool: str, arguments: dict[str, Any], written_for: str | None = None
+    connection: Connection,
+    config: Config,
+    tool: str,
+    arguments: dict[str, Any],
+    written_for: str | None = None,
+    surface: Surface = Surface.TOOL,
 ) -> StepResult:
-    """Send one `tools/call` (placed) and watch the directory outside the scope while it runs."""
+    """Send one call (placed) and watch the directory outside the scope while it runs: a
+    `tools/call` of `tool`, or the request of `surface` (`connection.request_for`); for
+    `Surface.SERVER`, `arguments` is a raw JSON-RPC message (a protocol probe's)."""
     sent = placed(connection, arguments, written_for)
+    if surface is Surface.PROMPT:
+        # What goes on the wire is what a repro records: prompts take strings.
+        sent = {key: prompt_argument(value) for key, value in sent.items()}
     layer = connection.layer
     before = layer.snapshot() if layer is not None else None
-    outcome = await call_and_follow(connection, tool, sent, call_timeout(config, sent))
+    timeout_s = call_timeout(config, sent)
+    if surface is Surface.SERVER:
+        from fuzzgate.target.connection import send_raw  # type: ignore[attr-defined]
+
+        outcome = await send_raw(connection, sent, min(timeout_s, PROTOCOL_TIMEOUT_S))
+    else:
+        outcome = await call_and_follow(connection, tool, sent, timeout_s, surface=surface)
     effects: tuple[Effect, ...] = ()
     if layer is not None and before is not None:
         effects = effects_of(layer.changes(before, layer.snapshot()), layer.outside)
@@ -63,10 +82,16 @@ async def send_step(
 
 
 def observe(
-    oracles: Oracles, tool: str, schema_valid: bool, result: StepResult, outcome: CallOutcome | None = None
+    oracles: Oracles,
+    tool: str,
+    schema_valid: bool,
+    result: StepResult,
+    outcome: CallOutcome | None = None,
+    surface: Surface = Surface.TOOL,
 ) -> list[Observation]:
     ctx = CallContext(
         tool=tool,
+        surface=surface,
         arguments=result.arguments,
         schema_valid=schema_valid,
         outcome=outcome if outcome is not None else result.outcome,

@@ -29,9 +29,10 @@ from fuzzgate.fingerprint import Signature, fingerprint
 __all__ = ["FindingSet", "fingerprint", "subject"]
 
 
-def subject(observation: Observation, tool: str) -> tuple[Surface, str]:
-    """What a finding is on: the tool called, or the server as a whole for a server-wide symptom."""
-    return (Surface.SERVER, SERVER_NAME) if observation.server_wide else (Surface.TOOL, tool)
+def subject(observation: Observation, tool: str, surface: Surface = Surface.TOOL) -> tuple[Surface, str]:
+    """What a finding is on: the tool (prompt, resource) called, or the server as a whole for a
+    server-wide symptom."""
+    return (Surface.SERVER, SERVER_NAME) if observation.server_wide else (surface, tool)
 
 
 def _storable(signature: Signature, redact: Redactor) -> Signature | None:
@@ -59,10 +60,11 @@ class FindingSet:
         return len(self._hits)
 
     def add(self, observation: Observation, name: str, repro: Repro) -> Finding:
-        """Record `observation` of a call to tool `name` sent as `repro`; the finding as it now stands."""
+        """Record `observation` of a call to `name` (on `repro.surface`) sent as `repro`; the
+        finding as it now stands."""
         redact = self._redact
         details = observation.details
-        surface, subject_name = subject(observation, name)
+        surface, subject_name = subject(observation, name, repro.surface)
         finding = Finding(
             kind=observation.kind,
             severity=self._severity.get(observation.kind, Severity.HIGH),
@@ -70,7 +72,7 @@ class FindingSet:
             name=subject_name,
             message=redact.text(observation.message),
             fingerprint=fingerprint(observation.kind, surface, subject_name, observation.signature),
-            repro=repro if surface is Surface.TOOL else replace(repro, tool=name),
+            repro=replace(repro, tool=name) if observation.server_wide else repro,
             details=Details(
                 error=redact(details.error),
                 stderr=redact(details.stderr),

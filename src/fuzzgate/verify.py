@@ -83,14 +83,17 @@ async def replay_once(
     repro = repro if repro is not None else finding.repro
     async with connector(config, extra_env) as connection:
         for step in repro.prefix:
-            done = await send_step(connection, config, step.tool, step.arguments, repro.workspace)
-            connection.history.append(Step(step.tool, done.arguments, step.schema_valid))
+            done = await send_step(connection, config, step.tool, step.arguments, repro.workspace, step.surface)
+            connection.history.append(Step(step.tool, done.arguments, step.schema_valid, step.surface))
             if not connection.alive():
                 return False, []
-        result = await send_step(connection, config, finding.tool, repro.arguments, repro.workspace)
-    observations = observe(oracles, finding.tool, repro.schema_valid, result)
+        result = await send_step(
+            connection, config, finding.tool, repro.arguments, repro.workspace, repro.surface
+        )
+    observations = observe(oracles, finding.tool, repro.schema_valid, result, surface=repro.surface)
     same = any(
-        fingerprint(o.kind, *subject(o, finding.tool), o.signature) == finding.fingerprint for o in observations
+        fingerprint(o.kind, *subject(o, finding.tool, repro.surface), o.signature) == finding.fingerprint
+        for o in observations
     )
     return same, observations
 
@@ -208,7 +211,7 @@ class Verifier:
         for finding, ambiguous in candidates:
             self.offer(finding, ambiguous)
         for entry in unseen:
-            if entry.surface in (Surface.TOOL, Surface.SERVER):
+            if entry.surface in (Surface.TOOL, Surface.SERVER, Surface.PROMPT, Surface.RESOURCE):
                 tally = _BaselineTally(entry)
                 self._baseline.append(tally)
                 self._queue(tally)

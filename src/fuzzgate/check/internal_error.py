@@ -14,10 +14,10 @@ from typing import Any
 
 from fuzzgate.check.normalize import normalize_message
 from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
-from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_UNHANDLED
+from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_RESOURCE_CRASH, SDK_UNHANDLED
 from fuzzgate.check.registry import CallContext, CheckEnv, check
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
-from fuzzgate.findings import Details, Kind
+from fuzzgate.findings import Details, Kind, Surface
 from fuzzgate.outcome import AfterTimeout, OutcomeStatus
 
 RPC_MESSAGE_CHARS = 200
@@ -31,13 +31,20 @@ def _echoed(trace: Trace, arguments: dict[str, Any]) -> bool:
     return bool(trace.exc_type) and trace.exc_type in sent and (not trace.message or trace.message in sent)
 
 
+def _sdk_rejection(ctx: CallContext, trace: Trace) -> bool:
+    """A prompt or resource request the schema forbids (a missing required argument) that the SDK
+    itself refused by raising: the Python SDK answers it -32603 and logs the traceback, though the
+    server's own code never ran. That is the SDK's choice of code, not the server's bug."""
+    return ctx.surface is not Surface.TOOL and not ctx.schema_valid and not trace.user_frames()
+
+
 def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     outcome = ctx.outcome
     # A server that died with a traceback (during the call, or on the ping after leaving it
     # unanswered) crashed: the crash or unanswered check names it by that traceback.
     died = outcome.status is OutcomeStatus.CLOSED or outcome.after_timeout is AfterTimeout.DIED
     trace = stderr_root_cause(outcome) if not died else None
-    if trace is None:
+    if trace is None or _sdk_rejection(ctx, trace):
         return None
     return Observation(
         Kind.INTERNAL_ERROR,
@@ -82,6 +89,10 @@ def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
     if not (
         outcome.status is OutcomeStatus.RPC_ERROR and ctx.schema_valid and outcome.rpc_code in INTERNAL_ERROR_CODES
     ):
+        return None
+    if ctx.surface is Surface.RESOURCE and not SDK_RESOURCE_CRASH.fullmatch(outcome.text.strip()):
+        # A resource handler refusing a value it does not serve answers -32603 with its own
+        # message in the Python SDK (`ResourceError`): only the SDK's crash reply says "crash".
         return None
     redact = env.redact
     # Normalized from the redacted message, which `normalize_message` cuts: a secret must

@@ -20,5 +20,10 @@ the Node.js frame `traceback.parse_traces` reads, so a wait it decides never mis
 SDK_UNHANDLED = re.compile(r"Error executing tool [^\s:]+")
 """What the Python SDK's MCPServer answers, and only that, when a tool raises an unexpected exception."""
 
+SDK_RESOURCE_CRASH = re.compile(r"Error (creating resource from template|reading resource) \S+")
+"""What the Python SDK's MCPServer answers when a resource or template handler raises an
+unexpected exception. An anticipated failure (its `ResourceError`) answers -32603 too, with the
+handler's own message and no traceback: for resources the code alone does not say "crash"."""
+
 INTERNAL_ERROR_CODES = frozenset({-32603, 0})
 """JSON-RPC internal error, and the code 0 handshake-era SDK servers use for unhandled exceptions."""

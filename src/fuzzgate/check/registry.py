@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from fuzzgate.check.observation import Observation
 from fuzzgate.check.secrets import Redactor, SecretScanner
+from fuzzgate.findings import Surface
 from fuzzgate.outcome import CallOutcome, OutcomeStatus
 
 _REPLIES = frozenset(
@@ -36,6 +37,8 @@ class CallContext:
     outcome: CallOutcome
     effects: tuple[Any, ...] = ()
     """What the call did outside the reply (file-system effects), for the checks that read it."""
+    surface: Surface = Surface.TOOL
+    """Which request it was: a tool's `tools/call`, a prompt's `prompts/get`, a resource read."""
 
     @property
     def replied(self) -> bool:

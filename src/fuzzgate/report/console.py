@@ -10,7 +10,7 @@ from rich.status import Status as Spinner
 from rich.table import Table
 
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.commands import repro_command, sequence_text
+from fuzzgate.commands import repro_command, sequence_text, subject_label
 from fuzzgate.events import (
     CallFinished,
     Discovered,
@@ -22,7 +22,7 @@ from fuzzgate.events import (
     ServerRestarted,
     TriageStarted,
 )
-from fuzzgate.findings import Finding
+from fuzzgate.findings import Finding, Surface
 from fuzzgate.results import BaselineState, RunReport, Status, Verdict
 
 PROGRESS_EVERY_S = 5.0
@@ -78,7 +78,10 @@ class ConsoleReporter:
         elif isinstance(event, FindingTriaged):
             f = event.finding
             label = "dropped (another call's symptom)" if event.dropped else _triage_label(f)
-            c.print(f"  {label}: {f.kind.value} in {self._shown(f.name)} ({f.reproduced}/{f.replays} replays)")
+            c.print(
+                f"  {label}: {f.kind.value} in {self._shown(subject_label(f.surface, f.name))} "
+                f"({f.reproduced}/{f.replays} replays)"
+            )
 
     def _shown(self, text: str | None) -> str:
         return escape(self._redact.text(text or ""))
@@ -110,16 +113,16 @@ class ConsoleReporter:
         table = Table(
             title=f"{self._shown(report.target.name)}: {report.calls} calls in {report.duration_s:.1f}s", expand=False
         )
-        for column in ("tool", "status", "cases", "findings"):
+        for column in ("tool, prompt or resource", "status", "cases", "findings"):
             table.add_column(column)
-        per_tool: dict[str, list[Finding]] = {}
+        per_subject: dict[tuple[Surface, str], list[Finding]] = {}
         for finding in report.findings:
-            per_tool.setdefault(finding.name, []).append(finding)
+            per_subject.setdefault((finding.surface, finding.name), []).append(finding)
         for entry in report.entries:
-            found = per_tool.get(entry.name, [])
+            found = per_subject.get((entry.surface, entry.name), [])
             status = entry.status.value if entry.status is Status.FUZZED else f"{entry.status.value}: {entry.reason}"
             table.add_row(
-                self._shown(entry.name),
+                self._shown(subject_label(entry.surface, entry.name)),
                 self._shown(status),
                 str(entry.cases),
                 ", ".join(sorted({f.kind.value for f in found})) or "-",
@@ -131,7 +134,7 @@ class ConsoleReporter:
             colour = "red" if (state is BaselineState.NEW and not finding.flaky) else "yellow"
             c.print(
                 f"[{colour}]{tag}[/] [bold]{finding.kind.value}[/] ({finding.severity.value}) in "
-                f"[cyan]{self._shown(finding.name)}[/]: {self._shown(finding.message)}"
+                f"[cyan]{self._shown(subject_label(finding.surface, finding.name))}[/]: {self._shown(finding.message)}"
             )
             c.print(
                 f"    fingerprint {finding.fingerprint}, hit {finding.count}x, reproduced "

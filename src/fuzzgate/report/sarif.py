@@ -269,7 +269,7 @@ def _result(finding: Finding, report: RunReport, repo_root: Path, rule_index: in
         "surface": finding.surface.value,
         "name": finding.name,
         "repro": command,
-        "sequence": [{"tool": step.tool, "arguments": step.arguments} for step in finding.repro.prefix],
+        "sequence": [step.to_json() for step in finding.repro.prefix],
         "flaky": finding.flaky,
         "unconfirmed": finding.unconfirmed,
         "count": finding.count,

@@ -29,6 +29,7 @@ class TraceWriter:
         outcome = event.outcome
         record = {
             "tool": self._redact.text(event.tool),
+            "surface": event.surface.value,
             "case": event.case_index,
             "arguments": event.arguments,
             "schema_valid": event.schema_valid,

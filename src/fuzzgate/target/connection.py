@@ -19,7 +19,7 @@ import anyio.to_thread
 import httpx2
 import mcp_types as types
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
+from mcp.client.streamable_http import MCP_SESSION_ID, streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
@@ -30,9 +30,10 @@ from fuzzgate.check.patterns import TRACE_START as _TRACE_START
 from fuzzgate.check.secrets import Redactor, redactor_for
 from fuzzgate.config.model import Config, TargetKind
 from fuzzgate.errors import TargetError
-from fuzzgate.findings import Step
+from fuzzgate.findings import Step, Surface
 from fuzzgate.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
 from fuzzgate.target.output import OutputChecker
+from fuzzgate.uri_template import expand_template
 
 if TYPE_CHECKING:
     from fuzzgate.target.containment import Containment
@@ -66,11 +67,16 @@ _LIST_PAGES = 100
 
 class _WatchedTransport(httpx2.AsyncBaseTransport):
     """Counts HTTP requests that failed at the transport level (refused, reset, cut mid-stream), the
-    evidence that an HTTP server went away, as a stdio server's exit is."""
+    evidence that an HTTP server went away, as a stdio server's exit is. It also keeps what a raw
+    message (`raw.send_raw`) needs to join the SDK's session: the client, the URL and the session id
+    the server gave."""
 
     def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
         self._inner = inner
         self.failures = 0
+        self.client: httpx2.AsyncClient | None = None
+        self.url: str | None = None
+        self.session_id: str | None = None
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         try:
@@ -78,6 +84,8 @@ class _WatchedTransport(httpx2.AsyncBaseTransport):
         except httpx2.TransportError:
             self.failures += 1
             raise
+        if session_id := response.headers.get(MCP_SESSION_ID):
+            self.session_id = session_id
         response.stream = _WatchedStream(response.stream, self)
         return response
 
@@ -174,6 +182,7 @@ def _transport_for(
 @asynccontextmanager
 async def _http_transport(url: str, headers: Mapping[str, str], watched: _WatchedTransport) -> AsyncIterator[Any]:
     http = httpx2.AsyncClient(headers=dict(headers), timeout=httpx2.Timeout(30.0, read=300.0), transport=watched)
+    watched.client, watched.url = http, url
     async with http, streamable_http_client(url, http_client=http) as streams:
         yield streams
 
@@ -390,9 +399,44 @@ async def _await_death(server: OwnedProcess, *, http: bool) -> None:
             await anyio.sleep(0.01)
 
 
-def _text_of(result: types.CallToolResult) -> str:
-    parts = [block.text for block in result.content if isinstance(block, types.TextContent)]
+def _text_of(result: Any) -> str:
+    """The text a reply carries: a tool result's text content, a prompt's messages' text, a
+    resource's text contents."""
+    if isinstance(result, types.CallToolResult):
+        blocks: list[Any] = list(result.content)
+    elif isinstance(result, types.GetPromptResult):
+        blocks = [message.content for message in result.messages]
+    elif isinstance(result, types.ReadResourceResult):
+        blocks = list(result.contents)
+    else:
+        return ""
+    parts = [block.text for block in blocks if isinstance(block, types.TextContent | types.TextResourceContents)]
     return "\n".join(parts)
+
+
+_PROMPT_RESULT: TypeAdapter[types.GetPromptResult] = TypeAdapter(types.GetPromptResult)
+_READ_RESULT: TypeAdapter[types.ReadResourceResult] = TypeAdapter(types.ReadResourceResult)
+
+
+def request_for(surface: Surface, name: str, arguments: dict[str, Any]) -> tuple[Any, TypeAdapter[Any]]:
+    """The request a call to `name` is on its surface, and the type its result must have: a tool's
+    `tools/call`, a prompt's `prompts/get` (arguments as strings, as the specification types them),
+    a resource's `resources/read` (a template expanded with the arguments, as they are)."""
+    if surface is Surface.PROMPT:
+        strings = {key: prompt_argument(value) for key, value in arguments.items()}
+        params = types.GetPromptRequestParams(name=name, arguments=strings)
+        return types.GetPromptRequest(params=params), _PROMPT_RESULT
+    if surface is Surface.RESOURCE:
+        uri = expand_template(name, arguments) if "{" in name else name
+        return types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri)), _READ_RESULT
+    params_ = types.CallToolRequestParams(name=name, arguments=arguments)
+    return types.CallToolRequest(params=params_), _CALL_RESULT
+
+
+def prompt_argument(value: Any) -> str:
+    """A prompt argument as sent: prompts take strings only, so any other generated value goes as
+    its JSON text."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 async def _learn_output_schemas(connection: Connection, name: str, timeout_s: float) -> None:
@@ -422,9 +466,10 @@ def _is_connection_loss(exc: BaseException) -> bool:
 
 
 async def call_tool(
-    connection: Connection, name: str, arguments: dict[str, Any], timeout_s: float
+    connection: Connection, name: str, arguments: dict[str, Any], timeout_s: float, surface: Surface = Surface.TOOL
 ) -> CallOutcome:
-    """Send one `tools/call` and classify what came back. Never raises for anything the server does."""
+    """Send one `tools/call` (or the request of `surface`: `request_for`) and classify what came
+    back. Never raises for anything the server does."""
     process = connection.process
     server = connection.server
     err_mark = server.stderr.mark() if server else 0
@@ -441,12 +486,12 @@ async def call_tool(
         scope.deadline = min(hard_deadline, anyio.current_time() + timeout_s)
 
     loss_mark = connection.loss_mark()
-    request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
     try:
+        request, result_type = request_for(surface, name, arguments)
         with scope:
             # `send_request`, not `call_tool`: fuzzgate checks the output schema itself (see `output`).
             result = await connection.client.session.send_request(
-                request, _CALL_RESULT, progress_callback=on_progress
+                request, result_type, progress_callback=on_progress
             )
         if scope.cancelled_caught:
             raise TimeoutError
@@ -482,7 +527,8 @@ async def call_tool(
             status = OutcomeStatus.UNSUPPORTED
             fields["error"] = "the server asked for input (input-required result), which fuzzgate does not answer"
         else:
-            status = OutcomeStatus.TOOL_ERROR if result.is_error else OutcomeStatus.OK
+            failed = isinstance(result, types.CallToolResult) and result.is_error
+            status = OutcomeStatus.TOOL_ERROR if failed else OutcomeStatus.OK
             fields["text"] = _text_of(result)
         # Not model_dump_json: a server may echo a lone surrogate back, which pydantic refuses to encode.
         fields["payload"] = json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True))
@@ -517,12 +563,24 @@ FOLLOW_UP_S = 1.0
 
 
 async def call_and_follow(
-    connection: Connection, name: str, arguments: dict[str, Any], timeout_s: float, *, ping_s: float = FOLLOW_UP_S
+    connection: Connection,
+    name: str,
+    arguments: dict[str, Any],
+    timeout_s: float,
+    *,
+    ping_s: float = FOLLOW_UP_S,
+    surface: Surface = Surface.TOOL,
 ) -> CallOutcome:
     """`call_tool`, and when the request times out, a ping right after it. Whether the server still
     answers tells a request it dropped from a server that is stuck, and a server that dies on that
     next request shows which request killed it: the timed-out one."""
-    outcome = await call_tool(connection, name, arguments, timeout_s)
+    outcome = await call_tool(connection, name, arguments, timeout_s, surface)
+    return await follow_timeout(connection, outcome, ping_s=ping_s)
+
+
+async def follow_timeout(connection: Connection, outcome: CallOutcome, *, ping_s: float = FOLLOW_UP_S) -> CallOutcome:
+    """`outcome` as it stands, or for a request that timed out, with what a ping sent right after
+    it showed (`AfterTimeout`) and, if the server died, its exit and its last stderr words."""
     if outcome.status is not OutcomeStatus.TIMEOUT:
         return outcome
     process = connection.server
