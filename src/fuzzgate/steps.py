@@ -11,10 +11,12 @@ from typing import Any
 
 from fuzzgate.check import CallContext, Observation, Oracles, has_lone_surrogate
 from fuzzgate.check.effects import Effect, effects_of
+from fuzzgate.check.protocol_probes import judge as judge_probe
 from fuzzgate.config.model import Config
 from fuzzgate.findings import Surface
 from fuzzgate.generate.probes import place, substitute
 from fuzzgate.outcome import CallOutcome
+from fuzzgate.protocol_round import send_probe
 from fuzzgate.target.connection import Connection, call_and_follow, prompt_argument
 
 LONE_SURROGATE_TIMEOUT_S = 1.0
@@ -70,9 +72,8 @@ async def send_step(
     before = layer.snapshot() if layer is not None else None
     timeout_s = call_timeout(config, sent)
     if surface is Surface.SERVER:
-        from fuzzgate.target.connection import send_raw  # type: ignore[attr-defined]
-
-        outcome = await send_raw(connection, sent, min(timeout_s, PROTOCOL_TIMEOUT_S))
+        # `tool` names the protocol probe; its message goes as it is, and `observe` judges it.
+        outcome = await send_probe(connection, config, tool, sent)
     else:
         outcome = await call_and_follow(connection, tool, sent, timeout_s, surface=surface)
     effects: tuple[Effect, ...] = ()
@@ -89,6 +90,8 @@ def observe(
     outcome: CallOutcome | None = None,
     surface: Surface = Surface.TOOL,
 ) -> list[Observation]:
+    if surface is Surface.SERVER:
+        return judge_probe(tool, outcome if outcome is not None else result.outcome, oracles.env.redact)
     ctx = CallContext(
         tool=tool,
         surface=surface,

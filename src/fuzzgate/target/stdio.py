@@ -15,9 +15,10 @@ because only here is the whole text at hand: a wire anomaly's excerpt is cut fro
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -44,10 +45,12 @@ __all__ = [
     "STDERR_KEEP_LINES",
     "STDERR_LINE_BYTES",
     "LineLog",
+    "RawWaiter",
     "ServerProcess",
     "StdioSpec",
     "WireLog",
     "child_environment",
+    "id_key",
     "stdio_transport",
 ]
 
@@ -76,6 +79,36 @@ class WireLog:
         return tuple(self._items[mark:])
 
 
+def id_key(value: Any) -> Hashable:
+    """What a JSON-RPC id is equal to, for matching a reply to a raw request: numbers by value (a
+    server that parses ids as doubles answers 2**63 as 9223372036854776000, which JSON allows), a
+    string only to the same string, never a number to a string."""
+    if isinstance(value, bool) or value is None:
+        return ("other", value)
+    if isinstance(value, int | float):
+        try:
+            return ("number", float(value))
+        except OverflowError:
+            return ("number", value)
+    if isinstance(value, str):
+        return ("string", value)
+    return ("other", json.dumps(value, sort_keys=True))
+
+
+@dataclass(slots=True, eq=False)
+class RawWaiter:
+    """A message fuzzgate wrote itself (`ServerProcess.write_raw`), waiting for its reply.
+
+    `key` is its id's `id_key`, None when it expects no reply (a notification): then a reply
+    without an id, if one comes, is still handed here."""
+
+    key: Hashable | None
+    done: anyio.Event = field(default_factory=anyio.Event)
+    reply: Any = None
+    """The reply as parsed JSON; None until one came (or when the server's stdout ended)."""
+    replied: bool = False
+
+
 def _excerpt(data: bytes, redact: Redactor) -> str:
     return redact.cut(data.decode("utf-8", "replace"), EXCERPT_CHARS, "…")
 
@@ -98,6 +131,13 @@ class ServerProcess(OwnedProcess):
         self.pending: set[str | int] = set()
         self.stdout_closed = False
         """The server's stdout ended: the SDK fails pending requests with "connection closed"."""
+        self.first_reply_mark: int | None = None
+        """`wire.mark()` when the first valid message came: the anomalies before it are the
+        server's start-up output (a banner), which no call was pending for."""
+        self._raw: list[RawWaiter] = []
+        self._raw_expired: set[Hashable] = set()
+        """Ids of raw requests given up on: a late reply to one is nobody's anomaly."""
+        self._stdin_lock = anyio.Lock()
 
     def drained(self) -> bool:
         return self.stderr_closed.is_set() and self.stdout_closed
@@ -107,6 +147,8 @@ class ServerProcess(OwnedProcess):
             await self._pump_stdout(sink)
         finally:
             self.stdout_closed = True
+            for waiter in self._raw:
+                waiter.done.set()
 
     async def _pump_stdout(self, sink: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
         assert self._process and self._process.stdout
@@ -131,6 +173,10 @@ class ServerProcess(OwnedProcess):
         except ValueError:
             self.wire.add(WireAnomaly(AnomalyKind.NON_JSON, _excerpt(raw, self.redact)))
             return None
+        if (self._raw or self._raw_expired) and self._route_raw(data):
+            # Judged by whoever sent the raw message (valid JSON-RPC or not): the SDK never sees it.
+            self._first_reply()
+            return None
         try:
             message = types.jsonrpc_message_adapter.validate_python(data, by_name=False)
         except ValidationError:
@@ -141,7 +187,59 @@ class ServerProcess(OwnedProcess):
                 self.wire.add(WireAnomaly(AnomalyKind.WRONG_ID, _excerpt(raw, self.redact)))
                 return None
             self.pending.discard(message.id)
+        self._first_reply()
         return message
+
+    def _first_reply(self) -> None:
+        if self.first_reply_mark is None:
+            self.first_reply_mark = self.wire.mark()
+
+    def _route_raw(self, data: Any) -> bool:
+        """Hand a reply to the raw message it answers; whether it was one. A reply is matched by
+        its id; one without an id (or with a null one, the JSON-RPC reply to a request it could not
+        read) goes to the raw message when exactly one is waiting. An id the SDK is waiting for is
+        the SDK's."""
+        if not isinstance(data, dict) or "method" in data:
+            return False
+        reply_id = data.get("id")
+        if reply_id is None:
+            if len(self._raw) != 1:
+                return False
+            waiter = self._raw[0]
+        else:
+            if not isinstance(reply_id, dict | list) and reply_id in self.pending:
+                return False
+            key = id_key(reply_id)
+            found = next((w for w in self._raw if w.key is not None and w.key == key), None)
+            if found is None:
+                return key in self._raw_expired
+            waiter = found
+        if not waiter.replied:
+            waiter.reply, waiter.replied = data, True
+            waiter.done.set()
+        return True
+
+    def expect_raw(self, message_id: Any, *, reply: bool) -> RawWaiter:
+        """Register a raw message about to be written; `reply` says whether it expects one (a
+        request with `message_id`)."""
+        waiter = RawWaiter(id_key(message_id) if reply else None)
+        if self.stdout_closed:
+            waiter.done.set()
+        self._raw.append(waiter)
+        return waiter
+
+    def forget_raw(self, waiter: RawWaiter) -> None:
+        """Stop waiting: a reply that comes later is dropped quietly (it was asked for)."""
+        with suppress(ValueError):
+            self._raw.remove(waiter)
+        if waiter.key is not None and not waiter.replied:
+            self._raw_expired.add(waiter.key)
+
+    async def write_raw(self, data: bytes) -> None:
+        """Write bytes fuzzgate built itself onto the server's stdin, between the SDK's messages."""
+        assert self._process and self._process.stdin
+        async with self._stdin_lock:
+            await self._process.stdin.send(data)
 
     async def pump_stdin(self, source: MemoryObjectReceiveStream[SessionMessage]) -> None:
         assert self._process and self._process.stdin
@@ -152,7 +250,8 @@ class ServerProcess(OwnedProcess):
                     message = session_message.message
                     if isinstance(message, types.JSONRPCRequest):
                         self.pending.add(message.id)
-                    await stdin.send(_encode(message))
+                    async with self._stdin_lock:
+                        await stdin.send(_encode(message))
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                 return
 
