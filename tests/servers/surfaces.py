@@ -1,6 +1,6 @@
 """An MCP server whose bugs sit behind resource templates and prompts, each beside a clean twin.
 
-    python surfaces.py [--clean]
+    python surfaces.py [--clean] [--port PORT]     (stdio; streamable HTTP on 127.0.0.1:PORT)
 
 | surface                          | bug                                                              |
 | -------------------------------- | ---------------------------------------------------------------- |
@@ -18,12 +18,20 @@ refuses template values with `..`, raw or percent-encoded, before any handler ru
 from __future__ import annotations
 
 import argparse
+import logging
+import sys
+
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
+# Plain text logs, as the example servers write them (rich rendering of a traceback takes seconds).
+logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--clean", action="store_true")
-CLEAN = parser.parse_args().clean
+parser.add_argument("--port", type=int)
+ARGS = parser.parse_args()
+CLEAN = ARGS.clean
 
 server = MCPServer("surfaces")
 DOCS = {"intro": "Welcome.", "usage": "Run it."}
@@ -68,4 +76,7 @@ def echo(text: str) -> str:
     return text
 
 
-server.run()
+if ARGS.port:
+    server.run("streamable-http", host="127.0.0.1", port=ARGS.port)
+else:
+    server.run()
