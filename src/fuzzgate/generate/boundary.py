@@ -1,8 +1,9 @@
 """Schema-offered and boundary values for one location: the cases worth trying early and often.
 
 Tier 1 is what the schema itself names (examples, default, enum, const, other union alternatives,
-optional properties the base leaves out); tier 2 the edges of declared bounds and the classic small
-values; tier 3 the magic numbers and hostile strings. Whether a value is valid is not decided here:
+optional properties the base leaves out); tier 2 the edges of declared bounds, the classic small
+values and array sizes (`_structure`); tier 3 the magic numbers, hostile strings and shapes (deep
+nesting, many properties). Whether a value is valid is not decided here:
 the case stream validates every candidate and files it under conform or adversarial accordingly.
 """
 
@@ -27,6 +28,7 @@ from fuzzgate.generate._model import (
     escape_pointer,
 )
 from fuzzgate.generate._numbers import lower_bound, upper_bound
+from fuzzgate.generate._structure import array_variants, many_properties_variant, nesting_variants
 from fuzzgate.generate._walk import Variant
 
 MAGIC_INTEGERS: Final = (
@@ -65,7 +67,6 @@ HOSTILE_STRINGS: Final = (
 """NUL, RTL override, emoji, a ZWJ sequence, stacked combining marks, a lone surrogate (which JSON
 escapes can carry and transports may refuse), and the usual probes: SQL, format string, template
 and shell injection, path traversal."""
-MAX_LISTED_ITEMS: Final = 64
 
 
 class BoundaryEdits:
@@ -107,9 +108,11 @@ class BoundaryEdits:
         if JsonType.NULL in types:
             yield Variant(2, None, f"boundary:{label}=null")
         if JsonType.ARRAY in types and isinstance(value, list):
-            yield from self._arrays(leaf, value, label)
+            yield from array_variants(leaf, value, label, self.bases)
         if JsonType.OBJECT in types and isinstance(value, dict):
             yield from self._objects(leaf, value, label)
+            yield from many_properties_variant(leaf, value, label, self.bases)
+        yield from nesting_variants(leaf, label)
 
     def _strings(self, rule: StringRule) -> Iterator[tuple[int, str]]:
         lengths = [0, rule.min_length, rule.min_length - 1]
@@ -125,23 +128,6 @@ class BoundaryEdits:
         yield 3, "A" * self.max_string
         for text in HOSTILE_STRINGS:
             yield 3, text
-
-    def _arrays(self, leaf: Leaf, value: list[Any], label: str) -> Iterator[Variant]:
-        rule = leaf.array
-        item = value[-1] if value else UNAVAILABLE
-        if item is UNAVAILABLE and rule is not None:
-            item = self.bases.base(rule.items)
-        if value:
-            yield Variant(2, [], f"boundary:{label}=[]")
-        if rule is None or item is UNAVAILABLE:
-            return
-        sizes = [rule.min_items - 1, rule.min_items]
-        if rule.max_items is not None:
-            sizes += [rule.max_items, rule.max_items + 1]
-        for size in sizes:
-            if 0 < size <= MAX_LISTED_ITEMS and size != len(value):
-                resized = (value + [item] * size)[:size]
-                yield Variant(2, resized, f"boundary:{label}=<{size} items>")
 
     def _objects(self, leaf: Leaf, value: dict[str, Any], label: str) -> Iterator[Variant]:
         rule = leaf.object

@@ -37,6 +37,8 @@ class ProbeClass(StrEnum):
     SCOPE = "scope"
     OPTION = "option"
     SHELL = "shell"
+    COST = "cost"
+    """A value costly to evaluate (`fuzzgate.generate.cost`): what it shows is a hang or a crash."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +50,8 @@ class Probe:
     probe_class: ProbeClass
     label: str
     """Which probe, in words that never hold the payload (`--output=`, `$(...)`, `canary file`)."""
-    value: str
+    value: str | int
+    """What goes to the field (an integer only for a cost probe's huge count)."""
     marker: str | None = None
     """The file name only this probe can create, when it is one that creates a file."""
 
