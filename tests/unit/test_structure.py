@@ -16,7 +16,7 @@ from fuzzgate.config.model import Config, GenerationMode, TargetConfig, TargetKi
 from fuzzgate.discover import Inventory, ToolInfo
 from fuzzgate.generate import CaseGenerator
 from fuzzgate.generate._source import CaseSource
-from fuzzgate.generate._structure import MANY_PROPERTIES, MAX_STRUCTURE_BYTES, NESTING_DEPTHS
+from fuzzgate.generate._structure import MANY_PROPERTIES, MAX_STRUCTURE_BYTES, NESTING_DEPTHS, TOTAL_STRUCTURE_BYTES
 from fuzzgate.plan import select
 
 LABEL = re.compile(r"^structure:[^=]*=(size \d+|depth \d+ (arrays|objects)|\d+ properties)$")
@@ -170,3 +170,15 @@ def test_a_tool_with_one_array_field_gets_more_than_50_items_within_its_first_50
 def test_structure_candidates_are_deterministic() -> None:
     schema = obj(ids={"type": "array", "items": {"type": "integer"}}, data={})
     assert list(structure(schema).items()) == list(structure(json.loads(json.dumps(schema))).items())
+
+
+def test_the_shapes_of_one_schema_share_a_byte_allowance() -> None:
+    long_item = {"type": "string", "minLength": 3000}
+    fields = {f"f{i:02}": {"type": "array", "items": long_item} for i in range(30)}
+    found = structure({"type": "object", "properties": fields})
+    grown = [origin for origin in found if origin.endswith(("size 51", "size 100"))]
+    added = sum(len(json.dumps(found[origin][origin.split("/")[2].split("=")[0]])) for origin in grown)
+    # The allowance counts the items added; each array also keeps its one base item.
+    assert TOTAL_STRUCTURE_BYTES / 2 < added <= TOTAL_STRUCTURE_BYTES + len(grown) * 3100
+    assert "structure:/properties/f00=size 100" in found
+    assert "structure:/properties/f29=size 100" not in found

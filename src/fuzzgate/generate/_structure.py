@@ -29,9 +29,28 @@ location adds up to seven levels, the request envelope three)."""
 MANY_PROPERTIES: Final = 1000
 MAX_STRUCTURE_BYTES: Final = 1_000_000
 """A shape whose JSON text would exceed this is skipped: it would measure the transport, not the tool."""
+TOTAL_STRUCTURE_BYTES: Final = 8_000_000
+"""What the shapes of one schema may add up to: every fixed candidate crosses the generation
+worker's pipe in one reply, under the generation deadline, and stays in memory for the run."""
 
 
-def array_variants(leaf: Leaf, value: list[Any], label: str, bases: BaseBuilder) -> Iterator[Variant]:
+class ByteAllowance:
+    """The bytes the shapes of one schema may still add, spent in walk order (so deterministically)."""
+
+    def __init__(self, total: int = TOTAL_STRUCTURE_BYTES) -> None:
+        self.left = total
+
+    def take(self, size: int) -> bool:
+        """Whether a shape of `size` bytes fits (and, if so, spend them)."""
+        if size > min(self.left, MAX_STRUCTURE_BYTES):
+            return False
+        self.left -= size
+        return True
+
+
+def array_variants(
+    leaf: Leaf, value: list[Any], label: str, bases: BaseBuilder, allowance: ByteAllowance
+) -> Iterator[Variant]:
     """The array at `label` resized: 0, 1, minItems - 1, minItems, maxItems, maxItems + 1, then 51,
     100 and 1000 items, filled with the item schema's base value."""
     rule = leaf.array
@@ -52,7 +71,7 @@ def array_variants(leaf: Leaf, value: list[Any], label: str, bases: BaseBuilder)
         seen.add(size)
         if size > len(value) and filler is UNAVAILABLE:
             continue
-        resized = _resized(value, filler, size, unique=unique)
+        resized = _resized(value, filler, size, unique=unique, allowance=allowance)
         if resized is not None:
             yield Variant(SIZE_TIER, resized, f"structure:{label}=size {size}")
 
@@ -69,7 +88,9 @@ def nesting_variants(leaf: Leaf, label: str) -> Iterator[Variant]:
             yield Variant(SHAPE_TIER, _nested_objects(depth), f"structure:{label}=depth {depth} objects")
 
 
-def many_properties_variant(leaf: Leaf, value: dict[str, Any], label: str, bases: BaseBuilder) -> Iterator[Variant]:
+def many_properties_variant(
+    leaf: Leaf, value: dict[str, Any], label: str, bases: BaseBuilder, allowance: ByteAllowance
+) -> Iterator[Variant]:
     """The object at `label` with `MANY_PROPERTIES` more properties, where it takes any keys: a map
     type (`additionalProperties` spelled out) or a free-form object below the arguments. Merely open
     objects are left alone, as `boundary` does with unknown keys."""
@@ -87,17 +108,17 @@ def many_properties_variant(leaf: Leaf, value: dict[str, Any], label: str, bases
     if extra is UNAVAILABLE:
         return
     added = _keys(MANY_PROPERTIES, value.keys() | declared)
-    if (len(json.dumps(extra, ensure_ascii=True)) + 10) * len(added) > MAX_STRUCTURE_BYTES:
+    if not allowance.take((len(json.dumps(extra, ensure_ascii=True)) + 10) * len(added)):
         return
     grown = {**value, **dict.fromkeys(added, extra)}
     yield Variant(SHAPE_TIER, grown, f"structure:{label}={MANY_PROPERTIES} properties")
 
 
-def _resized(value: list[Any], filler: Any, size: int, *, unique: bool) -> list[Any] | None:
+def _resized(value: list[Any], filler: Any, size: int, *, unique: bool, allowance: ByteAllowance) -> list[Any] | None:
     if size <= len(value):
         return value[:size]
     added = size - len(value)
-    if (len(json.dumps(filler, ensure_ascii=True)) + 8) * added > MAX_STRUCTURE_BYTES:
+    if not allowance.take((len(json.dumps(filler, ensure_ascii=True)) + 8) * added):
         return None
     if unique:
         return value + [_distinct(filler, index) for index in range(added)]

@@ -28,7 +28,7 @@ from fuzzgate.generate._model import (
     escape_pointer,
 )
 from fuzzgate.generate._numbers import lower_bound, upper_bound
-from fuzzgate.generate._structure import array_variants, many_properties_variant, nesting_variants
+from fuzzgate.generate._structure import ByteAllowance, array_variants, many_properties_variant, nesting_variants
 from fuzzgate.generate._walk import Variant
 
 MAGIC_INTEGERS: Final = (
@@ -75,6 +75,7 @@ class BoundaryEdits:
     def __init__(self, bases: BaseBuilder, *, max_string: int) -> None:
         self.bases = bases
         self.max_string = max_string
+        self.allowance = ByteAllowance()
 
     def __call__(self, node: Schema, value: Any, label: str) -> Iterator[Variant]:
         for offered in node.offered:
@@ -108,10 +109,10 @@ class BoundaryEdits:
         if JsonType.NULL in types:
             yield Variant(2, None, f"boundary:{label}=null")
         if JsonType.ARRAY in types and isinstance(value, list):
-            yield from array_variants(leaf, value, label, self.bases)
+            yield from array_variants(leaf, value, label, self.bases, self.allowance)
         if JsonType.OBJECT in types and isinstance(value, dict):
             yield from self._objects(leaf, value, label)
-            yield from many_properties_variant(leaf, value, label, self.bases)
+            yield from many_properties_variant(leaf, value, label, self.bases, self.allowance)
         yield from nesting_variants(leaf, label)
 
     def _strings(self, rule: StringRule) -> Iterator[tuple[int, str]]:
