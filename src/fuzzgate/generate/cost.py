@@ -147,7 +147,8 @@ def cost_probes(
         try:
             return bool(validator.is_valid(arguments))
         except Exception:
-            # A pattern past its time limit: the probe would not be a valid case anyway.
+            # A pattern past its time limit, a reference that does not resolve: the schema comes
+            # from the server, and a probe it cannot judge is not worth a case.
             return False
 
     strings = _free_strings(schema, properties)
