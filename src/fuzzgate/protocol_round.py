@@ -33,7 +33,7 @@ from fuzzgate.findings import Repro, Surface
 from fuzzgate.outcome import AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan import select
 from fuzzgate.target.connection import Connection
-from fuzzgate.target.raw import NO_REPLY_WAIT_S, send_raw, stamped
+from fuzzgate.target.raw import NO_REPLY_WAIT_S, carries_raw, send_raw, stamped
 
 if TYPE_CHECKING:
     # Types only: `steps` (which `verify` imports) may import this module for replays.
@@ -159,9 +159,12 @@ async def protocol_round(
     limit_s: float = ROUND_LIMIT_S,
 ) -> RoundResult:
     """Send every probe once (but those in `skip`), in order, each in the session's envelope
-    (`raw.stamped`), until one kills the server or stops it answering, or `limit_s` is spent."""
+    (`raw.stamped`), until one kills the server or stops it answering, or `limit_s` is spent. A
+    connection raw messages cannot reach (the in-memory one) gets none."""
     found: list[tuple[Observation, dict[str, Any]]] = []
     sent: list[str] = []
+    if not carries_raw(connection):
+        return RoundResult((), ())
     deadline = time.monotonic() + limit_s
     for probe in round_probes(config, tools):
         if probe.name in skip:

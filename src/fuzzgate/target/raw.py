@@ -34,7 +34,7 @@ from fuzzgate.target.connection import (
 )
 from fuzzgate.target.stdio import id_key
 
-__all__ = ["NO_REPLY_WAIT_S", "RawMessage", "expects_reply", "jsonrpc_problem", "send_raw", "stamped"]
+__all__ = ["NO_REPLY_WAIT_S", "RawMessage", "carries_raw", "expects_reply", "jsonrpc_problem", "send_raw", "stamped"]
 
 RawMessage = dict[str, Any] | list[Any] | str
 """A message as fuzzgate writes it: a JSON object or array, or a line of text sent as it is."""
@@ -49,6 +49,12 @@ _EXCERPT_CHARS = 200
 def expects_reply(message: RawMessage) -> bool:
     """Whether `message` is a request, which JSON-RPC must answer: an object with a method and an id."""
     return isinstance(message, dict) and "method" in message and "id" in message
+
+
+def carries_raw(connection: Connection) -> bool:
+    """Whether `send_raw` can reach the server: a stdio server fuzzgate owns, or streamable HTTP
+    (not the in-memory connector tests use)."""
+    return connection.process is not None or (connection.http is not None and connection.http.client is not None)
 
 
 def stamped(connection: Connection, message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -174,7 +180,7 @@ async def send_raw(connection: Connection, message: RawMessage, timeout_s: float
     deadline = anyio.current_time() + wait_s
     if process is not None:
         status, fields, extra = await _send_stdio(connection, message, wait_s)
-    elif connection.http is not None and connection.http.client is not None:
+    elif carries_raw(connection):
         status, fields, extra = await _send_http(connection, message, wait_s)
     else:
         status, fields, extra = (
@@ -182,7 +188,8 @@ async def send_raw(connection: Connection, message: RawMessage, timeout_s: float
             {"error": "raw messages need a stdio or streamable HTTP connection"},
             (),
         )
-    if not expects_reply(message) and not fields.get("payload") and status is not OutcomeStatus.CLOSED:
+    unanswered = status not in (OutcomeStatus.CLOSED, OutcomeStatus.UNSUPPORTED) and not fields.get("payload")
+    if unanswered and not expects_reply(message):
         # An HTTP server answers a notification at once (202): a death right after it is its doing too.
         with anyio.move_on_at(deadline):
             while connection.alive() and not connection.lost_since(loss_mark):
