@@ -35,8 +35,10 @@ from fuzzgate.events import (
     ServerRestarted,
     TriageStarted,
 )
+from fuzzgate.feed import Feed
 from fuzzgate.findings import Finding, Repro, Step, Surface
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
+from fuzzgate.generate.cases import Case
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
 from fuzzgate.outcome import AfterTimeout, OutcomeStatus
 from fuzzgate.plan import Scheduler, ToolPlan, select
@@ -280,11 +282,12 @@ class Engine:
                     Discovered(selection.entries, inventory.resources, inventory.resource_templates, inventory.prompts)
                 )
                 scheduler = Scheduler(selection.plans, self._fuzz_deadline, config.cases)
+                feed = Feed(selection.plans, resources=inventory.resources)
                 async with anyio.create_task_group() as fuzzing:
                     fuzzing.start_soon(self._watch, scheduler, fuzzing.cancel_scope)
                     async with anyio.create_task_group() as workers:
                         for _ in range(max(1, config.concurrency)):
-                            workers.start_soon(self._worker, scheduler, keeper, known)
+                            workers.start_soon(self._worker, scheduler, keeper, known, feed)
                     fuzzing.cancel_scope.cancel()
                 if WORKER.busy():
                     # A generation request the deadline abandoned must not outlive the run.
@@ -355,9 +358,15 @@ class Engine:
                 return
             await anyio.sleep(min(_WATCH_S, left))
 
-    async def _worker(self, scheduler: Scheduler, keeper: ServerKeeper, known: set[str]) -> None:
-        config = self.config
-        while (item := scheduler.next()) is not None:
+    async def _next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None:
+        """A queued sequence step first (it needs the state the call before it left), else the
+        scheduler's next case, with a dictionary value in some; None once fuzzing is over."""
+        while True:
+            chained = await feed.next_chain_case() if scheduler.running() else None
+            if chained is not None:
+                return chained
+            if (item := scheduler.next()) is None:
+                return None
             plan, index = item
             # Generation may wait on the worker process: never block the event loop with it, and
             # never keep the run waiting for it past the deadline.
@@ -367,6 +376,16 @@ class Engine:
             scheduler.record(plan, time.monotonic() - began)
             if case is None:
                 continue
+            case = feed.override(plan, case)
+            # The same request to a server in the same state would show nothing new.
+            if not feed.seen(plan, case.arguments):
+                return plan, case
+
+    async def _worker(self, scheduler: Scheduler, keeper: ServerKeeper, known: set[str], feed: Feed) -> None:
+        config = self.config
+        while (item := await self._next_case(scheduler, feed)) is not None:
+            plan, case = item
+            index = case.index
             waited = time.monotonic()
             connection = await keeper.get()
             if keeper.culprit is not None:
@@ -403,6 +422,7 @@ class Engine:
             self.calls += 1
             plan.calls += 1
             scheduler.record(plan, outcome.duration_s)
+            scheduler.behaved(plan, feed.after_call(plan, case, outcome))
             observations = observe(self.oracles, plan.info.name, case.schema_valid, step, outcome, surface)
             layer = connection.layer
             repro = Repro(
@@ -447,3 +467,4 @@ class Engine:
             ) or not connection.alive():
                 keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}")
                 keeper.culprit = plan
+                feed.restarted()

@@ -99,6 +99,23 @@ def _digest(arguments: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
 
 
+def _placed(origin: str, arguments: dict[str, Any]) -> tuple[str, str] | None:
+    """(pointer, value as JSON) of the field a dictionary or sequence case put a value in."""
+    if origin.startswith("dictionary:"):
+        pointer = origin.split(":", 1)[1]
+    elif origin.startswith("sequence:") and origin.count(":") >= 3:
+        pointer = origin.split(":", 3)[3]
+    else:
+        return None
+    value: Any = arguments
+    names = pointer.split("/")[2::2]
+    for name in names:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(name.replace("~1", "/").replace("~0", "~"))
+    return (pointer, json.dumps(value)) if names else None
+
+
 def _scalars(value: Any) -> list[str | int]:
     if isinstance(value, dict):
         return [s for item in value.values() for s in _scalars(item)]
@@ -120,6 +137,9 @@ class Feed:
             read_only = info.surface is not Surface.TOOL or looks_read_only(info.name, info.read_only_hint)
             self._tools[_key(plan)] = _Tool(plan, read_only, verb_of(info.name, info.description))
         self._sent: dict[ToolKey, set[str]] = {}
+        self._fatal: set[tuple[ToolKey, str, str]] = set()
+        """(tool, field, value) whose call crashed or hung the server: each restart costs far more
+        than a call, and the finding is recorded; the value is not put in that field again."""
         self._chains: deque[_Chain] = deque()
         self._producers: dict[ToolKey, _Producer] = {}
         if resources:
@@ -141,9 +161,15 @@ class Feed:
         if offered is None:
             return case
         arguments, origin = offered
-        if arguments == case.arguments or not plan.generator.is_valid(arguments):
+        if arguments == case.arguments or _placed(origin, arguments) in self._fatal_of(plan):
+            return case
+        if not plan.generator.is_valid(arguments):
             return case
         return replace(case, arguments=arguments, origin=origin)
+
+    def _fatal_of(self, plan: ToolPlan) -> set[tuple[str, str]]:
+        key = _key(plan)
+        return {(pointer, value) for tool, pointer, value in self._fatal if tool == key}
 
     def seen(self, plan: ToolPlan, arguments: dict[str, Any]) -> bool:
         """Whether the tool already got exactly this request since the server's state last changed."""
@@ -185,6 +211,9 @@ class Feed:
             if len(sent) >= MAX_SENT:
                 sent.clear()
             sent.add(_digest(case.arguments))
+        placed = _placed(case.origin, case.arguments)
+        if outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and placed is not None:
+            self._fatal.add((key, *placed))
         chain = next((c for c in self._chains if c.pending is case), None)
         # A sequence's own steps start no sequence (the second object of an interleaving would).
         produced = learned and outcome.status is OutcomeStatus.OK and not case.origin.startswith("sequence:")
@@ -276,6 +305,8 @@ class Feed:
                 if base is None or converted is None:
                     continue
                 arguments = put(base.arguments, place.path, converted)
+                if (_key(tool.plan), place.pointer, json.dumps(converted)) in self._fatal:
+                    continue
                 generator = tool.plan.generator
                 valid = generator is not None and generator.is_valid(arguments)
                 index = base.index

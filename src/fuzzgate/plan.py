@@ -26,7 +26,18 @@ from fuzzgate.generate.cost import cost_probes
 from fuzzgate.generate.hints import enrich
 from fuzzgate.generate.probes import ProbeCase, probe_slot
 from fuzzgate.results import Status, SurfaceEntry
-from fuzzgate.safety import DestructiveGuard
+from fuzzgate.safety import DestructiveGuard, looks_read_only
+
+FAIR_SLACK_S = 1.0
+FAIR_SLACK_SHARE = 0.1
+"""Tools whose charged time is within this much of the least (seconds, or this share of it) are
+even: among them the next case goes to the one that had fewest, so the order of tools does not
+hinge on a millisecond's jitter (the dictionary and sequences make a tool's requests depend on the
+others' replies)."""
+STALE_CALLS = 50
+STALE_WEIGHT = 3.0
+"""A tool whose last `STALE_CALLS` calls showed nothing it had not shown before is charged its time
+this many times over: tools still finding new behaviour get more of the budget, none is starved."""
 
 
 @dataclass(slots=True)
@@ -48,6 +59,8 @@ class ToolPlan:
     """The most cases it ever gets (a resource without arguments: 1); None: as many as time allows."""
     skip_reason: str | None = None
     """Set when the generator could not be built or failed: the tool gets no more cases."""
+    unchanged_calls: int = 0
+    """Calls in a row whose behaviour the tool had shown before (`Scheduler.behaved`)."""
     _building: threading.Lock = field(default_factory=threading.Lock)
 
     def case(self, index: int) -> Case | None:
@@ -83,8 +96,12 @@ class ToolPlan:
         if not base.schema_valid:
             return []
         contained = [] if self.probe_source is None else self.probe_source(self.info, base.arguments)
-        # Cost probes need no containment: what they show is a hang or a crash.
-        return contained + cost_probes(self.info.name, self.info.input_schema, base.arguments, self.info.description)
+        # Cost probes need no containment: what they show is a hang or a crash. They go first: they
+        # are few (only fields that read like expressions, patterns, queries or sizes get them), and
+        # a server that hangs on `9**9**9` must be caught within a short budget, not after the
+        # dozens of scope and injection probes a tool's string fields get.
+        cost = cost_probes(self.info.name, self.info.input_schema, base.arguments, self.info.description)
+        return cost + contained
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +159,10 @@ def select(
             tools += counted
             continue
         entries.append(SurfaceEntry(tool.surface, tool.name, status, reason))
+    # Listing and read-only tools first: what they return feeds the others' fields (`feed`).
+    plans.sort(
+        key=lambda p: not (p.info.surface is Surface.TOOL and looks_read_only(p.info.name, p.info.read_only_hint))
+    )
     return Selection(tuple(plans), tuple(entries))
 
 
@@ -165,9 +186,10 @@ def _generator_factory(
 class Scheduler:
     """Hands out (tool, case index) pairs so every tool gets a fair share of the time budget.
 
-    The next case goes to the tool that has used the least time so far: a slow or hanging tool
-    cannot starve the others, and time a fast tool leaves unused flows to the rest. Which case a tool
-    runs next is its own counter, so the requests per tool never depend on timing. `deadline` is
+    The next case goes to the tool that has used the least time so far (within `FAIR_SLACK_S`, the
+    one that had fewest cases): a slow or hanging tool cannot starve the others, and time a fast
+    tool leaves unused flows to the rest. Which case a tool runs next is its own counter. A tool that
+    stopped showing new behaviour is charged more for its time (`STALE_WEIGHT`). `deadline` is
     asked every time: the run moves it earlier as findings that need confirming accumulate.
     """
 
@@ -186,7 +208,9 @@ class Scheduler:
         open_plans = [p for p in self.plans if p.skip_reason is None and p.next_case < self._limit(p)]
         if not open_plans:
             return None
-        plan = min(open_plans, key=lambda p: (p.used_s, self._order[(p.info.surface, p.info.name)]))
+        least = min(p.used_s for p in open_plans)
+        even = [p for p in open_plans if p.used_s <= least + max(FAIR_SLACK_S, FAIR_SLACK_SHARE * least)]
+        plan = min(even, key=lambda p: (p.next_case, self._order[(p.info.surface, p.info.name)]))
         index = plan.next_case
         plan.next_case += 1
         # Charge a little up front so concurrent workers spread over tools before any call returns.
@@ -197,5 +221,14 @@ class Scheduler:
         limits = [n for n in (self.cases, plan.max_cases) if n is not None]
         return min(limits, default=math.inf)
 
+    def running(self) -> bool:
+        """Whether cases may still be sent (not stopped, the deadline not passed)."""
+        return not self.stopped and time.monotonic() < self.deadline()
+
     def record(self, plan: ToolPlan, duration_s: float) -> None:
-        plan.used_s += duration_s
+        stale = plan.unchanged_calls >= STALE_CALLS
+        plan.used_s += duration_s * (STALE_WEIGHT if stale else 1.0)
+
+    def behaved(self, plan: ToolPlan, new: bool) -> None:
+        """Whether a call of `plan` showed behaviour the tool had not shown before."""
+        plan.unchanged_calls = 0 if new else plan.unchanged_calls + 1

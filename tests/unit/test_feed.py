@@ -220,3 +220,28 @@ def test_resource_uris_are_offered() -> None:
     reader.case(0)
     feed = Feed([reader], resources=["docs://intro"])
     assert feed.override(reader, reader.case(3)).arguments == {"uri": "docs://intro"}
+
+
+def test_a_value_that_crashed_the_server_is_not_put_in_that_field_again() -> None:
+    plans = notes()
+    feed = Feed(list(plans.values()))
+    listing, get, update = plans["list_notes"], plans["get_note"], plans["update_note"]
+    feed.after_call(listing, listing.case(0), ok({"result": [{"id": A}]}))
+    (step,) = [s for s in drain_one(feed)]
+    assert step[0] is get and step[1].arguments == {"note_id": A}
+    feed.after_call(get, step[1], CallOutcome(OutcomeStatus.CLOSED, 0.01, exit_code=3))
+    feed.restarted()
+    # The crash is recorded; every restart costs more than a call: not get_note(A) again ...
+    assert feed.override(get, get.case(3)).origin == "random"
+    # ... but A still goes to the other tools.
+    assert feed.override(update, update.case(3)).arguments["note_id"] == A
+    feed.after_call(plans["create_note"], plans["create_note"].case(0), ok({"id": B}))
+    assert feed.override(get, get.case(7)).arguments == {"note_id": B}
+
+
+def drain_one(feed: Feed) -> list[tuple[ToolPlan, Case]]:
+    async def main() -> list[tuple[ToolPlan, Case]]:
+        step = await feed.next_chain_case()
+        return [step] if step is not None else []
+
+    return anyio.run(main)
