@@ -422,7 +422,7 @@ class Engine:
             self.calls += 1
             plan.calls += 1
             scheduler.record(plan, outcome.duration_s)
-            scheduler.behaved(plan, feed.after_call(plan, case, outcome))
+            scheduler.behaved(plan, feed.after_call(plan, case, outcome, step.arguments))
             observations = observe(self.oracles, plan.info.name, case.schema_valid, step, outcome, surface)
             layer = connection.layer
             repro = Repro(

@@ -195,22 +195,24 @@ class Feed:
 
     # --- after a call -----------------------------------------------------------------------------
 
-    def after_call(self, plan: ToolPlan, case: Case, outcome: CallOutcome) -> bool:
-        """Learn from a call that went out as `case`. Returns whether its outcome showed the tool
-        doing something it had not done before."""
+    def after_call(self, plan: ToolPlan, case: Case, outcome: CallOutcome, sent: dict[str, Any] | None = None) -> bool:
+        """Learn from a call that went out as `case` (`sent`: its arguments as sent, probes placed
+        in this server's workspace). Returns whether its outcome showed the tool doing something
+        it had not done before."""
         key = _key(plan)
         tool = self._tools.get(key)
         new = self.behaviours.new(key, outcome)
         learned = 0
         if outcome.status in (OutcomeStatus.OK, OutcomeStatus.TOOL_ERROR):
-            learned = self._learn(plan.info.name, outcome.payload, case.arguments)
+            echoes = [*_scalars(case.arguments), *_scalars(sent or {})]
+            learned = self._learn(plan.info.name, outcome.payload, echoes)
         if outcome.status is OutcomeStatus.OK and (tool is None or not tool.read_only):
             self._sent.clear()
         else:
-            sent = self._sent.setdefault(key, set())
-            if len(sent) >= MAX_SENT:
-                sent.clear()
-            sent.add(_digest(case.arguments))
+            requests = self._sent.setdefault(key, set())
+            if len(requests) >= MAX_SENT:
+                requests.clear()
+            requests.add(_digest(case.arguments))
         placed = _placed(case.origin, case.arguments)
         if outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and placed is not None:
             self._fatal.add((key, *placed))
@@ -230,14 +232,14 @@ class Feed:
 
     # --- internals --------------------------------------------------------------------------------
 
-    def _learn(self, source: str, payload: str, arguments: dict[str, Any]) -> int:
+    def _learn(self, source: str, payload: str, echoes: list[str | int]) -> int:
         try:
             parsed = json.loads(payload) if payload else None
         except ValueError:
             return 0
         if parsed is None:
             return 0
-        return self.dictionary.learn(source, parsed, sent=_scalars(arguments))
+        return self.dictionary.learn(source, parsed, sent=echoes)
 
     def _consumers(self, producer: _Tool, entry: Entry) -> dict[Verb, list[tuple[_Tool, Field]]]:
         """The tools that take `entry`, by what they do, best fits only, in plan order."""

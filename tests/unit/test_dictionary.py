@@ -158,3 +158,13 @@ def test_learning_any_reply_is_safe_and_offers_change_one_field(reply: Any, argu
         if first is not None:
             changed = {key for key in {*first[0], *arguments} if first[0].get(key) != arguments.get(key)}
             assert len(changed) <= 1 and first[1].startswith("dictionary:/properties/")
+
+
+def test_parts_of_the_request_echoed_back_are_not_learned() -> None:
+    d = Dictionary()
+    probe = "/var/tmp/fuzzgate-x1/s1/outside/fzgprobe-1582eae0"
+    reply = tool_result(text=f"created {probe} in /var/tmp/fuzzgate-x1/s1/outside, next to /srv/notes")
+    assert d.learn("init_project", reply, sent=[probe]) == 1
+    assert values(d) == [("/srv/notes", ValueClass.PATH)]
+    # Short values only match whole: a request's "a" does not hide an id holding an "a".
+    assert d.learn("create_note", tool_result({"id": "abc-123"}), sent=["a"]) == 1

@@ -31,6 +31,8 @@ PER_CLASS = 256
 """At most this many values per class (and of values kept only by their key); the oldest go first."""
 MAX_VALUE_CHARS = 512
 MAX_DEPTH = 12
+ECHO_CHARS = 8
+"""A learned string this long that is part of a request's string, or holds one, is an echo."""
 MAX_TEXT_CHARS = 100_000
 """Plain text past this length is not searched for tokens (JSON text is still parsed)."""
 
@@ -259,8 +261,9 @@ class Dictionary:
     def learn(self, source: str, payload: Any, sent: Collection[str | int] = ()) -> int:
         """Keep the values `payload` (a parsed reply, a listing) holds; returns how many are new.
         `source` names where it came from (a tool's name): its words are hints for its values.
-        Values of the request (`sent`) are not learned: a reply echoing a random id back (`no note
-        abc1`) must not make it look like one the server offered."""
+        Values of the request (`sent`) are not learned, nor (from `ECHO_CHARS` characters on) parts
+        of them and values holding them: a reply echoing a random id back (`no note abc1`) or a
+        path fuzzgate made up (a probe's, in this run's workspace) is not something the server offered."""
         added: list[Entry] = []
         self._sent = frozenset(str(value) for value in sent)
         try:
@@ -376,7 +379,10 @@ class Dictionary:
         source: str,
         added: list[Entry],
     ) -> None:
-        if str(value) in self._sent:
+        text = str(value)
+        if text in self._sent or (
+            len(text) >= ECHO_CHARS and any(len(s) >= ECHO_CHARS and (text in s or s in text) for s in self._sent)
+        ):
             return
         if isinstance(value, str):
             if not value or len(value) > MAX_VALUE_CHARS or not value.isprintable():
