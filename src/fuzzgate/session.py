@@ -79,7 +79,8 @@ class Listing:
     protocol_version: str
     inventory: Inventory
     decisions: tuple[SurfaceEntry, ...]
-    """One per tool of the inventory, in its order: fuzzed, blocked or skipped, and why."""
+    """One per tool of the inventory, then per resource, resource template and prompt, in its order:
+    fuzzed, blocked or skipped, and why."""
 
 
 async def list_surface(config: Config, seed: int) -> Listing:
@@ -95,11 +96,11 @@ async def list_surface(config: Config, seed: int) -> Listing:
     selection = select(inventory, config, seed)
     for plan in selection.plans:
         await anyio.to_thread.run_sync(plan.case, 0, abandon_on_cancel=True)
-    decided = {e.name: (e.status, e.reason) for e in selection.entries}
-    decided |= {p.info.name: _plan_decision(p) for p in selection.plans}
+    decided = {(e.surface, e.name): (e.status, e.reason) for e in selection.entries}
+    decided |= {(p.info.surface, p.info.name): _plan_decision(p) for p in selection.plans}
     decisions = tuple(
-        SurfaceEntry(Surface.TOOL, tool.name, *decided.get(tool.name, (Status.FUZZED, None)))
-        for tool in inventory.tools
+        SurfaceEntry(item.surface, item.name, *decided.get((item.surface, item.name), (Status.FUZZED, None)))
+        for item in (*inventory.tools, *inventory.others)
     )
     return Listing(protocol, inventory, decisions)
 

@@ -167,7 +167,8 @@ def test_a_tool_gets_its_cost_probes_without_containment() -> None:
     assert len(probes) == 8 and all(origin.startswith("probe:cost:") for origin in probes)
 
 
-def test_cost_probes_follow_the_containment_probes() -> None:
+def test_cost_probes_go_before_the_containment_probes() -> None:
+    """A few cost probes go first, so a hang on `9**9**9` shows within a short budget."""
     tool = _tool("A calculator.", {**props(expression=STRING), "required": ["expression"]})
     scope = Probe("calc", "expression", ProbeClass.SCOPE, "outside directory", "@@FUZZGATE_OUTSIDE@@")
 
@@ -178,7 +179,9 @@ def test_cost_probes_follow_the_containment_probes() -> None:
     (plan,) = select(Inventory((tool,), (), (), ()), config, 3, probe_source=source).plans
     probes = [origin for origin in _origins(plan, PROBES_AFTER + PROBE_EVERY * 3) if origin.startswith("probe:")]
     assert probes == [
-        "probe:scope:/properties/expression=outside directory",
         "probe:cost:/properties/expression=power tower",
         "probe:cost:/properties/expression=tall power tower",
+        "probe:cost:/properties/expression=caret power tower",
     ]
+    everything = [origin for origin in _origins(plan, PROBES_AFTER + PROBE_EVERY * 12) if origin.startswith("probe:")]
+    assert everything[-1] == "probe:scope:/properties/expression=outside directory"

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fuzzgate.check.secrets import Redactor
+from fuzzgate.commands import subject_label
 
 if TYPE_CHECKING:
     from fuzzgate.session import Listing
@@ -23,11 +24,11 @@ def print_listing(console: Console, target_name: str, listing: Listing, redact: 
         return escape(redact.text(text))
 
     table = Table(title=f"{shown(target_name)} (protocol {shown(listing.protocol_version)})")
-    table.add_column("tool")
+    table.add_column("tool, prompt or resource")
     table.add_column("would be")
     table.add_column("reason")
     for entry in listing.decisions:
-        table.add_row(shown(entry.name), entry.status.value, shown(entry.reason or ""))
+        table.add_row(shown(subject_label(entry.surface, entry.name)), entry.status.value, shown(entry.reason or ""))
     console.print(table)
     inventory = listing.inventory
     for label, items in (
