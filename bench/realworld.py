@@ -118,8 +118,10 @@ def targets() -> dict[str, dict[str, Any]]:
     }
 
 
-def fuzz(name: str, target: dict[str, Any], budget: float, sandbox: str) -> dict[str, Any]:
-    work = WORK / "realworld" / name
+def fuzz(name: str, target: dict[str, Any], budget: float, sandbox: str, work: Path | None = None) -> dict[str, Any]:
+    """One jailed `fuzzgate run` on a real server, in `work` (default bench/.work/realworld/NAME), with
+    `--trace work/trace.jsonl`."""
+    work = work or WORK / "realworld" / name
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     if name == "filesystem":

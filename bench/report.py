@@ -3,7 +3,8 @@
     bench/.work/venv-bench/bin/python bench/report.py --results DIR --doc FILE --img DIR [--quick]
 
 Runs in the bench venv (matplotlib is not a fuzzgate dependency). Reads throughput.json, bugs.json,
-stability.json, realworld.json, machine.json and commands.txt from DIR; a missing one is reported
+stability.json, realworld.json, timebox.json, polite.json, wholerun.json, reach-before.json,
+reach-after.json, machine.json and commands.txt from DIR; a missing one is reported
 as not run. bench/notes.md (the analysis of the documented run, written by a person) and
 bench/reviews.json (reviews of the real-server findings) are included as they are.
 """
@@ -19,8 +20,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-from servers.catalog import BUGS
+from servers.catalog import BUGS as ALL_BUGS
 from servers.catalog import SERVERS as SERVER_NAMES
+
+BUGS = tuple(b for b in ALL_BUGS if b.server in SERVER_NAMES)
+"""§2's planted bugs: those of bugs.py's default servers (the reach servers' are §8's)."""
 
 BENCH = Path(__file__).resolve().parent
 FUZZERS = ("fuzzgate", "mcp-fuzzer")
@@ -43,6 +47,18 @@ def polite_section(data: dict[str, Any] | None) -> list[str]:
     from polite import section  # bench/polite.py: the per-class tables of the bugs that answer politely
 
     return section(data)
+
+
+def wholerun_section(data: dict[str, Any] | None) -> list[str]:
+    from wholerun import section  # bench/wholerun.py: whole runs of 12 s against the bare SDK loop
+
+    return ["", *section(data), ""] if data else []
+
+
+def reach_section(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
+    from reach import section  # bench/reach.py: the reach classes and the real servers' reach (issue 10)
+
+    return [*section(before, after), ""] if before or after else []
 
 
 def load(results: Path, name: str) -> dict[str, Any] | None:
@@ -537,6 +553,7 @@ def main() -> None:
         "## 1. Throughput against the bare SDK",
         "",
         *tp_lines,
+        *wholerun_section(load(ns.results, "wholerun.json")),
         "",
         "## 2. Bug finding: fuzzgate and mcp-fuzzer on planted bugs",
         "",
@@ -576,6 +593,7 @@ def main() -> None:
         "",
         *timebox_section(load(ns.results, "timebox.json")),
         *polite_section(load(ns.results, "polite.json")),
+        *reach_section(load(ns.results, "reach-before.json"), load(ns.results, "reach-after.json")),
         "## How this was run",
         "",
         "```sh",

@@ -98,6 +98,34 @@ BUGS: tuple[PlantedBug, ...] = (
                "an assertion on stderr, exit 70"),
     PlantedBug("INV-2", "inventory", "tool", "delete_item", "double delete (stateful crash)", "crash",
                "`delete_item(id)` twice for an item created in the same process: an assertion on stderr, exit 70"),
+    PlantedBug("LIS-1", "listing", "tool", "get_item", "crash behind an id only a listing hands out", "crash",
+               '`item_id == "itm_7f3a9c"`, an opaque id that only `list_items` returns (no schema, description or '
+               "example names it): an assertion on stderr, exit 70"),
+    PlantedBug("REG-1", "regions", "tool", "list_buckets", "bug behind a value quoted only in a description",
+               "exception",
+               "`region == \"eu-west-3\"`, quoted only in the description (\"Cloud region, e.g. 'eu-west-3'\"; the "
+               "schema says string); every other value is refused as an unknown region: KeyError"),
+    PlantedBug("UAD-1", "drafts", "tool", "get_draft", "use after delete of a returned id", "exception",
+               "`get_draft(id)` after `delete_draft(id)` of an id `create_draft` returned (opaque `drf_...`, the "
+               "same ids in every fresh process): AttributeError on the tombstone"),
+    PlantedBug("TPL-1", "library", "resource", "file:///docs/{name}", "resource-template path traversal", "exception",
+               "`name` resolves outside the docs folder after the handler decodes it a second time (`..`, `%2e%2e`, "
+               "`%252e%252e`, an encoded absolute path; the template opts out of the SDK's path checks): "
+               "AssertionError, JSON-RPC -32603",
+               also=(("resource", "doc-file"),)),
+    PlantedBug("PRM-1", "briefing", "prompt", "draft_briefing", "prompt bug on an empty or missing required argument",
+               "exception",
+               "`topic` empty or missing (declared required; the low-level server checks nothing): IndexError, "
+               "JSON-RPC internal error"),
+    PlantedBug("ARR-1", "batch", "tool", "tag_items", "crash behind more than fifty array items", "crash",
+               "`len(items) > 50` (the schema sets no `maxItems`) (SIGSEGV)"),
+    PlantedBug("NUL-1", "nullargs", "server", "transport", "death on a `tools/call` with `arguments: null`", "crash",
+               '`"arguments": null` in a `tools/call` to any tool (an SDK client leaves the member out instead): the '
+               "raw loop exits 1 with a traceback",
+               also=(("tool", "set_flag"), ("tool", "get_flag"))),
+    PlantedBug("CALC-1", "calc", "tool", "evaluate", "unbounded cost of an expression", "cost",
+               "a power whose result would exceed 100,000 bits is computed (`9**9**9`: 1.2e9 bits, hours; the "
+               "AST evaluator allows `**`)"),
 )  # fmt: skip
 
 DESTRUCTIVE_TOOLS: dict[str, tuple[str, ...]] = {
@@ -119,12 +147,44 @@ CLEAN_TOOLS: dict[str, tuple[str, ...]] = {
     "notes": ("read_note_safe", "write_note", "list_notes"),
     "toolbox": ("diff_files_safe", "echo"),
     "inventory": ("create_item", "list_items", "export_items"),
+    "listing": ("describe_item", "list_items"),
+    "regions": ("count_buckets",),
+    "drafts": ("peek_draft", "create_draft", "delete_draft", "list_drafts"),
+    "library": ("list_docs",),
+    "briefing": ("list_topics",),
+    "batch": ("count_tags",),
+    "calc": ("evaluate_capped",),
 }
 """Among them the look-alikes of the scope and injection bugs: `read_note_safe` and `write_note` check
 every path against the root (`write_note` writes inside it), `diff_files_safe` puts `--` before the
 path, `echo` returns `$(touch x)` or `--output=x` verbatim; `export_items` writes inside the root."""
 
+REACH_SERVERS: tuple[str, ...] = (
+    "listing", "regions", "drafts", "library", "briefing", "batch", "nullargs", "nullargs_clean", "calc",
+)  # fmt: skip
+"""Issue 10's servers, one per reach class: each bug sits behind something schema-driven generation
+does not produce (an id from a reply, a value from a description, a sequence, a resource template, a
+prompt, a long array, a malformed request, a costly expression). `bench/reach.py` scores them."""
+
+CLEAN_LOOKALIKES: dict[str, str] = {
+    "listing": "`describe_item` looks the same ids up and handles the legacy record",
+    "regions": "`count_buckets` has the same parameter and description, and no price lookup",
+    "drafts": "`peek_draft` reads a draft through the same lookup and handles the tombstone; a second "
+    "`delete_draft` is refused politely",
+    "library": "resource template `file:///notes/{name}` reads the same folder through the same code, keeps the "
+    "SDK's path checks and refuses a name outside with -32602",
+    "briefing": "prompt `draft_summary` takes the same required `topic` through the same code and refuses an "
+    "empty or missing one with -32602",
+    "batch": "`count_tags` takes the same array through the same code, with a buffer that grows",
+    "nullargs": "server `nullargs_clean`: the same loop, refusing `arguments: null` with -32602",
+    "nullargs_clean": "the clean twin of `nullargs` (no bug: any report is a false positive)",
+    "calc": "`evaluate_capped`: the same evaluator, refusing a power over 100,000 bits",
+}
+"""What each reach server's clean look-alike is (a twin tool, template, prompt or server)."""
+
 SERVERS: tuple[str, ...] = ("ledger", "jobs", "orders", "docs", "rpc", "notes", "toolbox", "surrogate", "inventory")
+"""The servers bench/bugs.py, bench/stability.py and §2 take by default; the reach servers are
+bench/reach.py's (bugs.py runs them too when `--servers` names them)."""
 
 ROOTED_SERVERS: tuple[str, ...] = ("notes", "toolbox", "surrogate", "inventory")
 """Servers started with `--root DIR`, the one directory they may touch; `bench/bugs.py` makes DIR the
@@ -132,9 +192,13 @@ fuzzer's (and so the server's) working directory, and runs mcp-fuzzer, which has
 inside `netjail.sh --rw WORKDIR` (file system read-only but for the run's directory, a private
 /tmp): their bugs run shell input and make folders anywhere."""
 
-ALLOWED_DESTRUCTIVE: dict[str, tuple[str, ...]] = {"inventory": ("delete_item",)}
+RAW_SERVERS: tuple[str, ...] = ("surrogate", "nullargs", "nullargs_clean")
+"""Servers written without the SDK (raw JSON-RPC loops)."""
+
+ALLOWED_DESTRUCTIVE: dict[str, tuple[str, ...]] = {"inventory": ("delete_item",), "drafts": ("delete_draft",)}
 """Tools destructive by name only (they delete what the fuzzer itself created in memory), which
-fuzzgate is configured to call (`[allow_destructive]`): INV-1 and INV-2 cannot be reached without."""
+fuzzgate is configured to call (`[allow_destructive]`): INV-1, INV-2 and UAD-1 cannot be reached
+without."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +218,7 @@ class KnownBug:
 KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
         "SDK-DROP",
-        ("ledger", "jobs", "orders", "docs", "rpc", "notes", "toolbox", "inventory"),
+        tuple(s for s in (*SERVERS, *REACH_SERVERS) if s not in RAW_SERVERS),
         "server",
         "transport",
         "mcp 2.3's stdio transport cannot parse a lone surrogate escape and drops the request without any "
@@ -163,7 +227,8 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         {"fuzzgate": ("protocol_error",), "mcp-fuzzer": ("hang", "anomaly")},
     ),
 )
-"""Every server built on the SDK has it; surrogate.py, a raw loop, has SUR-1 instead."""
+"""Every server built on the SDK has it; surrogate.py, a raw loop, has SUR-1 instead, and the raw loop
+of nullargs.py parses a lone surrogate and answers."""
 
 FUZZGATE_KINDS: dict[str, tuple[str, ...]] = {
     "crash": ("crash",),
@@ -176,11 +241,13 @@ FUZZGATE_KINDS: dict[str, tuple[str, ...]] = {
     "scope": ("scope_escape",),
     "injection": ("injection", "scope_escape"),
     "unanswered": ("protocol_error", "crash"),
+    "cost": ("hang", "slow"),
 }
 """The fuzzgate finding kinds that count as reporting a bug with this symptom. An injected command
 or option whose effect lands outside the scope is a scope escape too, so `scope_escape` on an
 injection bug is not held against the fuzzer; `crash` on the unanswered request's tool is the
-death it causes on the next request, reported on the right tool."""
+death it causes on the next request, reported on the right tool. An unbounded cost shows as a hang
+(`9**9**9`) or, for a power that does finish, as a slow call."""
 
 MCP_FUZZER_CATEGORIES: dict[str, tuple[str, ...]] = {
     "crash": ("crash",),
@@ -193,6 +260,7 @@ MCP_FUZZER_CATEGORIES: dict[str, tuple[str, ...]] = {
     "scope": ("path_traversal",),
     "injection": ("command_injection",),
     "unanswered": ("hang", "crash", "anomaly"),
+    "cost": ("hang", "performance_outlier"),
 }
 """mcp-fuzzer's finding categories that count as reporting a bug with this symptom. It has no
 secret oracle; `anomaly` is its per-tool "transport/protocol anomaly" outcome count. Flaky bugs
@@ -234,8 +302,8 @@ def markdown() -> str:
     for b in BUGS:
         surface = f"{b.surface} `{b.name}`"
         kinds = ", ".join(f"`{k}`" for k in fuzzgate_kinds(b)) + (" (flaky)" if b.flaky else "")
-        if b.surface != "tool":
-            kinds += " on the " + b.surface + " (fuzzgate fuzzes tools only, so: none expected today)"
+        if b.surface not in ("tool", "server"):
+            kinds += " on the " + b.surface
         if b.symptom == "protocol":
             kinds += " (stdio only)"
         categories = ", ".join(f"`{c}`" for c in mcp_fuzzer_categories(b)) or "none (no oracle for it)"
@@ -265,6 +333,16 @@ def markdown() -> str:
         "when the fuzzer's sandbox leaves the file system read-only outside the scope. Note that",
         "mcp 2.3's own stdio transport also drops a request holding a lone surrogate escape without any",
         "reply (it stays up), so every SDK server here leaves such a request unanswered (SDK-DROP below).",
+        "",
+        "The reach servers (issue 10): "
+        + ", ".join(f"`{s}.py`" for s in REACH_SERVERS)
+        + ". Each bug sits behind something a generator working from the schema alone does not produce: an",
+        "id only a listing returns, a value quoted only in a description, a create-delete-get sequence, a",
+        "resource template, a prompt argument, an array longer than fifty, a malformed request, a costly",
+        "expression. `briefing.py` uses the low-level `Server`; `nullargs.py` is a raw JSON-RPC loop, and",
+        "`nullargs_clean.py` its twin without the bug. Clean look-alikes: "
+        + "; ".join(f"{s}: {what}" for s, what in CLEAN_LOOKALIKES.items())
+        + ".",
         "",
         "Known bugs nobody planted (a report of one is neither a planted bug nor a false positive): "
         + "; ".join(f"{k.id} on {k.surface} `{k.name}` of {', '.join(k.servers)}: {k.what}" for k in KNOWN_BUGS)
