@@ -250,3 +250,17 @@ def test_the_plan_builds_generators_from_enriched_schemas() -> None:
     (plan,) = select(Inventory((tool,), (), (), ()), config, 7).plans
     first = plan.case(0)
     assert first is not None and first.arguments == {"timezone": "Asia/Kolkata"}
+
+
+def test_a_format_the_property_names_is_not_joined_by_one_the_tool_description_names_after_it() -> None:
+    # mcp-server-time's convert_time: "time" in "Convert time between timezones" is the word, not the field.
+    schema = {
+        "type": "object",
+        "properties": {
+            "time": {"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"},
+            "when": {"type": "string"},
+        },
+    }
+    enriched = enrich(schema, "Convert time between timezones. when: an ISO 8601 date")["properties"]
+    assert enriched["time"]["examples"] == ["10:30"]
+    assert "2024-01-15" in enriched["when"]["examples"]

@@ -11,6 +11,11 @@ Layout of the stream:
   says why there): conform chunk n from one seeded Hypothesis run, adversarial chunk n by breaking
   one location of each value of conform chunk n. The chunk seed hashes (seed, tool, sub-stream,
   chunk, schema, mode, max_string), so a chunk never depends on which chunks were asked for before.
+- Of every `ANCHOR_EVERY` random conform draws, all but the last are anchored (`_anchor`): every
+  field whose schema has `examples` takes one of them, the others keep their drawn values (origin
+  "random+examples"), so that most draws get past the tool's own checks; the last stays wholly
+  random, for the bugs behind odd values. Which example a field takes hashes (seed, tool, draw,
+  field), so anchoring too is a pure function of the case index.
 
 Every candidate is checked with jsonschema here, in the caller; `Case.schema_valid` is that verdict. A
 conform draw that fails the check is replaced by a fixed valid candidate, an adversarial draw that
@@ -28,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from fuzzgate.config.model import GenerationMode
+from fuzzgate.generate._anchor import Anchors
 from fuzzgate.generate._keywords import build_validator
 from fuzzgate.generate._model import Stream, UnsupportedSchema, canonical_json
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
@@ -35,6 +41,8 @@ from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 CHUNK_SIZE: Final = 64
 EARLY_EVERY: Final = 3
 LATE_EVERY: Final = 8
+ANCHOR_EVERY: Final = 3
+ANCHORED_ORIGIN: Final = "random+examples"
 _CACHED_CHUNKS: Final = 32
 
 
@@ -49,7 +57,7 @@ class Case:
     """Whether `arguments` validate against the input schema, as checked by jsonschema."""
     origin: str
     """How the case was made: "example", "boundary:/properties/n=2147483648", "random",
-    "mutation:wrong_type:/properties/x=\"1\"", "random-mutation:missing_required:", ..."""
+    "random+examples", "mutation:wrong_type:/properties/x=\"1\"", "random-mutation:missing_required:", ..."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +140,12 @@ class CaseGenerator:
         # through chunk n. Announcing chunks sooner would spend the worker's time on tools that
         # never get that far (the engine builds every generator before fuzzing the first tool).
         self._announced: set[tuple[Stream, int]] = set()
+        self._anchors = Anchors(
+            self._schema,
+            self._validator,
+            max_string=max_string,
+            salt=json.dumps([master_seed, name], ensure_ascii=True),
+        )
         fixed = [self._entry(*found) for found in self._request({"op": "fixed"})]
         self._fixed: dict[Stream, list[_Entry]] = {
             "conform": [entry for entry in fixed if entry.valid],
@@ -168,7 +182,7 @@ class CaseGenerator:
         if chunk:
             entry = chunk[index % CHUNK_SIZE % len(chunk)]
             if entry.valid == wanted:
-                return entry
+                return self._anchored(entry, index) if wanted else entry
         replacements = self._fixed[stream] or [e for e in chunk if e.valid == wanted]
         if not replacements and wanted:
             replacements = self._valid_fallback()
@@ -178,6 +192,16 @@ class CaseGenerator:
         # send what there is, labelled honestly.
         spare = chunk or self._fixed["conform"] or self._fixed["adversarial"]
         return spare[index % len(spare)] if spare else self._entry({}, "base")
+
+    def _anchored(self, entry: _Entry, draw: int) -> _Entry:
+        """Random conform draw number `draw`, anchored unless it is the last of its group."""
+        if draw % ANCHOR_EVERY == ANCHOR_EVERY - 1 or not self._anchors.fields:
+            return entry
+        found = self._anchors.anchor(json.loads(entry.text), draw, self.is_valid)
+        if found is None:
+            return entry
+        # `anchor` returns only arguments `is_valid` accepted: the verdict is still jsonschema's.
+        return _Entry(json.dumps(found, ensure_ascii=True, allow_nan=False), ANCHORED_ORIGIN, True)
 
     def _valid_fallback(self) -> list[_Entry]:
         if self._fixed["conform"]:

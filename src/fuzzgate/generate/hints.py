@@ -161,11 +161,17 @@ class _Enricher:
             node["examples"] = [*existing, *added]
 
     def _candidates(self, name: str, texts: tuple[str, ...]) -> Iterator[Any]:
-        sources = [*texts, *_segments(self.description, name, self.names)]
-        for text in sources:
+        segments = _segments(self.description, name, self.names)
+        for text in (*texts, *segments):
             yield from explicit_values(text)
-        for text in sources:
-            yield from format_samples(text)
+        own = [sample for text in texts for sample in format_samples(text)]
+        yield from own
+        if not own:
+            # A format the property's own words name is its format: the tool description's words
+            # after a name that is also a common word ("Convert time between timezones") may be
+            # about something else, and a `time` field given IANA zones gets mostly wrong values.
+            for text in segments:
+                yield from format_samples(text)
 
 
 def explicit_values(text: str) -> list[Any]:
