@@ -61,7 +61,8 @@ TEMPLATE_EXAMPLES: tuple[str, ...] = (
     "%00",
     "%",
     "%zz",
-    "\u00e9t\u00e9/\u2603",
+    "\u00e9t\u00e9",
+    "\u2603/\u00e9",
     "x" * 4096,
 )
 """Values a resource template's variables get first: they are inserted into the URI as they are
