@@ -23,6 +23,7 @@ has had its share of novelty)."""
 _MAX_DEPTH = 6
 _MAX_PROPERTIES = 50
 _MAX_ITEM_SHAPES = 8
+_MAX_TEXT = 2000
 
 
 def shape(value: Any, depth: int = 0) -> Any:
@@ -63,7 +64,8 @@ def _json(text: str) -> Any:
 def behaviour_key(outcome: CallOutcome) -> str:
     """The outcome's behaviour, the same for the same code path whatever the arguments."""
     parsed = _json(outcome.text)
-    text: Any = shape(parsed) if parsed is not None else normalize_message(outcome.text)
+    # The first line is what `normalize_message` keeps; a long one is cut first (it is the server's).
+    text: Any = shape(parsed) if parsed is not None else normalize_message(outcome.text[:_MAX_TEXT])
     payload = _json(outcome.payload)
     structured = shape(payload.get("structuredContent")) if isinstance(payload, dict) else None
     after = outcome.after_timeout.value if outcome.after_timeout is not None else None

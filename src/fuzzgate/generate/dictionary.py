@@ -33,8 +33,10 @@ MAX_VALUE_CHARS = 512
 MAX_DEPTH = 12
 ECHO_CHARS = 8
 """A learned string this long that is part of a request's string, or holds one, is an echo."""
-MAX_TEXT_CHARS = 100_000
-"""Plain text past this length is not searched for tokens (JSON text is still parsed)."""
+MAX_TEXT_CHARS = 10_000
+"""Plain text past this length is not searched for tokens (JSON text is still parsed). Every
+pattern here is linear in the text (bounded repeats where a match could start anywhere): a reply
+is the server's, and a 64 KiB echo must not cost seconds."""
 
 
 class ValueClass(StrEnum):
@@ -68,9 +70,12 @@ _VERB_WORDS = frozenset(
 `get_user` must not make a user's id a hint for notes."""
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>()\[\]{}`]+")
+_URI = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s\"'<>()\[\]{}`]+")
 _PATH = re.compile(r"(?<![\w/.:~-])(?:~)?/[\w.@+-]+(?:/[\w.@+-]+)*/?")
-_TOKEN = re.compile(r"\b([A-Za-z][A-Za-z0-9_]*)(?=(\s*[:=]\s*[\"'`]?|\s+#?)([A-Za-z0-9][\w.:/@+-]*))")
+_TOKEN = re.compile(
+    r"\b([A-Za-z][A-Za-z0-9_]{0,63})(?![A-Za-z0-9_])"
+    r"(?=(\s*[:=]\s*[\"'`]?|\s+#?)([A-Za-z0-9][\w.:/@+-]{0,127})(?![\w.:/@+-]))"
+)
 """A key and the token after it (`id: 42`, `note_id=7`, `id 42`); a lookahead, so `with id 5` finds `id`."""
 _DIGITS = re.compile(r"-?[0-9]{1,18}")
 _URI_FORMATS = frozenset({"uri", "uri-reference", "iri", "iri-reference", "url"})
