@@ -50,6 +50,7 @@ __all__ = [
     "startup_banner",
 ]
 
+OMITTED = "arguments-omitted"
 PROBE_TIMEOUT_S = 1.0
 """The longest a probe waits for its answer (less when the target's timeout is shorter): a healthy
 server answers at once, and a probe it drops costs this, then a ping."""
@@ -133,7 +134,10 @@ async def send_probe(connection: Connection, config: Config, name: str, message:
     """Send probe `name`'s raw `message` as it is (`check.protocol_probes.judge` says what the
     outcome shows). For the start-up banner the message is a harmless request, and the outcome's
     anomalies are what the server wrote before its first reply."""
-    outcome = await send_raw(connection, message, probe_timeout(config, name))
+    kind = PROBES.get(name)
+    # What may go unanswered stops waiting once the server answers the next request.
+    settle = kind is not None and kind.expect in (Expect.TOLERATE, Expect.SILENCE)
+    outcome = await send_raw(connection, message, probe_timeout(config, name), settle=settle)
     if name == BANNER:
         process = connection.process
         start = process.wire.since(0)[: process.first_reply_mark or 0] if process is not None else ()
@@ -147,6 +151,17 @@ def _restart_reason(connection: Connection, name: str, outcome: CallOutcome) -> 
     if outcome.after_timeout in (AfterTimeout.DIED, AfterTimeout.STUCK):
         return f"protocol probe {name}: {outcome.after_timeout.value}"
     return None
+
+
+async def _control(
+    connection: Connection, config: Config, probe: ProtocolProbe, redact: Redactor
+) -> CallOutcome | None:
+    """The `arguments-omitted` probe's tool called with `arguments: {}`: its outcome when that shows
+    something wrong too (then an omitted `arguments` says nothing of the protocol), else None."""
+    params = {**probe.message["params"], "arguments": {}}
+    message, _ = stamped(connection, {**probe.message, "id": f"{probe.message['id']}-control", "params": params})
+    outcome = await send_raw(connection, message, probe_timeout(config, probe.name))
+    return outcome if judge(probe.name, outcome, redact) else None
 
 
 async def protocol_round(
@@ -171,6 +186,15 @@ async def protocol_round(
             continue
         if time.monotonic() >= deadline:
             return RoundResult(tuple(found), tuple(sent), cut_short=True)
+        if probe.name == OMITTED:
+            control = await _control(connection, config, probe, redact)
+            if control is not None:
+                # The tool fails with `arguments: {}` as well: its own bug, which fuzzing reports;
+                # the probe would only say it again. Not sent.
+                sent.append(probe.name)
+                if (reason := _restart_reason(connection, probe.name, control)) is not None:
+                    return RoundResult(tuple(found), tuple(sent), restart=reason)
+                continue
         message, _ = stamped(connection, probe.message)
         outcome = await send_probe(connection, config, probe.name, message)
         observations = judge(probe.name, outcome, redact)

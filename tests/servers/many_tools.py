@@ -34,6 +34,7 @@ TOOLS = [
     )
     for i in range(COUNT)
 ]
+NAMES = {tool.name for tool in TOOLS}
 
 
 async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -41,6 +42,10 @@ async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -
 
 
 async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    if params.name not in NAMES:
+        # Refused as the specification asks: the planted bugs are the n == i ones only.
+        text = types.TextContent(type="text", text=f"unknown tool {params.name}")
+        return types.CallToolResult(content=[text], is_error=True)
     index = int(params.name.removeprefix("tool_"))
     n = (params.arguments or {}).get("n")
     if n == index:

@@ -179,3 +179,17 @@ def test_a_banner_replays_on_a_fresh_server() -> None:
 
     [observation] = anyio.run(body)
     assert observation.signature == ("probe", BANNER, "non_json")
+
+
+def test_what_a_raw_server_gets_wrong_is_found_once_and_a_tools_own_bug_is_left_to_fuzzing() -> None:
+    """command_injector.py reads no request it does not know: it never answers an unknown tool or
+    a numeric name, and answers a response as if it were a request. Its first tool answers any call
+    with a stack trace, `arguments: {}` included: that is the tool's bug (fuzzing reports it), not
+    an omitted `arguments`'s."""
+    result, banner = run_round(stdio(SERVERS / "command_injector.py"))
+    assert banner is None and result.restart is None
+    assert found(result) == {
+        "name-number": (Kind.PROTOCOL_ERROR, "unanswered"),
+        "unknown-tool": (Kind.PROTOCOL_ERROR, "unanswered"),
+        "unsolicited-response": (Kind.PROTOCOL_ERROR, "answered-notification"),
+    }

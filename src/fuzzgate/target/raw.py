@@ -15,7 +15,8 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import suppress
 from typing import Any
 
 import anyio
@@ -42,6 +43,8 @@ RawMessage = dict[str, Any] | list[Any] | str
 NO_REPLY_WAIT_S = 0.2
 """How long a message that expects no reply (a notification) waits for one anyway, or for a death."""
 
+_SETTLE_GRACE_S = 0.02
+"""How long a settling wait goes on after the ping's answer, for a reply already on its way."""
 _HTTP_ACCEPT = "application/json, text/event-stream"
 _EXCERPT_CHARS = 200
 
@@ -160,7 +163,9 @@ def _classify(reply: Any, sent: RawMessage) -> tuple[OutcomeStatus, dict[str, An
     return OutcomeStatus.UNSUPPORTED, fields, tuple(anomalies)
 
 
-async def send_raw(connection: Connection, message: RawMessage, timeout_s: float) -> CallOutcome:
+async def send_raw(
+    connection: Connection, message: RawMessage, timeout_s: float, *, settle: bool = False
+) -> CallOutcome:
     """Send `message` as it is and classify what came back. Never raises for anything the server does.
 
     A request (an object with a method and an id) waits up to `timeout_s` for its reply, and after
@@ -169,6 +174,11 @@ async def send_raw(connection: Connection, message: RawMessage, timeout_s: float
     most (or `timeout_s`, if shorter) for one or for the server's death, and is OK with an empty
     `payload` when nothing came back, as it should. An HTTP error status for such a message is the
     transport's "not accepted", which the specification allows: not a reply either.
+
+    `settle`: stop waiting once a ping sent right after the message is answered (and a moment
+    more): for a message the server may leave unanswered, a server that answers the next request
+    has shown what it would do with this one, and the full wait would be spent on every healthy
+    server. Never for a request that must be answered: a slow answer is no silence.
     """
     server = connection.server
     process = connection.process
@@ -179,7 +189,7 @@ async def send_raw(connection: Connection, message: RawMessage, timeout_s: float
     started = time.perf_counter()
     deadline = anyio.current_time() + wait_s
     if process is not None:
-        status, fields, extra = await _send_stdio(connection, message, wait_s)
+        status, fields, extra = await _send_stdio(connection, message, deadline, settle)
     elif carries_raw(connection):
         status, fields, extra = await _send_http(connection, message, wait_s)
     else:
@@ -191,9 +201,12 @@ async def send_raw(connection: Connection, message: RawMessage, timeout_s: float
     unanswered = status not in (OutcomeStatus.CLOSED, OutcomeStatus.UNSUPPORTED) and not fields.get("payload")
     if unanswered and not expects_reply(message):
         # An HTTP server answers a notification at once (202): a death right after it is its doing too.
-        with anyio.move_on_at(deadline):
+
+        async def death() -> None:
             while connection.alive() and not connection.lost_since(loss_mark):
                 await anyio.sleep(0.01)
+
+        await _wait(connection, death, deadline, settle)
     duration = time.perf_counter() - started
     if status is not OutcomeStatus.UNSUPPORTED and not fields.get("payload") and connection.lost_since(loss_mark):
         # Nothing came back and the transport is gone: the message's death, not a silence.
@@ -216,18 +229,41 @@ async def send_raw(connection: Connection, message: RawMessage, timeout_s: float
 _Sent = tuple[OutcomeStatus, dict[str, Any], tuple[WireAnomaly, ...]]
 
 
-async def _send_stdio(connection: Connection, message: RawMessage, wait_s: float) -> _Sent:
+async def _wait(connection: Connection, until: Callable[[], Awaitable[None]], deadline: float, settle: bool) -> None:
+    """Wait for `until()` up to `deadline`; with `settle`, only until a ping sent now is answered
+    (or refused, or fails), and `_SETTLE_GRACE_S` more."""
+    with anyio.move_on_at(deadline):
+        async with anyio.create_task_group() as tg:
+
+            async def waited() -> None:
+                await until()
+                tg.cancel_scope.cancel()
+
+            async def pinged() -> None:
+                # Any answer will do (2026-07-28 has no ping: -32601), and so will a failure.
+                with suppress(Exception):
+                    await connection.client.session.send_ping()
+                await anyio.sleep(_SETTLE_GRACE_S)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(waited)
+            if settle:
+                tg.start_soon(pinged)
+
+
+async def _send_stdio(connection: Connection, message: RawMessage, deadline: float, settle: bool) -> _Sent:
     process = connection.process
     assert process is not None
     request = expects_reply(message)
-    waiter = process.expect_raw(message.get("id") if isinstance(message, dict) else None, reply=request)
+    # A response to nothing has an id too: a reply naming it is the server answering it.
+    has_id = isinstance(message, dict) and "id" in message
+    waiter = process.expect_raw(message.get("id") if isinstance(message, dict) else None, has_id=has_id)
     try:
         try:
             await process.write_raw(_encode(message) + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
             return OutcomeStatus.CLOSED, {"error": f"writing to the server failed: {type(exc).__name__}"}, ()
-        with anyio.move_on_after(wait_s):
-            await waiter.done.wait()
+        await _wait(connection, waiter.done.wait, deadline, settle)
     finally:
         process.forget_raw(waiter)
     if waiter.replied:

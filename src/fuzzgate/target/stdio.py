@@ -97,10 +97,11 @@ def id_key(value: Any) -> Hashable:
 
 @dataclass(slots=True, eq=False)
 class RawWaiter:
-    """A message fuzzgate wrote itself (`ServerProcess.write_raw`), waiting for its reply.
+    """A message fuzzgate wrote itself (`ServerProcess.write_raw`), waiting for its reply (or for a
+    reply it should never get).
 
-    `key` is its id's `id_key`, None when it expects no reply (a notification): then a reply
-    without an id, if one comes, is still handed here."""
+    `key` is its id's `id_key`, None when it has none (a notification). A reply without an id goes
+    to the one waiter there is, if there is one."""
 
     key: Hashable | None
     done: anyio.Event = field(default_factory=anyio.Event)
@@ -219,10 +220,9 @@ class ServerProcess(OwnedProcess):
             waiter.done.set()
         return True
 
-    def expect_raw(self, message_id: Any, *, reply: bool) -> RawWaiter:
-        """Register a raw message about to be written; `reply` says whether it expects one (a
-        request with `message_id`)."""
-        waiter = RawWaiter(id_key(message_id) if reply else None)
+    def expect_raw(self, message_id: Any, *, has_id: bool) -> RawWaiter:
+        """Register a raw message about to be written, with the id it has (`has_id`), if any."""
+        waiter = RawWaiter(id_key(message_id) if has_id else None)
         if self.stdout_closed:
             waiter.done.set()
         self._raw.append(waiter)
