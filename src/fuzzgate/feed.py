@@ -61,6 +61,8 @@ class _Tool:
     plan: ToolPlan
     read_only: bool
     verb: Verb | None
+    fields: list[Field]
+    """Its top-level fields a value may go to (sequence steps put values there)."""
     base: Case | None = None
     base_tried: bool = False
 
@@ -135,7 +137,8 @@ class Feed:
             info = plan.info
             # Prompts and resource reads answer; they do not change the server's state.
             read_only = info.surface is not Surface.TOOL or looks_read_only(info.name, info.read_only_hint)
-            self._tools[_key(plan)] = _Tool(plan, read_only, verb_of(info.name, info.description))
+            verb = verb_of(info.name, info.description)
+            self._tools[_key(plan)] = _Tool(plan, read_only, verb, fields_of(info.input_schema, {}, info.name))
         self._sent: dict[ToolKey, set[str]] = {}
         self._fatal: set[tuple[ToolKey, str, str]] = set()
         """(tool, field, value) whose call crashed or hung the server: each restart costs far more
@@ -249,7 +252,7 @@ class Feed:
             if tool is producer or info.surface is not Surface.TOOL or tool.verb in (None, Verb.CREATE):
                 continue
             best: tuple[int, Field] | None = None
-            for candidate in fields_of(info.input_schema, {}, info.name):
+            for candidate in tool.fields:
                 fit = score(candidate, entry)
                 # A bare class match counts only where neither side names its entity.
                 if fit == 1 and entry.hints and candidate.hints:

@@ -24,6 +24,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -72,33 +73,41 @@ _VERB_WORDS = frozenset(
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _URI = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s\"'<>()\[\]{}`]+")
 _PATH = re.compile(r"(?<![\w/.:~-])(?:~)?/[\w.@+-]+(?:/[\w.@+-]+)*/?")
+_KEY_STEMS = ("id", "path", "file", "dir", "folder", "cwd", "uri", "url", "href", "link", "endpoint", "name",
+              "title", "label", "slug")  # fmt: skip
+"""Every class word holds one: a text holding none names no key, and is spared the token search."""
 _TOKEN = re.compile(
     r"\b([A-Za-z][A-Za-z0-9_]{0,63})(?![A-Za-z0-9_])"
-    r"(?=(\s*[:=]\s*[\"'`]?|\s+#?)([A-Za-z0-9][\w.:/@+-]{0,127})(?![\w.:/@+-]))"
+    r"(?=(\s*[:=]\s*[\"'`]?|\s+#?)([A-Za-z0-9/~][\w.:/@+~-]{0,127})(?![\w.:/@+~-]))"
 )
-"""A key and the token after it (`id: 42`, `note_id=7`, `id 42`); a lookahead, so `with id 5` finds `id`."""
+"""A key named like a class (`id`, `noteId`, `file_path`) and the token after it (`id: 42`,
+`note_id=7`, `id 42`, `path: /srv/a`); a lookahead, so `with id 5` finds `id`."""
 _DIGITS = re.compile(r"-?[0-9]{1,18}")
 _URI_FORMATS = frozenset({"uri", "uri-reference", "iri", "iri-reference", "url"})
 
 
-def words(name: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def words(name: str) -> tuple[str, ...]:
     """The words of a key or tool name (split at `_`, `-`, `.`, spaces and camelCase), lowercased."""
-    return [w.lower() for w in _WORD.findall(name)]
+    return tuple(w.lower() for w in _WORD.findall(name))
 
 
 def _singular(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+@lru_cache(maxsize=4096)
 def _hints(name: str) -> frozenset[str]:
     """The words of `name` that may name an entity (`note` of `note_id`, of `list_notes`)."""
     return frozenset(_singular(w) for w in words(name) if w not in _CLASS_WORDS and w not in _VERB_WORDS)
 
 
+@lru_cache(maxsize=4096)
 def _normal_key(name: str) -> str:
     return "".join(words(name))
 
 
+@lru_cache(maxsize=4096)
 def key_class(name: str) -> ValueClass | None:
     """The class a key's name gives its values: `id`, `note_id`, `noteId` -> ID; `path`, `file`,
     `dir` -> PATH; `uri`, `url` -> URI; `name`, `title` -> NAME."""
@@ -116,6 +125,7 @@ def key_class(name: str) -> ValueClass | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def secret_key(name: str) -> bool:
     """Whether a key names something secret: its values are never kept."""
     return any(w in _SECRET_WORDS for w in words(name))
@@ -253,6 +263,15 @@ class Dictionary:
     def __init__(self, per_class: int = PER_CLASS) -> None:
         self._per_class = per_class
         self._entries: dict[tuple[str, str], Entry] = {}
+        """By (class or "", value as JSON), in first-seen order."""
+        self._order: dict[tuple[str, str], int] = {}
+        self._classes: dict[str, dict[tuple[str, str], None]] = {}
+        """Each class's slots, oldest first (what `PER_CLASS` drops)."""
+        self._keys: dict[str, dict[tuple[str, str], None]] = {}
+        """Each key's slots: a field named like it takes them whatever their class."""
+        self._added = 0
+        self._ranked: dict[Field, list[tuple[int, str | int]]] = {}
+        """`ranked` per field, until the entries change."""
         self.fresh: tuple[Entry, ...] = ()
         """The entries the last `learn` added."""
         self._sent: frozenset[str] = frozenset()
@@ -303,20 +322,26 @@ class Dictionary:
 
     def ranked(self, field: Field) -> list[tuple[int, str | int]]:
         """The values `field` takes, best fit first, each in first-seen order, without repeats."""
+        cached = self._ranked.get(field)
+        if cached is not None:
+            return cached
         out: list[tuple[int, str | int]] = []
-        seen: set[str] = set()
-        for entry in self._entries.values():
+        seen: set[tuple[bool, str | int]] = set()
+        slots = dict(self._classes.get(field.value_class.value, {})) if field.value_class else {}
+        if field.key:
+            slots.update(self._keys.get(field.key, {}))
+        for slot in sorted(slots, key=self._order.__getitem__):
+            entry = self._entries[slot]
             fit = score(field, entry)
-            if fit == 0:
-                continue
-            value = convert(field, entry)
+            value = convert(field, entry) if fit else None
             if value is None:
                 continue
-            text = json.dumps(value)
-            if text not in seen:
-                seen.add(text)
+            unique = (isinstance(value, int), value)
+            if unique not in seen:
+                seen.add(unique)
                 out.append((fit, value))
         out.sort(key=lambda r: -r[0])
+        self._ranked[field] = out
         return out
 
     def _walk(self, value: Any, key: str, hints: frozenset[str], source: str, added: list[Entry], depth: int) -> None:
@@ -359,7 +384,8 @@ class Dictionary:
         """Identifiers, UUIDs, URIs and paths in plain text (`Created note 7 (id: 42) at /tmp/n`)."""
         if len(text) > MAX_TEXT_CHARS:
             return
-        for match in _TOKEN.finditer(text):
+        lowered = text.lower()
+        for match in _TOKEN.finditer(text) if any(stem in lowered for stem in _KEY_STEMS) else ():
             name, token = match.group(1), match.group(3).rstrip(".,;:")
             value_class = key_class(name)
             separated = match.group(2).strip(" \"'`#")
@@ -369,8 +395,12 @@ class Dictionary:
             if value_class is ValueClass.ID and not any(c.isdigit() for c in token):
                 continue
             self._keep(token, name, value_class, hints | _hints(name), source, added)
-        for pattern, value_class in ((_UUID, ValueClass.ID), (_URI, ValueClass.URI), (_PATH, ValueClass.PATH)):
-            for found in pattern.finditer(text):
+        for pattern, value_class, mark in (
+            (_UUID, ValueClass.ID, "-"),
+            (_URI, ValueClass.URI, "://"),
+            (_PATH, ValueClass.PATH, "/"),
+        ):
+            for found in pattern.finditer(text) if mark in text else ():
                 token = found.group(0).rstrip(".,;:")
                 if value_class is not ValueClass.PATH or len(token) > 1:
                     self._keep(token, "", value_class, hints, source, added)
@@ -403,11 +433,21 @@ class Dictionary:
         known = self._entries.get(slot)
         if known is not None:
             # Same value again: what it was called this time is a hint too (its position stays).
-            self._entries[slot] = replace(known, key=known.key or normal, hints=known.hints | hints)
+            if not (hints <= known.hints and (known.key or not normal)):
+                self._ranked.clear()
+                self._entries[slot] = replace(known, key=known.key or normal, hints=known.hints | hints)
+                if not known.key and normal:
+                    self._keys.setdefault(normal, {})[slot] = None
         else:
             entry = Entry(value, value_class, normal, hints, source)
+            self._ranked.clear()
             self._make_room(slot[0])
             self._entries[slot] = entry
+            self._order[slot] = self._added
+            self._added += 1
+            self._classes.setdefault(slot[0], {})[slot] = None
+            if normal:
+                self._keys.setdefault(normal, {})[slot] = None
             added.append(entry)
         if value_class is ValueClass.URI and isinstance(value, str) and value.startswith("file://"):
             path = unquote(urlsplit(value).path)
@@ -415,9 +455,17 @@ class Dictionary:
                 self._keep(path, "", ValueClass.PATH, hints, source, added)
 
     def _make_room(self, value_class: str) -> None:
-        same = [slot for slot in self._entries if slot[0] == value_class]
-        for slot in same[: max(0, len(same) - self._per_class + 1)]:
-            del self._entries[slot]
+        same = self._classes.get(value_class, {})
+        while same and len(same) >= self._per_class:
+            slot = next(iter(same))
+            del same[slot]
+            entry = self._entries.pop(slot)
+            del self._order[slot]
+            keyed = self._keys.get(entry.key)
+            if keyed is not None:
+                keyed.pop(slot, None)
+                if not keyed:
+                    del self._keys[entry.key]
 
 
 def put(arguments: Mapping[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
