@@ -90,6 +90,15 @@ class ToolPlan:
             self.skip_reason = f"generation failed: {exc}"
         return None
 
+    def ready(self, index: int) -> bool:
+        """Whether `case(index)` would return at once (its generator built, its case drawn): then
+        the engine need not call it from a thread."""
+        generator, probes = self.generator, self.probes
+        if generator is None or probes is None or self.skip_reason is not None:
+            return False
+        is_probe, position = probe_slot(index, len(probes))
+        return is_probe or generator.ready(position)
+
     def _probes(self, generator: CaseGenerator) -> list[ProbeCase]:
         base = generator.case(0)
         # Probes go into a valid case, so the tool gets past its other arguments to the probed one.

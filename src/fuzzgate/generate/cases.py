@@ -173,6 +173,24 @@ class CaseGenerator:
         entry = fixed[index] if is_fixed else self._random(stream, index)
         return Case(index=k, arguments=json.loads(entry.text), schema_valid=entry.valid, origin=entry.origin)
 
+    def ready(self, k: int) -> bool:
+        """Whether `case(k)` can be answered from what is already here, without an exchange with
+        the generation worker: the engine then takes it on the event loop, sparing a thread hop per
+        call (most cases are; a chunk holds 64 and the next is drawn ahead)."""
+        stream, j = stream_position(self._mode, k)
+        is_fixed, index = slot(j, len(self._fixed[stream]))
+        if is_fixed:
+            return True
+        number, position = divmod(index, CHUNK_SIZE)
+        following = (stream, number + 1)
+        with self._lock:
+            if (stream, number) not in self._chunks:
+                return False
+            if position >= CHUNK_SIZE // 2 and following not in self._announced and following not in self._chunks:
+                return False
+            # A draw with the wrong verdict falls back on the fixed candidates, or on chunk 0.
+            return bool(self._fixed[stream]) or ("conform", 0) in self._chunks
+
     def _random(self, stream: Stream, index: int) -> _Entry:
         number, position = divmod(index, CHUNK_SIZE)
         chunk = self._chunk(stream, number)
