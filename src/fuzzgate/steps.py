@@ -22,8 +22,6 @@ from fuzzgate.target.connection import Connection, call_and_follow, prompt_argum
 LONE_SURROGATE_TIMEOUT_S = 1.0
 """Some SDKs drop a request they cannot decode: it is reported (`protocol_error`), but waiting the
 full timeout for each such request would spend the budget on one bug."""
-PROTOCOL_TIMEOUT_S = 1.0
-"""The longest a raw protocol probe waits for its answer: a healthy server answers at once."""
 
 
 @dataclass(frozen=True, slots=True)
