@@ -40,6 +40,7 @@ from fuzzgate.feed import Feed
 from fuzzgate.findings import Finding, Repro, Step, Surface
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.generate.cases import Case
+from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
 from fuzzgate.outcome import AfterTimeout, OutcomeStatus
 from fuzzgate.plan import Scheduler, ToolPlan, select
@@ -423,7 +424,8 @@ class Engine:
             finally:
                 self._in_flight.discard(pending)
             outcome = replace(step.outcome, concurrent=pending.peak)
-            connection.history.append(Step(plan.info.name, step.arguments, case.schema_valid, surface))
+            produced = reply_values(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
+            connection.history.append(Step(plan.info.name, step.arguments, case.schema_valid, surface, produced))
             if len(connection.history) > 2 * HISTORY_STEPS:
                 del connection.history[:-HISTORY_STEPS]
             self.calls += 1

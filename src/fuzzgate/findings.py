@@ -82,11 +82,17 @@ class Step:
     surface: Surface = Surface.TOOL
     """Which request: `tools/call`, `prompts/get`, `resources/read` (of `tool`, a URI or a template
     expanded with `arguments`), or for `Surface.SERVER` a raw JSON-RPC message (`arguments`)."""
+    produced: tuple[JSONValue, ...] = ()
+    """The values its reply brought (ids, paths, names), in the order fuzzgate finds them: a replay
+    on a fresh server, which hands out other ids, puts the new ones wherever later steps and the
+    failing call sent these."""
 
     def to_json(self) -> dict[str, JSONValue]:
         data: dict[str, JSONValue] = {"tool": self.tool, "arguments": self.arguments, "schema_valid": self.schema_valid}
         if self.surface is not Surface.TOOL:
             data["surface"] = self.surface.value
+        if self.produced:
+            data["produced"] = list(self.produced)
         return data
 
     @classmethod
@@ -96,6 +102,7 @@ class Step:
             arguments=dict(data["arguments"]),
             schema_valid=bool(data.get("schema_valid", True)),
             surface=Surface(data.get("surface", Surface.TOOL.value)),
+            produced=tuple(data.get("produced") or ()),
         )
 
 

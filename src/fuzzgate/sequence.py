@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from fuzzgate.findings import Repro, Step
 
@@ -144,3 +145,30 @@ async def _shrink_arguments(repro: Repro, reproduces: Reproduces, keep: Callable
                 keep(repro)
                 arguments = fewer
     return repro
+
+
+def rebind(value: Any, bound: Mapping[Any, Any]) -> Any:
+    """`value` (a step's arguments) with every string or number equal to a key of `bound` replaced
+    by its value, and every string holding a bound string (an id inside a path or URI) too: what a
+    replay sends in place of the ids the recorded run's server handed out."""
+    if not bound:
+        return value
+    if isinstance(value, dict):
+        return {key: rebind(item, bound) for key, item in value.items()}
+    if isinstance(value, list):
+        return [rebind(item, bound) for item in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if value in bound:
+        return bound[value]
+    if isinstance(value, str):
+        for old, new in bound.items():
+            if isinstance(old, str) and isinstance(new, str) and len(old) >= REBIND_MIN_CHARS and old in value:
+                value = value.replace(old, new)
+    return value
+
+
+REBIND_MIN_CHARS = 6
+"""A bound string shorter than this is replaced only where it is the whole value: a short id
+("7") inside other text is more likely a coincidence than a reference."""
+

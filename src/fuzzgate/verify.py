@@ -31,6 +31,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
+from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -40,6 +41,9 @@ from fuzzgate.check import Observation, Oracles
 from fuzzgate.config.model import Config, TargetKind
 from fuzzgate.errors import TargetError
 from fuzzgate.findings import Finding, Repro, Step, Surface
+from fuzzgate.generate.dictionary import reply_values
+from fuzzgate.outcome import OutcomeStatus
+from fuzzgate.sequence import rebind
 from fuzzgate.steps import observe, send_step
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.triage import fingerprint, subject
@@ -81,14 +85,21 @@ async def replay_once(
     prefix in order, then the failing call. Whether the same bug showed again, and what was seen.
     A bug that shows during the prefix is not this finding's: the server must survive the prefix."""
     repro = repro if repro is not None else finding.repro
+    # What the recorded run's replies brought, mapped to what this server's bring in their place:
+    # a fresh server hands out other ids, and a use after delete must delete and use its own.
+    bound: dict[Any, Any] = {}
     async with connector(config, extra_env) as connection:
         for step in repro.prefix:
-            done = await send_step(connection, config, step.tool, step.arguments, repro.workspace, step.surface)
+            arguments = rebind(step.arguments, bound)
+            done = await send_step(connection, config, step.tool, arguments, repro.workspace, step.surface)
             connection.history.append(Step(step.tool, done.arguments, step.schema_valid, step.surface))
             if not connection.alive():
                 return False, []
+            if step.produced and done.outcome.status is OutcomeStatus.OK:
+                now = reply_values(step.tool, done.outcome.payload)
+                bound.update((old, new) for old, new in zip(step.produced, now, strict=False) if old != new)
         result = await send_step(
-            connection, config, finding.tool, repro.arguments, repro.workspace, repro.surface
+            connection, config, finding.tool, rebind(repro.arguments, bound), repro.workspace, repro.surface
         )
     observations = observe(oracles, finding.tool, repro.schema_valid, result, surface=repro.surface)
     same = any(

@@ -284,3 +284,31 @@ def test_a_long_sequence_tries_the_calls_sharing_a_value_with_the_failing_one_fi
     assert oracle.tried[0].prefix == (init,), "the related calls come first"
     assert result.prefix[0].tool == "init" and len(result.prefix) == 1
     assert kept[0].prefix == (init,)
+
+
+def test_rebind_puts_the_fresh_servers_ids_where_the_recorded_ones_went() -> None:
+    from fuzzgate.sequence import rebind
+
+    old, new = "3f2a9c1e-0000-4000-8000-000000000001", "77aa0b2c-0000-4000-8000-000000000002"
+    bound = {old: new, 7: 9, "ab": "cd"}
+    arguments = {"note_id": old, "path": f"/notes/{old}.md", "n": 7, "flag": True, "tags": [old, "ab", "xaby"]}
+    assert rebind(arguments, bound) == {
+        "note_id": new,
+        "path": f"/notes/{new}.md",
+        "n": 9,
+        "flag": True,
+        # A short value is replaced only where it is the whole value.
+        "tags": [new, "cd", "xaby"],
+    }
+    assert rebind(arguments, {}) is arguments
+
+
+def test_a_step_keeps_what_its_reply_brought_in_json_only_when_there_is_some() -> None:
+    from fuzzgate.findings import Step
+    from fuzzgate.generate.dictionary import reply_values
+
+    produced = reply_values("create_note", '{"structuredContent": {"id": "note-1234abcd", "title": "x"}}')
+    assert "note-1234abcd" in produced
+    step = Step("create_note", {"text": "a"}, True, produced=produced)
+    assert Step.from_json(step.to_json()) == step
+    assert "produced" not in Step("get_note", {"note_id": "n"}).to_json()

@@ -477,3 +477,23 @@ def put(arguments: Mapping[str, Any], path: tuple[str, ...], value: Any) -> dict
     inner = out.get(path[0])
     out[path[0]] = put(inner if isinstance(inner, Mapping) else {}, path[1:], value)
     return out
+
+
+MAX_PRODUCED = 16
+"""The most values one reply is remembered to have brought, for a sequence's replay."""
+
+
+def reply_values(source: str, payload: str) -> tuple[str | int, ...]:
+    """The values a reply (its JSON, as `CallOutcome.payload`) brought, in the order `Dictionary`
+    finds them (the first `MAX_PRODUCED`): recorded on a sequence's steps, so that a replay on a
+    fresh server, which hands out other ids, can put the new ones where the old ones went."""
+    try:
+        parsed = json.loads(payload) if payload else None
+    except ValueError:
+        return ()
+    if parsed is None:
+        return ()
+    found = Dictionary()
+    found.learn(source, parsed)
+    return tuple(entry.value for entry in found.fresh[:MAX_PRODUCED])
+
