@@ -10,7 +10,7 @@ from jsonschema import Draft202012Validator
 from fuzzgate.config.model import GenerationMode
 from fuzzgate.discover import TEMPLATE_EXAMPLES
 from fuzzgate.generate import Case, CaseGenerator
-from fuzzgate.generate._anchor import DRAW_TEXT, MAX_FIELDS, Anchors
+from fuzzgate.generate._anchor import DRAW_TEXT, MAX_FIELDS, MAX_POOL, POOL_KEYWORD, Anchors
 from fuzzgate.generate._formats import format_checker
 from fuzzgate.generate._keywords import build_validator
 from fuzzgate.generate.cases import ANCHOR_EVERY, ANCHORED_ORIGIN
@@ -154,3 +154,49 @@ def test_a_draw_takes_a_bounded_amount_of_example_text() -> None:
     assert len(taken) == DRAW_TEXT // len(json.dumps(long))
     narrow = Anchors(schema, build_validator(schema, bounded_patterns=True), max_string=100, salt="s")
     assert narrow.fields == ()
+
+
+def test_each_field_takes_every_value_once_before_any_comes_back() -> None:
+    # A tool is never sent the same request twice: a value drawn again is a call lost.
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "examples": ["a0"], POOL_KEYWORD: [f"a{i}" for i in range(1, 50)]},
+            "b": {"type": "string", POOL_KEYWORD: [f"b{i}" for i in range(7)]},
+        },
+    }
+    anchors = Anchors(schema, build_validator(schema, bounded_patterns=True), max_string=100, salt="s")
+    drawn = [anchors.anchor({"a": "", "b": ""}, draw, lambda _: True) for draw in range(100)]
+    assert all(found is not None for found in drawn)
+    a = [found["a"] for found in drawn if found is not None]
+    b = [found["b"] for found in drawn if found is not None]
+    assert len(set(a[:50])) == len(set(a[50:])) == 50
+    assert all(len(set(b[start : start + 7])) == 7 for start in range(0, 98, 7))
+    # The orders differ from round to round and from field to field: the pairs vary.
+    assert a[:50] != a[50:] and len(set(zip(a, b, strict=True))) >= 90
+
+
+def test_pool_values_go_to_anchored_draws_only() -> None:
+    pool = [f"Zone/{i}" for i in range(40)]
+    schema = {
+        "type": "object",
+        "properties": {"zone": {"type": "string", "examples": ["UTC"], POOL_KEYWORD: pool}},
+        "required": ["zone"],
+    }
+    made = stream(schema, MIXED, 600)
+    anchored = {c.arguments["zone"] for c in made if c.origin == ANCHORED_ORIGIN}
+    assert anchored == {"UTC", *pool}
+    # Fixed candidates (tried once each, early) are the examples, never the pool.
+    fixed = [c.arguments.get("zone") for c in made if not c.origin.startswith("random")]
+    assert not {zone for zone in fixed if isinstance(zone, str)} & set(pool)
+    generator = CaseGenerator(schema, master_seed=3, name="tool", mode=MIXED)
+    assert [generator.case(k) for k in reversed(range(600))][::-1] == made
+
+
+def test_pool_values_the_schema_refuses_or_past_the_limits_are_not_used() -> None:
+    pool = ["x" * 101, 7, *(f"v{i}" for i in range(MAX_POOL + 20))]
+    schema = {"type": "object", "properties": {"v": {"type": "string", "examples": ["e", "v0"], POOL_KEYWORD: pool}}}
+    (field,) = Anchors(schema, build_validator(schema, bounded_patterns=True), max_string=100, salt="s").fields
+    values = [json.loads(text) for text in field.examples]
+    assert values[:3] == ["e", "v0", "v1"] and len(values) == 2 + MAX_POOL
+    assert all(isinstance(value, str) and len(value) <= 100 for value in values)

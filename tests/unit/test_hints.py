@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+import zoneinfo
 from typing import Any
 
 import pytest
@@ -14,7 +16,10 @@ from jsonschema import Draft202012Validator
 from fuzzgate.config.model import Config, GenerationMode, TargetConfig, TargetKind
 from fuzzgate.discover import Inventory, ToolInfo
 from fuzzgate.generate import CaseGenerator
+from fuzzgate.generate._anchor import MAX_POOL, POOL_KEYWORD
 from fuzzgate.generate._formats import format_checker
+from fuzzgate.generate._model import canonical_json
+from fuzzgate.generate._pools import TIMEZONES
 from fuzzgate.generate.hints import MAX_EXAMPLES, enrich
 from fuzzgate.plan import select
 
@@ -139,7 +144,14 @@ def test_the_tool_description_names_values_after_the_property_name() -> None:
         "Nothing else, e.g. 'unrelated'."
     )
     enriched = enrich(schema, description)["properties"]
-    assert enriched["timezone"]["examples"] == ["Europe/Paris"]
+    # The named value first; the name `timezone` adds real zones after it.
+    assert enriched["timezone"]["examples"] == [
+        "Europe/Paris",
+        "America/New_York",
+        "Europe/London",
+        "Asia/Tokyo",
+        "UTC",
+    ]
     assert enriched["format"]["examples"] == ["json", "text"]
     assert enriched["path"]["examples"] == ["./out/result.txt"]
 
@@ -264,3 +276,112 @@ def test_a_format_the_property_names_is_not_joined_by_one_the_tool_description_n
     enriched = enrich(schema, "Convert time between timezones. when: an ISO 8601 date")["properties"]
     assert enriched["time"]["examples"] == ["10:30"]
     assert "2024-01-15" in enriched["when"]["examples"]
+
+
+def pooled(prop: dict[str, Any], description: str = "", name: str = "p") -> tuple[list[Any], list[Any]]:
+    """(examples, pool) of one property named `name`."""
+    node = enrich({"type": "object", "properties": {name: prop}}, description)["properties"][name]
+    return node.get("examples", []), node.get(POOL_KEYWORD, [])
+
+
+def test_a_recognised_format_keeps_few_examples_and_hands_the_rest_of_its_pool_to_anchored_draws() -> None:
+    found, pool = pooled({"type": "string", "description": "An IANA time zone"})
+    assert found == list(TIMEZONES[:4])
+    assert pool == list(TIMEZONES[4:]) and len(pool) <= MAX_POOL
+    for text, first in (("ISO 4217 currency code", "USD"), ("a BCP 47 locale", "en-US"), ("ISO 639", "en")):
+        found, pool = pooled({"type": "string", "description": text})
+        assert found[0] == first and len(found) <= 2 and len(pool) >= 5
+        assert not set(found) & set(pool)
+
+
+def test_the_timezone_pool_is_fixed_and_holds_real_zone_names() -> None:
+    # Written out, not read from this machine's tzdata: the same seed gives the same requests anywhere.
+    assert 60 <= len(TIMEZONES) <= 100 == len(set(TIMEZONES))
+    assert set(TIMEZONES) <= zoneinfo.available_timezones()
+
+
+@pytest.mark.parametrize("name", ["timezone", "tz", "source_timezone", "targetTimeZone", "time_zone", "timezones"])
+def test_a_timezone_name_gives_zones_without_a_description(name: str) -> None:
+    found, pool = pooled({"type": "string"}, name=name)
+    assert found == list(TIMEZONES[:4]) and pool == list(TIMEZONES[4:])
+
+
+@pytest.mark.parametrize(
+    ("name", "first"), [("locale", "en-US"), ("currency_code", "USD"), ("lang", "en"), ("country_code", "US")]
+)
+def test_other_names_with_one_meaning_give_their_pools(name: str, first: str) -> None:
+    found, pool = pooled({"type": "string"}, name=name)
+    assert found[0] == first and pool
+
+
+@pytest.mark.parametrize("name", ["time", "timestamp", "language", "country", "zone", "tzinfo_path"])
+def test_other_names_give_nothing(name: str) -> None:
+    assert pooled({"type": "string"}, name=name) == ([], [])
+
+
+def test_a_format_the_own_description_names_wins_over_the_name() -> None:
+    found, pool = pooled({"type": "string", "description": "UTC offset as HH:MM"}, name="timezone")
+    assert found == ["10:30"] and not set(pool) & set(TIMEZONES)
+
+
+def test_written_date_formats_get_a_handful_of_distinct_real_values() -> None:
+    found, pool = pooled({"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"})
+    assert found == ["10:30"]
+    assert len(pool) >= 5 == len(pool) - len(set(pool)) + 5
+    assert all(re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", value) for value in pool)
+    checker = format_checker(Draft202012Validator)
+    found, pool = pooled({"type": "string", "format": "date", "description": "The day, YYYY-MM-DD"})
+    assert found == ["2024-01-15"] and len(pool) >= 5
+    assert all(checker.conforms(value, "date") for value in pool)
+    found, pool = pooled({"type": "string", "format": "time", "description": "Start time (HH:MM:SS)"})
+    assert found == ["10:30:00Z"] and len(pool) >= 5
+    assert all(checker.conforms(value, "time") for value in pool)
+
+
+def test_values_past_the_example_cap_go_to_the_pool() -> None:
+    listed = ", ".join(f"'v{i}'" for i in range(20))
+    found, pool = pooled({"type": "string", "description": f"e.g. {listed}"})
+    assert found == [f"v{i}" for i in range(MAX_EXAMPLES)]
+    assert pool == [f"v{i}" for i in range(MAX_EXAMPLES, 20)]
+
+
+def test_only_pool_values_the_property_schema_accepts_are_kept() -> None:
+    found, pool = pooled({"type": "string", "pattern": "^Europe/", "description": "IANA zone"})
+    assert found == ["Europe/London"]
+    assert pool and all(value.startswith("Europe/") for value in pool)
+    assert pooled({"type": "integer", "description": "IANA zone"}) == ([], [])
+
+
+def test_the_pool_changes_neither_validity_nor_the_schemas_hash() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"timezone": {"type": "string", "maxLength": 16}, "n": {"type": "integer"}},
+        "required": ["timezone"],
+        "additionalProperties": False,
+    }
+    enriched = enrich(schema, "")
+    assert POOL_KEYWORD in enriched["properties"]["timezone"]
+    assert canonical_json(enriched) == canonical_json(enrich(copy.deepcopy(schema), ""))
+    plain, annotated = (
+        Draft202012Validator(s, format_checker=format_checker(Draft202012Validator)) for s in (schema, enriched)
+    )
+    Draft202012Validator.check_schema(enriched)
+    for value in (
+        {"timezone": "UTC"},
+        {"timezone": "Pacific/Kiritimati"},
+        {"timezone": "x" * 17},
+        {},
+        {"n": 1},
+        {"timezone": 3},
+    ):
+        assert plain.is_valid(value) == annotated.is_valid(value), value
+    # The generator takes the annotation as one (no UnsupportedSchema) and never offers its values as
+    # fixed candidates: those are tried once each, early, and stay the few examples.
+    generator = CaseGenerator(enriched, master_seed=2, name="t", mode=GenerationMode.MIXED)
+    pool_only = set(enriched["properties"]["timezone"][POOL_KEYWORD])
+    for case in map(generator.case, range(300)):
+        assert case.schema_valid == plain.is_valid(case.arguments)
+        # Random draws may hold one: Hypothesis mixes in constants of the package's own modules.
+        if not case.origin.startswith("random"):
+            zone = case.arguments.get("timezone")
+            assert not isinstance(zone, str) or zone not in pool_only, case

@@ -4,19 +4,24 @@ A random string rarely gets past a tool's own checks (an IANA timezone, a known 
 time), so a wholly random draw seldom reaches the code behind them. An anchored draw keeps the
 random values of the other fields and puts into every field whose schema has `examples` (the
 schema author's own, those `hints.enrich` read from the descriptions, a template variable's hostile
-ones) one of them, picked by hashing (seed, tool, draw, field) so that the combinations vary from
-one draw to the next. Fields are found through `properties` only, following local `$ref`s and
-`allOf` on the way: under a union or an array, which branch or element a value is in is not simple.
+ones) or a pool (`POOL_KEYWORD`: the rest of the real values of a format `hints` recognised)
+one of those values. Each field goes through all its values once every so many draws, in an order
+that hashes (seed, tool, field, round), so that a tool never sent the same request twice gets every
+value before any comes back, and the combinations of several fields vary from one round to the
+next. Fields are found through `properties` only, following local `$ref`s and `allOf` on the way:
+under a union or an array, which branch or element a value is in is not simple.
 
-Sizes stay bounded: an example holding a string longer than `max_string` is never used (no random
-draw holds one either), a field keeps at most `MAX_EXAMPLES` examples, at most `MAX_FIELDS` fields are
-anchored, and the examples one draw takes add at most `DRAW_TEXT` characters of JSON.
+Sizes stay bounded: a value holding a string longer than `max_string` is never used (no random
+draw holds one either), a field keeps at most `MAX_EXAMPLES` examples and `MAX_POOL` pool values,
+at most `MAX_FIELDS` fields are anchored, and the values one draw takes add at most `DRAW_TEXT`
+characters of JSON.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -26,8 +31,13 @@ from jsonschema.protocols import Validator
 
 from fuzzgate.generate._model import escape_pointer, json_key
 
+POOL_KEYWORD: Final = "x-fuzzgate-pool"
+"""The annotation holding a field's pool in an enriched schema (fuzzgate's own copy, never sent
+anywhere): JSON Schema validators ignore keywords they do not know, so validity is unchanged."""
 MAX_FIELDS: Final = 64
 MAX_EXAMPLES: Final = 32
+MAX_POOL: Final = 128
+"""Pool values per field beyond its examples, in `hints`' output and in anchored draws."""
 MAX_DEPTH: Final = 4
 """Objects nested deeper than this below the arguments are not searched for fields."""
 DRAW_TEXT: Final = 1_000_000
@@ -37,14 +47,14 @@ _MAX_PARTS: Final = 32
 
 @dataclass(frozen=True, slots=True)
 class AnchoredField:
-    """A field of the arguments whose schema offers examples."""
+    """A field of the arguments whose schema offers examples or a pool."""
 
     path: tuple[str, ...]
     """Property names from the arguments object down to the field."""
     pointer: str
     """The field's schema location, `/properties/a/properties/b`: names it in hashes and origins."""
     examples: tuple[str, ...]
-    """The JSON text of each usable example, in the schema's order."""
+    """The JSON text of each usable example, in the schema's order, then of each usable pool value."""
 
 
 class Anchors:
@@ -83,9 +93,19 @@ class Anchors:
         return None if _same(kept, arguments) else kept
 
     def _pick(self, field: AnchoredField, draw: int) -> int:
-        material = json.dumps([self._salt, draw, field.pointer], ensure_ascii=True).encode("ascii")
-        digest = hashlib.blake2b(material, digest_size=8).digest()
-        return int.from_bytes(digest, "big") % len(field.examples)
+        """Draws n*r to n*r+n-1 (round r, n values) take each value once: position p takes value
+        (start + stride * p) mod n, with start and a stride prime to n hashed from the round."""
+        count = len(field.examples)
+        if count == 1:
+            return 0
+        round_, position = divmod(draw, count)
+        material = json.dumps([self._salt, round_, field.pointer], ensure_ascii=True).encode("ascii")
+        digest = int.from_bytes(hashlib.blake2b(material, digest_size=16).digest(), "big")
+        start = digest % count
+        stride = 1 + (digest >> 64) % (count - 1)
+        while math.gcd(stride, count) != 1:
+            stride += 1
+        return (start + stride * position) % count
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -169,26 +189,35 @@ class _Finder:
         return node
 
     def _examples(self, node: Any) -> tuple[str, ...]:
-        for part in self._parts(node):
-            offered = part.get("examples")
-            if isinstance(offered, list) and offered:
-                return self._usable(node, offered)
-        return ()
-
-    def _usable(self, node: Any, offered: list[Any]) -> tuple[str, ...]:
+        """The usable examples of the nearest part that has some, then the usable values of the
+        nearest part that has a pool."""
+        offered = self._nearest(node, "examples")
+        pooled = self._nearest(node, POOL_KEYWORD)
+        if not offered and not pooled:
+            return ()
         try:
             checker = self.validator.evolve(schema=node)
         except Exception:
             return ()
         usable: dict[str, str] = {}
-        for value in offered:
-            key = json_key(value)
-            if key in usable or not _short_strings(value, self.max_string) or not _accepts(checker, value):
-                continue
-            usable[key] = json.dumps(value, ensure_ascii=True, allow_nan=False)
-            if len(usable) >= MAX_EXAMPLES:
-                break
+        for values, limit in ((offered, MAX_EXAMPLES), (pooled, MAX_POOL)):
+            taken = 0
+            for value in values:
+                key = json_key(value)
+                if key in usable or not _short_strings(value, self.max_string) or not _accepts(checker, value):
+                    continue
+                usable[key] = json.dumps(value, ensure_ascii=True, allow_nan=False)
+                taken += 1
+                if taken >= limit:
+                    break
         return tuple(usable.values())
+
+    def _nearest(self, node: Any, keyword: str) -> list[Any]:
+        for part in self._parts(node):
+            offered = part.get(keyword)
+            if isinstance(offered, list) and offered:
+                return offered
+        return []
 
 
 def _short_strings(value: Any, limit: int) -> bool:

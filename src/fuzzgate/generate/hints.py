@@ -7,6 +7,11 @@ does. `enrich` reads the property's own description and the tool description's w
 property's name, and adds what it finds to the property's `examples`, which the generator tries
 first (the base value, then the rest as schema-offered values). Only values the property's own
 schema accepts are added; examples are annotations, so validation is unchanged.
+
+A format named in words (or by a name like `timezone`) has a fixed pool of real values (`_pools`):
+its first few become examples; the rest, and named values past `MAX_EXAMPLES`, go under
+`POOL_KEYWORD`, where only anchored draws look. A tool never sent the same request twice needs many
+distinct valid values, while every example is a fixed candidate tried once, early.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from typing import Any, Final
 
 from jsonschema.protocols import Validator
 
+from fuzzgate.generate import _pools
+from fuzzgate.generate._anchor import MAX_POOL, POOL_KEYWORD
 from fuzzgate.generate._keywords import build_validator
 from fuzzgate.generate._model import UnsupportedSchema, json_key
 
@@ -58,26 +65,50 @@ _DATE_FORMAT = re.compile(
 _DATE_PART = re.compile(r"YYYY|YY|MM|DD|HH|hh|mm|SS|ss")
 _STOP_WORDS: Final = frozenset({"a", "an", "the", "etc", "and", "or", "of", "to", "is", "be", "any", "e", "g", "eg"})
 
-_WORD_SAMPLES: Final[tuple[tuple[re.Pattern[str], tuple[Any, ...]], ...]] = (
-    (
-        re.compile(r"\bISO[ -]?8601\b|\bRFC[ -]?3339\b", re.IGNORECASE),
-        ("2024-01-15T10:30:00Z", "2024-01-15", "2024-01-15T10:30:00+02:00"),
-    ),
-    (
-        re.compile(r"\bIANA\b|\btime[ _-]?zones?\b|\btz ?(?:data(?:base)?|name)\b|\bOlson\b", re.IGNORECASE),
-        ("America/New_York", "Europe/London", "Asia/Tokyo", "UTC"),
-    ),
-    (re.compile(r"\bUUID\b|\bGUID\b", re.IGNORECASE), ("123e4567-e89b-12d3-a456-426614174000",)),
-    (re.compile(r"\be-?mail\b", re.IGNORECASE), ("user@example.com",)),
-    (re.compile(r"\b(?:unix|epoch|posix)\b", re.IGNORECASE), (1700000000, "1700000000")),
-    (re.compile(r"\bISO[ -]?639\b|\blanguage code\b", re.IGNORECASE), ("en", "fr")),
-    (re.compile(r"\bISO[ -]?3166\b|\bcountry code\b", re.IGNORECASE), ("US", "FR")),
-    (re.compile(r"\bISO[ -]?4217\b|\bcurrency code\b", re.IGNORECASE), ("USD", "EUR")),
-    (re.compile(r"\bBCP[ -]?47\b|\blocale\b", re.IGNORECASE), ("en-US", "fr-FR")),
-    (re.compile(r"\bsem(?:antic )?ver(?:sion)?\b", re.IGNORECASE), ("1.2.3",)),
-    (re.compile(r"\bhex(?:adecimal)? colou?r\b", re.IGNORECASE), ("#ff0000",)),
+
+@dataclass(frozen=True, slots=True)
+class _Format:
+    """A format named in words: the values a field's `examples` get, then the rest of its pool."""
+
+    samples: tuple[Any, ...]
+    pool: tuple[Any, ...]
+
+
+def _split(values: tuple[Any, ...], samples: int) -> _Format:
+    return _Format(values[:samples], values[samples:])
+
+
+_ZONES: Final = _split(_pools.TIMEZONES, 4)
+_LANGUAGES: Final = _split(_pools.LANGUAGES, 2)
+_COUNTRIES: Final = _split(_pools.COUNTRIES, 2)
+_CURRENCIES: Final = _split(_pools.CURRENCIES, 2)
+_LOCALES: Final = _split(_pools.LOCALES, 2)
+
+_WORD_FORMATS: Final[tuple[tuple[re.Pattern[str], _Format], ...]] = (
+    (re.compile(r"\bISO[ -]?8601\b|\bRFC[ -]?3339\b", re.IGNORECASE), _split(_pools.ISO_8601, 3)),
+    (re.compile(r"\bIANA\b|\btime[ _-]?zones?\b|\btz ?(?:data(?:base)?|name)\b|\bOlson\b", re.IGNORECASE), _ZONES),
+    (re.compile(r"\bUUID\b|\bGUID\b", re.IGNORECASE), _split(_pools.UUIDS, 1)),
+    (re.compile(r"\be-?mail\b", re.IGNORECASE), _split(_pools.EMAILS, 1)),
+    (re.compile(r"\b(?:unix|epoch|posix)\b", re.IGNORECASE), _split(_pools.EPOCHS, 2)),
+    (re.compile(r"\bISO[ -]?639\b|\blanguage code\b", re.IGNORECASE), _LANGUAGES),
+    (re.compile(r"\bISO[ -]?3166\b|\bcountry code\b", re.IGNORECASE), _COUNTRIES),
+    (re.compile(r"\bISO[ -]?4217\b|\bcurrency code\b", re.IGNORECASE), _CURRENCIES),
+    (re.compile(r"\bBCP[ -]?47\b|\blocale\b", re.IGNORECASE), _LOCALES),
+    (re.compile(r"\bsem(?:antic )?ver(?:sion)?\b", re.IGNORECASE), _split(_pools.SEMVERS, 1)),
+    (re.compile(r"\bhex(?:adecimal)? colou?r\b", re.IGNORECASE), _split(_pools.HEX_COLOURS, 1)),
 )
 """Formats named in words, and real values of each."""
+
+_NAME_FORMATS: Final[tuple[tuple[re.Pattern[str], _Format], ...]] = (
+    (re.compile(r"(?:^|_)(?:tz|time_?zones?)$"), _ZONES),
+    (re.compile(r"(?:^|_)locales?$"), _LOCALES),
+    (re.compile(r"(?:^|_)(?:lang|lang_code|language_code)$"), _LANGUAGES),
+    (re.compile(r"(?:^|_)country_code$"), _COUNTRIES),
+    (re.compile(r"(?:^|_)currency(?:_code)?$"), _CURRENCIES),
+)
+"""Formats a property's name says (snake_case, camelCase as snake_case), for one whose own
+description names none: `timezone`, `source_timezone`, `tz`, `locale`, `currency_code`. Only names
+with one common meaning: a `language` may be a programming language, a `country` a country's name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +119,8 @@ class _Found:
 
 def enrich(schema: dict[str, Any], description: str) -> dict[str, Any]:
     """A copy of a tool's input schema whose properties (nested ones, array items) carry the values
-    their descriptions and the tool description name, as `examples` after their own.
+    their descriptions and the tool description name, as `examples` after their own, and the rest
+    of the pools of the formats they name under `POOL_KEYWORD` (at most `MAX_POOL`).
 
     Pure: the same schema and description give the same result. A schema the validator refuses is
     returned as it is (the generator reports it).
@@ -143,35 +175,45 @@ class _Enricher:
         if "enum" in node or "const" in node:
             return
         existing = node.get("examples", [])
-        if not isinstance(existing, list) or len(existing) >= MAX_EXAMPLES:
+        if not isinstance(existing, list):
             return
         seen = {json_key(value) for value in existing}
         added: list[Any] = []
+        pooled: list[Any] = []
         checker = self.validator.evolve(schema=node)
-        for value in self._candidates(name, texts):
+        for value, pool_only in self._candidates(name, texts):
             key = json_key(value)
             if key in seen or (isinstance(value, str) and value in self.names):
                 continue
             seen.add(key)
-            if _accepts(checker, value):
+            if not _accepts(checker, value):
+                continue
+            # `examples` become fixed candidates, each tried once early: they stay few. The rest
+            # (a format's pool, values past the cap) is for anchored draws only.
+            if not pool_only and len(existing) + len(added) < MAX_EXAMPLES:
                 added.append(value)
-                if len(existing) + len(added) >= MAX_EXAMPLES:
+            else:
+                pooled.append(value)
+                if len(pooled) >= MAX_POOL:
                     break
         if added:
             node["examples"] = [*existing, *added]
+        if pooled:
+            node[POOL_KEYWORD] = pooled
 
-    def _candidates(self, name: str, texts: tuple[str, ...]) -> Iterator[Any]:
+    def _candidates(self, name: str, texts: tuple[str, ...]) -> Iterator[tuple[Any, bool]]:
+        """Values for the property, and whether each is for its pool only."""
         segments = _segments(self.description, name, self.names)
         for text in (*texts, *segments):
-            yield from explicit_values(text)
-        own = [sample for text in texts for sample in format_samples(text)]
-        yield from own
-        if not own:
-            # A format the property's own words name is its format: the tool description's words
-            # after a name that is also a common word ("Convert time between timezones") may be
-            # about something else, and a `time` field given IANA zones gets mostly wrong values.
-            for text in segments:
-                yield from format_samples(text)
+            for value in explicit_values(text):
+                yield value, False
+        formats = _field_formats(name, texts, segments)
+        for found in formats:
+            for value in found.samples:
+                yield value, False
+        for found in formats:
+            for value in found.pool:
+                yield value, True
 
 
 def explicit_values(text: str) -> list[Any]:
@@ -214,20 +256,53 @@ def explicit_values(text: str) -> list[Any]:
 
 
 def format_samples(text: str) -> list[Any]:
-    """Real values of the formats a text names in words (`ISO 8601`, `IANA timezone`, `HH:MM`)."""
-    found: list[_Found] = []
+    """Real values of the formats a text names in words (`ISO 8601`, `IANA timezone`, `HH:MM`):
+    the few that go to `examples` (`_pools` holds more of each, for anchored draws)."""
+    return [sample for found in _formats_in(text) for sample in found.samples]
+
+
+def _field_formats(name: str, texts: tuple[str, ...], segments: list[str]) -> list[_Format]:
+    """The formats of a property: those its own words name, else the one its name says, else those
+    the tool description's words after its name name."""
+    own = [found for text in texts for found in _formats_in(text)]
+    if own:
+        return own
+    # A format the property's own words name is its format: the tool description's words after a
+    # name that is also a common word ("Convert time between timezones") may be about something
+    # else, and a `time` field given IANA zones gets mostly wrong values. A name like
+    # `source_timezone` is the property's own, and says more than the tool's words.
+    normal = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower().replace("-", "_")
+    named = [found for pattern, found in _NAME_FORMATS if pattern.search(normal)]
+    if named:
+        return named
+    return [found for text in segments for found in _formats_in(text)]
+
+
+def _formats_in(text: str) -> list[_Format]:
+    """The formats a text names, in reading order."""
+    found: list[tuple[int, _Format]] = []
     for match in _DATE_FORMAT.finditer(text):
-        rendered = _render_date(match.group(0))
-        found.append(_Found(match.start(), rendered))
-        if re.search(r"\d\d:\d\d:\d\d$", rendered):
+        found.append((match.start(), _date_format(match.group(0))))
+    for pattern, named in _WORD_FORMATS:
+        where = pattern.search(text)
+        if where is not None:
+            found.append((where.start(), named))
+    found.sort(key=lambda entry: entry[0])
+    return [entry[1] for entry in found]
+
+
+def _date_format(pattern: str) -> _Format:
+    """`YYYY-MM-DD` rendered at each of `_pools.MOMENTS`: the first as the sample."""
+    rendered: list[str] = []
+    for moment in _pools.MOMENTS:
+        text = _render_date(pattern, moment)
+        rendered.append(text)
+        if re.search(r"\d\d:\d\d:\d\d$", text):
             # JSON Schema's `time` and `date-time` want a zone; a description seldom writes one.
-            found.append(_Found(match.start(), f"{rendered}Z"))
-    for pattern, samples in _WORD_SAMPLES:
-        named = pattern.search(text)
-        if named is not None:
-            found.extend(_Found(named.start(), sample) for sample in samples)
-    found.sort(key=lambda entry: entry.position)
-    return [entry.value for entry in found]
+            rendered.append(f"{text}Z")
+    distinct = tuple(dict.fromkeys(rendered))
+    first = 2 if distinct[1:2] == (f"{distinct[0]}Z",) else 1
+    return _split(distinct, first)
 
 
 def _list_items(text: str, start: int) -> list[str]:
@@ -272,8 +347,10 @@ def _segments(description: str, name: str, names: frozenset[str]) -> list[str]:
     return segments
 
 
-def _render_date(pattern: str) -> str:
-    """`YYYY-MM-DD` as 2024-01-15, `HH:MM` as 10:30 (MM after an hour is minutes)."""
+def _render_date(pattern: str, moment: tuple[int, int, int, int, int, int]) -> str:
+    """`YYYY-MM-DD` at (2024, 1, 15, 10, 30, 0) as 2024-01-15, `HH:MM` as 10:30 (MM after an hour
+    is minutes; `hh` is a 12-hour clock)."""
+    year, month, day, hour, minute, second = moment
     hour_seen = False
 
     def part(match: re.Match[str]) -> str:
@@ -281,10 +358,11 @@ def _render_date(pattern: str) -> str:
         token = match.group(0)
         if token in ("HH", "hh"):
             hour_seen = True
-            return "10"
+            return f"{hour if token == 'HH' else (hour % 12 or 12):02d}"
         if token == "MM":
-            return "30" if hour_seen else "01"
-        return {"YYYY": "2024", "YY": "24", "DD": "15", "mm": "30", "SS": "00", "ss": "00"}[token]
+            return f"{minute if hour_seen else month:02d}"
+        number = {"YYYY": year, "YY": year % 100, "DD": day, "mm": minute, "SS": second, "ss": second}[token]
+        return f"{number:0{4 if token == 'YYYY' else 2}d}"
 
     return _DATE_PART.sub(part, pattern)
 
