@@ -67,7 +67,13 @@ async def send_step(
         # What goes on the wire is what a repro records: prompts take strings.
         sent = {key: prompt_argument(value) for key, value in sent.items()}
     layer = connection.layer
-    before = layer.snapshot() if layer is not None else None
+    before = None
+    if layer is not None:
+        cached = connection.last_snapshot
+        # Unchanged since the last call ended, unless another call began since (or ran alongside).
+        reuse = cached is not None and cached[0] == connection.steps_started
+        before = cached[1] if cached is not None and reuse else layer.snapshot()
+    connection.steps_started += 1
     timeout_s = call_timeout(config, sent)
     if surface is Surface.SERVER:
         # `tool` names the protocol probe; its message goes as it is, and `observe` judges it.
@@ -76,7 +82,9 @@ async def send_step(
         outcome = await call_and_follow(connection, tool, sent, timeout_s, surface=surface)
     effects: tuple[Effect, ...] = ()
     if layer is not None and before is not None:
-        effects = effects_of(layer.changes(before, layer.snapshot()), layer.outside)
+        after = layer.snapshot()
+        connection.last_snapshot = (connection.steps_started, after)
+        effects = effects_of(layer.changes(before, after), layer.outside)
     return StepResult(sent, outcome, effects)
 
 

@@ -126,6 +126,11 @@ class Connection:
     """The throwaway scope and the watched directory outside it that this server start sees."""
     history: list[Step] = field(default_factory=list)
     """The calls this server received since it started, oldest first (the engine appends)."""
+    steps_started: int = 0
+    """Calls `steps.send_step` began on this connection."""
+    last_snapshot: tuple[int, Any] | None = None
+    """The watched directory as the last call ended, and `steps_started` then: the next call's
+    "before" when no call began since (one directory walk per call instead of two)."""
 
     @property
     def server(self) -> OwnedProcess | None:
