@@ -4,6 +4,7 @@ delete again → read after delete, and with one call in flight two runs send th
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from typing import Annotated, Any
 
@@ -119,7 +120,7 @@ def test_listed_ids_sequences_and_the_same_requests_twice() -> None:
 
     # No identical request twice to a tool while nothing changed the state: list_items() once per
     # state (its case is always `{}`), never twice in a row.
-    assert all(not (a.tool == b.tool == "list_items") for a, b in zip(calls, calls[1:], strict=False))
+    assert all(not (a.tool == b.tool == "list_items") for a, b in itertools.pairwise(calls))
 
     # With one call in flight, the same seed, config and server give the same requests.
     assert _requests(_calls()) == _requests(calls)

@@ -6,7 +6,7 @@
 | ---------------------------- | -------------------------------------------------------------------- |
 | `create_note(text)`          | clean: `{"id": <uuid4>}`                                             |
 | `list_notes()`               | clean: every note's id and text, one pre-seeded note first           |
-| `get_note(note_id)`          | a get after the delete of that note raises (use after delete); the pre-seeded note's id kills the process (exit 3) |
+| `get_note(note_id)`          | raises after the delete of that note (use after delete); exits 3 on the pre-seeded id |
 | `update_note(note_id, text)` | clean                                                                |
 | `delete_note(note_id)`       | clean                                                                |
 
