@@ -52,7 +52,7 @@ def test_forced_legacy_protocol_on_a_modern_server(tmp_path: Path) -> None:
 def test_streamable_http(tmp_path: Path, http_server: tuple[str, Path]) -> None:
     url, markers = http_server
     run = fuzzgate(
-        "run", "--url", url, "--budget", "20s", "--seed", "11", "--exclude", "format_label",
+        "run", "--url", url, "--budget", "30s", "--seed", "11", "--exclude", "format_label",
         "--exclude", "batch_export", "--exclude", "render_thumbnail", "--timeout", "3s", cwd=tmp_path,
     )  # fmt: skip
     assert run.code == 1, run.stdout + run.stderr
@@ -112,7 +112,9 @@ def test_same_seed_same_requests(tmp_path: Path) -> None:
     one, three = _generated(traces[0]), _generated(traces[2])
     shared = one.keys() & three.keys()
     assert len(shared) >= 0.8 * len(one) and all(one[key] == three[key] for key in shared)
-    assert all(len(cases) >= 20 for cases in requests.values())
+    # Each tool got most of its 25 cases: repeats of a request its read-only tool already got are
+    # skipped (convert_temperature's small input space loses about a quarter).
+    assert all(len(cases) >= 15 for cases in requests.values()), {t: len(c) for t, c in requests.items()}
     assert any("@@FUZZGATE_OUTSIDE@@" in sent for cases in requests.values() for sent in cases), "no probe"
     other = tmp_path / "other.jsonl"
     fuzzgate(
