@@ -285,6 +285,10 @@ class Engine:
                 )
                 scheduler = Scheduler(selection.plans, self._fuzz_deadline, config.cases)
                 feed = Feed(selection.plans, resources=inventory.resources)
+                if first.layer is not None:
+                    # The scope as the server sees it (its roots): a `repo_path` that must name the
+                    # configured repository gets past the server's first check.
+                    feed.dictionary.learn_uris("roots", first.layer.roots())
                 async with anyio.create_task_group() as fuzzing:
                     fuzzing.start_soon(self._watch, scheduler, fuzzing.cancel_scope)
                     async with anyio.create_task_group() as workers:

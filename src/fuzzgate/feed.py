@@ -206,7 +206,9 @@ class Feed:
         tool = self._tools.get(key)
         new = self.behaviours.new(key, outcome)
         learned = 0
-        if outcome.status in (OutcomeStatus.OK, OutcomeStatus.TOOL_ERROR):
+        # Only from results: an error reply is mostly the server's words about what was wrong (a
+        # validation message's `repo_path  Field required` made `Field` a repository path).
+        if outcome.status is OutcomeStatus.OK:
             echoes = [*_scalars(case.arguments), *_scalars(sent or {})]
             learned = self._learn(plan.info.name, outcome.payload, echoes)
         if outcome.status is OutcomeStatus.OK and (tool is None or not tool.read_only):
