@@ -105,6 +105,7 @@ TABLE: list[tuple[str, CallOutcome, tuple[Kind, str] | None]] = [
     ("id-string-empty", WRONG_ID, (Kind.PROTOCOL_ERROR, "unanswered")),
     ("params-array", DROPPED, None),
     ("id-huge-float", DROPPED, None),
+    ("id-huge", DROPPED, None),
     ("params-array", INVALID_REQUEST, None),
     # A reply must be valid JSON-RPC.
     ("unknown-method", INVALID, (Kind.PROTOCOL_ERROR, "invalid-reply")),

@@ -84,6 +84,14 @@ def _sdk_unhandled(ctx: CallContext, env: CheckEnv) -> Observation | None:
     )
 
 
+def _quoted_bare(ctx: CallContext) -> dict[str, Any] | None:
+    """The arguments whose values a message may quote bare, to be taken out of the signature: for
+    prompts and resources (new in fingerprint scheme `fuzzgate/1`'s lifetime, no baseline holds
+    them). A tool's signature keeps the scheme's normalization as it was, which committed baselines
+    rely on; changing it needs a new scheme (docs/fingerprints.md)."""
+    return ctx.arguments if ctx.surface is not Surface.TOOL else None
+
+
 def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
     outcome = ctx.outcome
     if not (
@@ -101,7 +109,7 @@ def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
         Kind.INTERNAL_ERROR,
         f"JSON-RPC internal error {outcome.rpc_code} for schema-valid input: "
         f"{redact.cut(outcome.text, RPC_MESSAGE_CHARS)}",
-        ("rpc", str(outcome.rpc_code), normalize_message(redact.text(outcome.text))),
+        ("rpc", str(outcome.rpc_code), normalize_message(redact.text(outcome.text), _quoted_bare(ctx))),
         outcome_details(outcome, redact),
     )
 

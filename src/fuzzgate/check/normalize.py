@@ -5,6 +5,7 @@ changes fingerprints."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _NORMALIZERS = (
     (re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"), "<uuid>"),
@@ -16,10 +17,15 @@ _NORMALIZERS = (
 )
 
 
-def normalize_message(text: str) -> str:
+def normalize_message(text: str, arguments: Any = None) -> str:
     """An error message with the payload taken out: ids, quoted values, paths and numbers become
-    placeholders, so the same bug reached with other arguments normalizes the same way."""
+    placeholders, so the same bug reached with other arguments normalizes the same way. The string
+    values of `arguments` (the request) are taken out too wherever they stand as whole words: a
+    server that quotes them bare ("Invalid resourceType: NaN. Must be ...") would otherwise give one
+    bug a fingerprint per value."""
     text = text.strip().splitlines()[0] if text.strip() else ""
+    for value in sorted(_strings(arguments), key=len, reverse=True):
+        text = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", "<arg>", text)
     for pattern, placeholder in _NORMALIZERS:
         text = pattern.sub(placeholder, text)
     return text[:200]
@@ -28,3 +34,22 @@ def normalize_message(text: str) -> str:
 def normalize_schema_path(path: str | None) -> str:
     """`properties/items/items/3/type` → `properties/items/items/*/type`: the failing keyword, not the index."""
     return re.sub(r"(?<=/)\d+(?=/|$)", "*", path or "")
+
+
+_MAX_ARGUMENT_STRINGS = 64
+
+
+def _strings(value: Any) -> set[str]:
+    """The non-blank string values in a request's arguments (the first few dozen, one line each)."""
+    found: set[str] = set()
+    stack = [value]
+    while stack and len(found) < _MAX_ARGUMENT_STRINGS:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and item.strip() and "\n" not in item and len(item) <= 1000:
+            found.add(item)
+    return found
+
