@@ -40,7 +40,7 @@ from fuzzgate import sequence
 from fuzzgate.check import Observation, Oracles
 from fuzzgate.config.model import Config, TargetKind
 from fuzzgate.errors import TargetError
-from fuzzgate.findings import Finding, Repro, Step, Surface
+from fuzzgate.findings import Finding, Repro, Step
 from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.outcome import OutcomeStatus
 from fuzzgate.sequence import rebind
@@ -222,10 +222,9 @@ class Verifier:
         for finding, ambiguous in candidates:
             self.offer(finding, ambiguous)
         for entry in unseen:
-            if entry.surface in (Surface.TOOL, Surface.SERVER, Surface.PROMPT, Surface.RESOURCE):
-                tally = _BaselineTally(entry)
-                self._baseline.append(tally)
-                self._queue(tally)
+            tally = _BaselineTally(entry)
+            self._baseline.append(tally)
+            self._queue(tally)
         self._limiter.total_tokens = self._parallel
         self._open = True
         for job in self._held:

@@ -14,8 +14,9 @@ Layout of the stream:
 - Of every `ANCHOR_EVERY` random conform draws, all but the last are anchored (`_anchor`): every
   field whose schema has `examples` takes one of them, the others keep their drawn values (origin
   "random+examples"), so that most draws get past the tool's own checks; the last stays wholly
-  random, for the bugs behind odd values. Which example a field takes hashes (seed, tool, draw,
-  field), so anchoring too is a pure function of the case index.
+  random, for the bugs behind odd values. A field takes its examples, then its pool, each once per
+  round in an order hashed from (seed, tool, field, round), so anchoring too is a pure function of
+  the case index.
 
 Every candidate is checked with jsonschema here, in the caller; `Case.schema_valid` is that verdict. A
 conform draw that fails the check is replaced by a fixed valid candidate, an adversarial draw that
