@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,19 +60,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """The buggy example server over streamable HTTP on a free loopback port."""
-    port = free_port()
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    env = {**os.environ, "FUZZGATE_EXAMPLE_MARKER_DIR": str(markers)}
+@contextmanager
+def served_over_http(argv: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Start `argv` (a server listening on 127.0.0.1:`port`), wait up to 30 s for the port, yield
+    its MCP URL, and kill it afterwards."""
     proc = subprocess.Popen(
-        [sys.executable, str(SERVERS / "buggy_server.py"), "--transport", "http", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
     try:
         deadline = time.monotonic() + 30
@@ -81,7 +75,19 @@ def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
                 break
             except OSError:
                 time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp", markers
+        yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The buggy example server over streamable HTTP on a free loopback port."""
+    port = free_port()
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    env = {**os.environ, "FUZZGATE_EXAMPLE_MARKER_DIR": str(markers)}
+    argv = [sys.executable, str(SERVERS / "buggy_server.py"), "--transport", "http", "--port", str(port)]
+    with served_over_http(argv, port, env) as url:
+        yield url, markers

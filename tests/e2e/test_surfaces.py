@@ -5,16 +5,14 @@ template and prompt is its own JUnit testcase."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
 
-from tests.e2e.conftest import ROOT, CliRun, free_port, fuzzgate
+from tests.e2e.conftest import ROOT, CliRun, free_port, fuzzgate, served_over_http
 
 pytestmark = pytest.mark.e2e
 
@@ -85,26 +83,8 @@ def test_the_clean_twins_give_nothing(tmp_path: Path) -> None:
 @pytest.fixture
 def http_url() -> Iterator[str]:
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        import socket
-
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
+    with served_over_http([sys.executable, str(SERVER), "--port", str(port)], port) as url:
+        yield url
 
 
 def test_over_http_the_same_bugs_are_found(tmp_path: Path, http_url: str) -> None:
