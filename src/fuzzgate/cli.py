@@ -39,6 +39,12 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--replays", help="replays per finding on fresh servers (default 3)")
     g.add_argument("--protocol", choices=["auto", "legacy", "2026-07-28"], help="protocol negotiation")
     g.add_argument("--baseline", type=Path, help="baseline directory (default .fuzzgate/baseline)")
+    g.add_argument("--corpus", type=Path, help="corpus directory (default .fuzzgate/corpus)")
+    g.add_argument(
+        "--feedback",
+        choices=["auto", "behaviour", "off"],
+        help="what counts as new: auto (coverage of a Python server, else behaviour), behaviour, off (default auto)",
+    )
     g.add_argument("--timeout", help="per-request timeout, e.g. 5s")
     g.add_argument("--startup-timeout", help="time allowed for the server to start and initialize")
     g.add_argument("--name", help="the target's name in reports (default: derived from the command or URL)")
@@ -78,6 +84,7 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
         protocol=ns.protocol,
         startup_timeout=ns.startup_timeout,
         baseline=ns.baseline,
+        corpus=ns.corpus,
         name=ns.name,
         command=ns.target_command,
         args=tup(ns.target_args),
@@ -85,6 +92,7 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
         headers=tup(ns.header),
         timeout=ns.timeout,
         sandbox=ns.sandbox,
+        feedback=ns.feedback,
     )
 
 

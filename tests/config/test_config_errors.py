@@ -376,7 +376,7 @@ def test_misspelled_required_key_is_an_error_with_a_suggestion(
         ),
         (
             STDIO + '[output]\ncorpus = "c"\n',
-            "fuzzgate.toml: [output] corpus: unknown key, ignored (did you mean 'corpus_dir'?)",
+            "fuzzgate.toml: [output] corpus: unknown key, ignored ('corpus' belongs in [fuzzgate])",
         ),
         (
             '[target]\nkind = "stdio"\ncommand = "srv"\nurl = "http://h/mcp"\n',

@@ -11,6 +11,7 @@ import pytest
 
 from fuzzgate.config import (
     Config,
+    FeedbackMode,
     GenerationMode,
     Overrides,
     ProtocolMode,
@@ -128,6 +129,8 @@ args = ["-m", "notes.server"]
 env = { LOG_LEVEL = "debug" }
 cwd = "server"
 timeout_ms = 4000
+feedback = "behaviour"
+coverage_source = ["notes", "lib/shared"]
 
 [fuzzgate]
 name = "notes"
@@ -142,6 +145,7 @@ seed = "0x2a"
 fail_on = "high"
 out = "reports/fuzz"
 baseline = "fuzz/baseline"
+corpus = "fuzz/corpus"
 secret_patterns = ["sk-[A-Za-z0-9]{20,}"]
 slow = "1500ms"
 max_string = "1MiB"
@@ -165,6 +169,8 @@ target:
     LOG_LEVEL: debug
   cwd: server
   timeout_ms: 4000
+  feedback: behaviour
+  coverage_source: [notes, lib/shared]
 fuzzgate:
   name: notes
   budget: 2m
@@ -179,6 +185,7 @@ fuzzgate:
   fail_on: high
   out: reports/fuzz
   baseline: fuzz/baseline
+  corpus: fuzz/corpus
   secret_patterns: ['sk-[A-Za-z0-9]{20,}']
   slow: 1500ms
   max_string: 1MiB
@@ -201,6 +208,8 @@ def _expected_full(tmp_path: Path) -> Config:
             env={"LOG_LEVEL": "debug"},
             cwd=tmp_path / "server",
             timeout_ms=4000,
+            feedback=FeedbackMode.BEHAVIOUR,
+            coverage_source=("notes", "lib/shared"),
             name="notes",
         ),
         budget_s=120.0,
@@ -214,6 +223,7 @@ def _expected_full(tmp_path: Path) -> Config:
         fail_on=Severity.HIGH,
         out_dir=tmp_path / "reports/fuzz",
         baseline_dir=tmp_path / "fuzz/baseline",
+        corpus=tmp_path / "fuzz/corpus",
         secret_patterns=("sk-[A-Za-z0-9]{20,}",),
         slow_ms=1500,
         max_string=1024 * 1024,

@@ -9,7 +9,7 @@ from fuzzgate.config._durations import format_duration, parse_duration, parse_si
 from fuzzgate.config._overrides import OVERRIDE_FLAGS, Overrides
 from fuzzgate.config._schema import CONFIG_FILE_NAMES
 from fuzzgate.config.load import CONFIG_ENV_VARS, find_config, load_config
-from fuzzgate.config.model import Config, GenerationMode, ProtocolMode, TargetConfig, TargetKind
+from fuzzgate.config.model import Config, FeedbackMode, GenerationMode, ProtocolMode, TargetConfig, TargetKind
 from fuzzgate.config.starter import starter_config
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "CONFIG_FILE_NAMES",
     "OVERRIDE_FLAGS",
     "Config",
+    "FeedbackMode",
     "GenerationMode",
     "Overrides",
     "ProtocolMode",

@@ -36,6 +36,7 @@ class Overrides:
     protocol: str | None = None
     startup_timeout: str | float | None = None
     baseline: Path | str | None = None
+    corpus: Path | str | None = None
     name: str | None = None
 
     command: str | None = None
@@ -50,6 +51,8 @@ class Overrides:
     """Per-request timeout, replacing `[target] timeout_ms`."""
     sandbox: str | None = None
     """`auto`, `required` or `off`, replacing `[target] sandbox`."""
+    feedback: str | None = None
+    """`auto`, `behaviour` or `off`, replacing `[target] feedback`."""
 
 
 OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
@@ -71,6 +74,7 @@ OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
         "protocol": "--protocol",
         "startup_timeout": "--startup-timeout",
         "baseline": "--baseline",
+        "corpus": "--corpus",
         "name": "--name",
         "command": "--command",
         "args": "--arg",
@@ -78,6 +82,7 @@ OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
         "headers": "--header",
         "timeout": "--timeout",
         "sandbox": "--sandbox",
+        "feedback": "--feedback",
     }
 )
 """`Overrides` field -> the flag that sets it, as error messages name it (`max_tools` -> `--max-tools`)."""

@@ -15,7 +15,7 @@ YAML_SUFFIXES = (".yaml", ".yml")
 COMMAND_KEYS = ("command", "args", "env", "cwd")
 """How fuzzgate starts the server: a stdio target's, or the command serving an http target."""
 HTTP_KEYS = ("url", "headers")
-TARGET_KEYS = ("kind", *COMMAND_KEYS, *HTTP_KEYS, "timeout_ms", "scope", "sandbox")
+TARGET_KEYS = ("kind", *COMMAND_KEYS, *HTTP_KEYS, "timeout_ms", "scope", "sandbox", "feedback", "coverage_source")
 
 WALLFACER_ONLY_KINDS = ("property_failure", "state_leak", "sequence_failure")
 """wallfacer `[severity]` kinds fuzzgate accepts and keeps but never reports."""
@@ -35,6 +35,7 @@ FUZZGATE_KEYS = (
     "fail_on",
     "out",
     "baseline",
+    "corpus",
     "secret_patterns",
     "slow",
     "max_string",

@@ -31,7 +31,7 @@ from fuzzgate.config._values import (
     beside,
     check_header,
 )
-from fuzzgate.config.model import SandboxMode, TargetConfig, TargetKind
+from fuzzgate.config.model import FeedbackMode, SandboxMode, TargetConfig, TargetKind
 from fuzzgate.errors import ConfigError
 
 _DEFAULT_TIMEOUT_MS = 5000  # wallfacer's default, kept so its files behave the same
@@ -107,7 +107,18 @@ def _contained(
                     hint="scope lists the directories the server may read and write, relative to the config file",
                 )
             scope.append(path.resolve())
-    return replace(target, scope=tuple(scope), sandbox=sandbox)
+    feedback = FeedbackMode.AUTO
+    if overrides.feedback is not None:
+        feedback = as_choice(overrides.feedback, OVERRIDE_FLAGS["feedback"], FeedbackMode)
+    elif from_file and section.get("feedback") is not None:
+        feedback = as_choice(section.get("feedback"), section.where("feedback"), FeedbackMode)
+    coverage_source: tuple[str, ...] = ()
+    if from_file and section.get("coverage_source") is not None:
+        where = section.where("coverage_source")
+        coverage_source = as_str_list(section.get("coverage_source"), where, item="a package or directory")
+    return replace(
+        target, scope=tuple(scope), sandbox=sandbox, feedback=feedback, coverage_source=coverage_source
+    )
 
 
 def _serves(section: Section, from_file: bool) -> bool:

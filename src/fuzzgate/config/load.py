@@ -203,6 +203,7 @@ def _fuzzgate_settings(settings: _Settings, config: Config) -> Config:
         # With a config file, the default directories are beside it too, like the file's own values.
         out_dir=settings.read("out", directory, beside(config.out_dir, config.source)),
         baseline_dir=settings.read("baseline", directory, beside(config.baseline_dir, config.source)),
+        corpus=settings.read("corpus", directory, beside(config.corpus, config.source)),
         secret_patterns=_secret_patterns(settings),
         slow_ms=settings.read("slow", _plain(as_millis), config.slow_ms),
         max_string=settings.read("max_string", _plain(as_size), config.max_string),
@@ -292,7 +293,8 @@ def _unknown_in_section(section: Section, known: tuple[str, ...]) -> list[str]:
     warnings = []
     for key in map(str, section.values):
         if key not in known:
-            suggestion = did_you_mean(key, known) or _elsewhere(key, section.name)
+            # A key that exists word for word in another section was put in the wrong one.
+            suggestion = _elsewhere(key, section.name) or did_you_mean(key, known)
             warnings.append(f"{section.where(key)}: unknown {noun}, ignored{suggestion}")
     return warnings
 

@@ -35,6 +35,19 @@ class SandboxMode(StrEnum):
     OFF = "off"
 
 
+class FeedbackMode(StrEnum):
+    """What tells fuzzgate that a call did something new, which the corpus keeps and mutation feeds on.
+
+    `auto`: coverage of the server's own code where the server runs on a Python interpreter
+    fuzzgate can inject its collector into, behaviour everywhere else; `behaviour`: what came back
+    (outcome, error code, message template, structure, stderr templates) only; `off`: neither, no
+    corpus read or written (every run starts cold, as before the corpus existed)."""
+
+    AUTO = "auto"
+    BEHAVIOUR = "behaviour"
+    OFF = "off"
+
+
 class ProtocolMode(StrEnum):
     """How to negotiate the protocol era: `auto` probes 2026-07-28 and falls back to the handshake."""
 
@@ -65,6 +78,10 @@ class TargetConfig:
     """The directories the server may read and write (absolute). Empty: inferred from the working
     directory and the command line (`target.workspace.infer_scope`)."""
     sandbox: SandboxMode = SandboxMode.AUTO
+    feedback: FeedbackMode = FeedbackMode.AUTO
+    coverage_source: tuple[str, ...] = ()
+    """Packages (`pkg`) or directories measured for coverage besides the server's own code, which
+    is inferred from the command line (`python -m pkg`, a script, a console script's package)."""
     name: str | None = None
     """A short name for reports (JUnit classname, SARIF category).
 
@@ -116,6 +133,8 @@ class Config:
     protocol: ProtocolMode = ProtocolMode.AUTO
     startup_timeout_ms: int = 30000
     baseline_dir: Path = Path(".fuzzgate/baseline")
+    corpus: Path = Path(".fuzzgate/corpus")
+    """The corpus directory (one subdirectory per target); relative like `baseline_dir`."""
 
     severity: dict[Kind, Severity] = field(default_factory=lambda: dict(DEFAULT_SEVERITY))
     extra_severity: dict[str, Severity] = field(default_factory=dict)

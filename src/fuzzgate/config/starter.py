@@ -74,6 +74,8 @@ _FUZZGATE = """
 # Where reports go, and where accepted findings are kept; relative to the working directory.
 # out = ".fuzzgate/out"
 # baseline = ".fuzzgate/baseline"
+# Where inputs that reached new code or behaviour are kept between runs (docs/corpus.md).
+# corpus = ".fuzzgate/corpus"
 # Regular expressions for secrets that must never appear in a reply (added to the built-in ones).
 # secret_patterns = []
 # A call slower than this is a "slow" finding.
