@@ -40,6 +40,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "fuzzgate.untrusted_regex",
             "fuzzgate.uri_template",
             "fuzzgate.commands",
+            "fuzzgate.corpus",
         ),
     ),
     ("config", ("fuzzgate.config", "fuzzgate.seed")),
@@ -55,11 +56,34 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     # One call as fuzzing and replays send it (`steps`), and the replays on fresh servers.
     ("verify", ("fuzzgate.steps", "fuzzgate.verify", "fuzzgate.protocol_round")),
     # The engine and its other entry points: it drives the stages above.
-    # `feed` (with `chains`, `behaviour`): what the engine learns from replies and sends because of it.
-    ("execute", ("fuzzgate.execute", "fuzzgate.session", "fuzzgate.feed", "fuzzgate.chains", "fuzzgate.behaviour")),
+    # `feed` (with `chains`, `behaviour`): what the engine learns from replies and sends because of it;
+    # `feedback` (with `live_corpus`, `measure`): what counts as new, the corpus a run grows and mutates.
+    (
+        "execute",
+        (
+            "fuzzgate.execute",
+            "fuzzgate.session",
+            "fuzzgate.feed",
+            "fuzzgate.chains",
+            "fuzzgate.behaviour",
+            "fuzzgate.feedback",
+            "fuzzgate.live_corpus",
+            "fuzzgate.measure",
+        ),
+    ),
     ("store", ("fuzzgate.store",)),
     ("report", ("fuzzgate.report",)),
-    ("cli", ("fuzzgate.gate", "fuzzgate.cli", "fuzzgate.interrupt", "fuzzgate.action", "fuzzgate.__main__")),
+    (
+        "cli",
+        (
+            "fuzzgate.gate",
+            "fuzzgate.cli",
+            "fuzzgate.interrupt",
+            "fuzzgate.action",
+            "fuzzgate.__main__",
+            "fuzzgate.corpus_tools",
+        ),
+    ),
 )
 """Stages in import order: a module imports only from its own stage and the ones before it.
 A module belongs to the stage of the longest prefix naming it (`fuzzgate` names only itself)."""
