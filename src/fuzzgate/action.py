@@ -37,6 +37,7 @@ INPUT_NAMES = (
     "mode",
     "fail-on",
     "baseline",
+    "corpus",
     "output",
     "working-directory",
     "args",
@@ -62,6 +63,7 @@ class ActionInputs:
     mode: str = ""
     fail_on: str = ""
     baseline: str = ""
+    corpus: str = ""
     output: str = ""
     working_directory: str = ""
     args: tuple[str, ...] = ()
@@ -96,6 +98,7 @@ class ActionInputs:
             ("--mode", self.mode),
             ("--fail-on", self.fail_on),
             ("--baseline", self.baseline),
+            ("--corpus", self.corpus),
             ("--out", self.output),
         ):
             if value:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from action_harness import input_env, parse_github_output
 from hypothesis import given
 from hypothesis import strategies as st
+from rich.console import Console
 
 from fuzzgate import action
 from fuzzgate.errors import UsageError
@@ -40,6 +42,8 @@ def test_defaults_become_the_run_flags_and_no_seed_is_passed() -> None:
         "medium",
         "--baseline",
         ".fuzzgate/baseline",
+        "--corpus",
+        ".fuzzgate/corpus",
         "--out",
         ".fuzzgate/out",
     ]
@@ -49,6 +53,32 @@ def test_empty_inputs_leave_the_config_file_in_charge() -> None:
     env = input_env({"budget": "", "mode": " ", "fail-on": ""})
     argv = action.ActionInputs.from_environ(env).run_argv()
     assert "--budget" not in argv and "--mode" not in argv and "--fail-on" not in argv
+
+
+def test_the_corpus_input_is_passed_as_corpus_and_the_cli_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inputs = action.ActionInputs.from_environ(input_env({"corpus": "ci/corpus"}))
+    argv = inputs.run_argv()
+    assert argv[argv.index("--corpus") + 1] == "ci/corpus"
+    (tmp_path / "fuzzgate.toml").write_text('[target]\ncommand = "python"\nargs = ["server.py"]\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    config = action.cli.load(action.cli.build_parser().parse_args(argv), Console(file=StringIO()))
+    # Relative to the working directory the entrypoint runs in, like `baseline` and `output`.
+    assert config.corpus.resolve() == tmp_path / "ci" / "corpus"
+
+
+def test_an_empty_corpus_input_leaves_the_config_files_corpus_in_force(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = action.ActionInputs.from_environ(input_env({"corpus": ""})).run_argv()
+    assert "--corpus" not in argv
+    (tmp_path / "fuzzgate.toml").write_text(
+        '[target]\ncommand = "python"\nargs = ["server.py"]\n\n[fuzzgate]\ncorpus = "kept"\n', encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    config = action.cli.load(action.cli.build_parser().parse_args(argv), Console(file=StringIO()))
+    assert config.corpus.resolve() == tmp_path / "kept"
 
 
 def test_args_are_split_like_a_shell_and_come_last() -> None:

@@ -80,3 +80,4 @@ def test_default_paths_match_the_cli_defaults() -> None:
     fields = Config.__dataclass_fields__
     assert Path(inputs["output"]["default"]) == fields["out_dir"].default
     assert Path(inputs["baseline"]["default"]) == fields["baseline_dir"].default
+    assert Path(inputs["corpus"]["default"]) == fields["corpus"].default
