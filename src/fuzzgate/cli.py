@@ -145,6 +145,23 @@ def _cmd_baseline(ns: argparse.Namespace, console: Console) -> int:
     return baseline_command(ns.action, load(ns, console), console)
 
 
+def _cmd_corpus(ns: argparse.Namespace, console: Console) -> int:
+    from fuzzgate import corpus_tools
+
+    if ns.action == "list":
+        flags_only = ns.config is None and not (ns.target_command or ns.url)
+        if flags_only and find_config(None, Path.cwd(), os.environ) is None:
+            # No target to narrow to: every target in the corpus directory.
+            return corpus_tools.list_corpus(console, root=ns.corpus or Path(".fuzzgate/corpus"), target=None)
+        config = load(ns, console)
+        target = None if ns.all else config.target.display_name
+        return corpus_tools.list_corpus(console, root=config.corpus, target=target)
+    config = load(ns, console)
+    if ns.action == "merge":
+        return corpus_tools.merge_command(config, console, ns.dirs, seed_flag=ns.seed)
+    return corpus_tools.reduce_command(config, console, ns.action, seed_flag=ns.seed)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fuzzgate",
@@ -188,6 +205,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_config_flags(baseline)
     baseline.set_defaults(handler=_cmd_baseline)
+
+    corpus = sub.add_parser("corpus", help="list, merge, minimize or cleanse the corpus of inputs kept between runs")
+    actions = corpus.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="entries per target and tool: sizes, signals, environments")
+    listing.add_argument("--all", action="store_true", help="every target in the corpus, not only the configured one")
+    merge = actions.add_parser("merge", help="merge other corpora in, keeping a smallest set with all their feedback")
+    merge.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="a corpus directory, or a target's directory")
+    actions.add_parser("minimize", help="shrink every entry to a smaller input with the same feedback")
+    actions.add_parser("cleanse", help="replace each part of every entry with the simplest value keeping its feedback")
+    for action in actions.choices.values():
+        _add_config_flags(action)
+    corpus.set_defaults(handler=_cmd_corpus)
     return parser
 
 

@@ -253,7 +253,7 @@ def list_corpus(console: Console, *, root: Path, target: str | None) -> int:
     """`fuzzgate corpus list`: every target under `root` (or only `target`), tool by tool."""
     names = [slug(target)] if target is not None else targets(root)
     if not names:
-        console.print(escape(f"the corpus at {root} is empty"))
+        console.print(escape(f"the corpus at {root} is empty"), soft_wrap=True)
         return ExitCode.OK
     for name in names:
         store = CorpusStore(root, name)
@@ -263,22 +263,22 @@ def list_corpus(console: Console, *, root: Path, target: str | None) -> int:
 
 def _print_target(console: Console, store: CorpusStore, load: CorpusLoad) -> None:
     total = sum(entry.size for entry in load.entries)
-    console.print(
-        escape(f"{store.target}: {_count(len(load.entries), 'entry', 'entries')}, {total} bytes ({store.path})")
-    )
+    counted = _count(len(load.entries), "entry", "entries")
+    console.print(escape(f"{store.target}: {counted}, {total} bytes of input ({store.path})"), soft_wrap=True)
     if load.cold:
-        console.print(escape(f"  {load.cold}"))
+        console.print(escape(f"  {load.cold}"), soft_wrap=True)
     for line in load.skipped:
-        console.print(f"  [yellow]skipped[/] {escape(line)}")
+        console.print(f"  [yellow]skipped[/] {escape(line)}", soft_wrap=True)
     if not load.entries:
         return
     groups: dict[tuple[Surface, str], list[CorpusEntry]] = {}
     for entry in load.entries:
         groups.setdefault((entry.surface, entry.tool), []).append(entry)
     table = Table()
-    for column in ("tool, prompt or resource", "entries", "bytes", "signals", "fuzzgate", "servers"):
-        table.add_column(column, justify="right" if column in ("entries", "bytes") else "left")
-    for (surface, tool), group in sorted(groups.items(), key=lambda item: (item[0][0].value, item[0][1])):
+    for column in ("tool, prompt or resource", "entries", "input bytes", "signals", "fuzzgate", "servers"):
+        table.add_column(column, justify="right" if column in ("entries", "input bytes") else "left")
+    order = list(Surface)
+    for (surface, tool), group in sorted(groups.items(), key=lambda item: (order.index(item[0][0]), item[0][1])):
         signals = Counter(entry.signal for entry in group)
         table.add_row(
             escape(subject_label(surface, tool)),
@@ -297,6 +297,12 @@ def _seen(entries: Sequence[CorpusEntry], key: str) -> str:
 
 def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
+
+
+def store_of(config: Config) -> CorpusStore:
+    """The configured target's corpus: `<corpus>/<slug of the target's display name>`, the name its
+    reports carry (a run keeps its entries there too)."""
+    return CorpusStore(config.corpus, config.target.display_name)
 
 
 def _checked(config: Config) -> None:
@@ -323,7 +329,7 @@ def _start(config: Config, console: Console, seed_flag: str | None) -> tuple[int
     box = TimeBox(config.budget_s, start=process_start())
     choice = choose_seed(seed_flag, config.seed, os.environ, Path.cwd())
     if choice.warning:
-        console.print(f"[yellow]warning:[/] {escape(choice.warning)}")
+        console.print(f"[yellow]warning:[/] {escape(choice.warning)}", soft_wrap=True)
     return choice.seed, box
 
 
@@ -351,19 +357,19 @@ def sources(dirs: Sequence[Path], target: str) -> list[tuple[Path, CorpusLoad]]:
 def merge_command(config: Config, console: Console, dirs: Sequence[Path], *, seed_flag: str | None) -> int:
     """`fuzzgate corpus merge DIR...`."""
     seed, box = _start(config, console, seed_flag)
-    store = CorpusStore.of(config)
+    store = store_of(config)
     own = store.load()
     loads = [(store.path, own), *sources(dirs, config.target.display_name)]
     for directory, load in loads:
         for line in load.skipped:
-            console.print(f"[yellow]skipped[/] {escape(line)}")
+            console.print(f"[yellow]skipped[/] {escape(line)}", soft_wrap=True)
         if load.cold and directory != store.path:
-            console.print(escape(f"{directory}: {load.cold}"))
+            console.print(escape(f"{directory}: {load.cold}"), soft_wrap=True)
     others = [entry for _, load in loads[1:] for entry in load.entries]
 
     async def measure() -> MergeResult:
         async with _measuring(config, seed, box) as measurer:
-            console.print(escape(f"feedback: {measurer.note}"))
+            console.print(escape(f"feedback: {measurer.note}"), soft_wrap=True)
             return await merge_entries(own.entries, others, measurer, box)
 
     result = interrupt.run(measure)
@@ -373,14 +379,19 @@ def merge_command(config: Config, console: Console, dirs: Sequence[Path], *, see
         escape(
             f"merged {result.union} entries from {len(loads)} corpora into {len(result.keep)} "
             f"({result.features} features) in {store.path}: {written} written, {deleted} deleted"
-        )
+        ),
+        soft_wrap=True,
     )
     if result.unmeasurable:
-        console.print(f"{result.unmeasurable} could not be measured: kept if they were in the corpus, else left out")
+        console.print(
+            f"{result.unmeasurable} could not be measured: kept if they were in the corpus, else left out",
+            soft_wrap=True,
+        )
     if result.budget_ended:
         console.print(
             f"the budget ended after measuring {result.measured + result.unmeasurable} of {result.union}: "
-            "the rest were kept if they were in the corpus, else left out (pass a larger --budget)"
+            "the rest were kept if they were in the corpus, else left out (pass a larger --budget)",
+            soft_wrap=True,
         )
     return ExitCode.OK
 
@@ -390,12 +401,12 @@ def reduce_command(config: Config, console: Console, action: str, *, seed_flag: 
     shrink = action == "minimize"
     candidates = _candidates("shrink_candidates" if shrink else "cleanse_candidates")
     seed, box = _start(config, console, seed_flag)
-    store = CorpusStore.of(config)
+    store = store_of(config)
     load = store.load()
     for line in load.skipped:
-        console.print(f"[yellow]skipped[/] {escape(line)}")
+        console.print(f"[yellow]skipped[/] {escape(line)}", soft_wrap=True)
     if not load.entries:
-        console.print(escape(f"nothing to {action}: {load.cold}"))
+        console.print(escape(f"nothing to {action}: {load.cold}"), soft_wrap=True)
         return ExitCode.OK
     finished: list[Reduced] = []
 
@@ -404,20 +415,22 @@ def reduce_command(config: Config, console: Console, action: str, *, seed_flag: 
             store.move(result.old, result.new)
         finished.append(result)
         what = f"{result.old.key} -> {result.new.key}" if result.new is not None else f"{result.old.key} unchanged"
-        console.print(escape(f"{what} ({result.reason}, {result.tries} measured)"))
+        console.print(escape(f"{what} ({result.reason}, {result.tries} measured)"), soft_wrap=True)
 
     async def work() -> None:
         async with _measuring(config, seed, box) as measurer:
-            console.print(escape(f"feedback: {measurer.note}"))
+            console.print(escape(f"feedback: {measurer.note}"), soft_wrap=True)
             await reduce_entries(load.entries, measurer, candidates, box, shrink=shrink, done=done)
 
     past = "minimized" if shrink else "cleansed"
     try:
         interrupt.run(work)
     except interrupt.Interrupted:
-        console.print(escape(f"{_summary(finished, past)}; interrupted: the other entries are unchanged"))
+        console.print(
+            escape(f"{_summary(finished, past)}; interrupted: the other entries are unchanged"), soft_wrap=True
+        )
         raise
-    console.print(escape(f"{_summary(finished, past)} in {store.path}"))
+    console.print(escape(f"{_summary(finished, past)} in {store.path}"), soft_wrap=True)
     return ExitCode.OK
 
 

@@ -115,6 +115,8 @@ def test_a_file_in_the_directorys_place_is_a_cold_start_with_the_reason(tmp_path
     load = CorpusStore(tmp_path, "t").load()
     assert load.entries == ()
     assert load.cold == f"{tmp_path / 't'} is a file, not a corpus directory"
+    below = CorpusStore(tmp_path / "t", "u").load()
+    assert below.cold == f"{tmp_path / 't'} is a file, not a directory (the corpus is to be at {tmp_path / 't' / 'u'})"
 
 
 def test_unreadable_files_are_skipped_with_their_reason_and_the_rest_loads(tmp_path: Path) -> None:

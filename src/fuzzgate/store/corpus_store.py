@@ -25,15 +25,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fuzzgate.corpus import CorpusEntry, CorpusFormatError, slug
 from fuzzgate.errors import BaselineError, FuzzgateError
 from fuzzgate.findings import Surface
 from fuzzgate.store.database import DirectoryDatabase
-
-if TYPE_CHECKING:
-    from fuzzgate.config.model import Config
 
 MAX_ENTRIES_PER_TOOL = 256
 """The most entries `add` keeps for one tool (prompt, resource) of a target. A run keeps an input
@@ -114,11 +110,6 @@ class CorpusStore:
         store._db = DirectoryDatabase(store.path)
         return store
 
-    @classmethod
-    def of(cls, config: Config) -> CorpusStore:
-        """The corpus of the configured target: `config.corpus / slug(target's display name)`."""
-        return cls(config.corpus, config.target.display_name)
-
     def __repr__(self) -> str:
         return f"CorpusStore({str(self.path)!r})"
 
@@ -159,7 +150,7 @@ class CorpusStore:
         except FileNotFoundError:
             return None, f"no corpus at {self.path} yet"
         except NotADirectoryError:
-            return None, f"{self.path} is a file, not a corpus directory"
+            return None, _in_the_way(self.path)
         except OSError as exc:
             return None, f"{self.path} cannot be listed ({exc.strerror or exc})"
         return [name.removesuffix(_SUFFIX) for name in names if _is_entry_file(name)], None
@@ -273,6 +264,14 @@ def targets(root: Path) -> list[str]:
         if any(_is_entry_file(f) for f in files):
             found.append(name)
     return found
+
+
+def _in_the_way(path: Path) -> str:
+    """Why `path` cannot be a directory: the file at it, or at one of its parents."""
+    blocking = next((p for p in (*reversed(path.parents), path) if p.exists() and not p.is_dir()), path)
+    if blocking == path:
+        return f"{path} is a file, not a corpus directory"
+    return f"{blocking} is a file, not a directory (the corpus is to be at {path})"
 
 
 def _is_entry_file(name: str) -> bool:
