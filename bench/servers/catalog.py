@@ -126,6 +126,22 @@ BUGS: tuple[PlantedBug, ...] = (
     PlantedBug("CALC-1", "calc", "tool", "evaluate", "unbounded cost of an expression", "cost",
                "a power whose result would exceed 100,000 bits is computed (`9**9**9`: 1.2e9 bits, hours; the "
                "AST evaluator allows `**`)"),
+    PlantedBug("NST-1", "nested", "tool", "render_theme", "magic string, then a bound", "exception",
+               '`theme == "xylophone-7"` (compared in the code only), then `depth > 8` (schema 0..10): KeyError'),
+    PlantedBug("NST-2", "nested", "tool", "allocate_buffer", "narrow number range, then a flag", "crash",
+               "`4093 < size < 4099` (schema 0..65536), then `aligned == false` (SIGABRT)"),
+    PlantedBug("NST-3", "nested", "tool", "encode_media", "combination of enums and flags", "hang",
+               '`codec == "flac"`, `container == "mkv"`, `layout == "5.1"` (8, 6 and 5 choices), then `lossless` '
+               "and not `dither`: never answers"),
+    PlantedBug("NST-4", "nested", "tool", "layout_segments", "array of one length, one item kind at one place",
+               "exception",
+               '`len(segments) == 7`, `segments[3].kind == "break"`, then its `weight == 0`: ZeroDivisionError'),
+    PlantedBug("NST-5", "nested", "tool", "run_batch", "state armed by an earlier call", "crash",
+               '`set_profile(profile="overdrive")` earlier in the same process, then `run_batch` with `jobs > 50`: '
+               "an assertion on stderr, exit 70"),
+    PlantedBug("NST-6", "nested", "tool", "connect_proxy", "magic string deep in optional objects", "secret",
+               '`settings.network.proxy.auth.scheme == "ntlm-legacy"` (three optional objects deep): the reply '
+               "holds the service account's AWS key"),
 )  # fmt: skip
 
 DESTRUCTIVE_TOOLS: dict[str, tuple[str, ...]] = {
@@ -182,6 +198,11 @@ CLEAN_LOOKALIKES: dict[str, str] = {
 }
 """What each reach server's clean look-alike is (a twin tool, template, prompt or server)."""
 
+NESTED_SERVERS: tuple[str, ...] = ("nested", "nested_clean")
+"""Issue 11's server, whose bugs sit behind two to four nested conditions (NST-1 .. NST-6), and its
+clean twin `nested_clean` (the same tools and code, every deep branch handled: any report on it is a
+false positive). `bench/corpus.py` scores them."""
+
 SERVERS: tuple[str, ...] = ("ledger", "jobs", "orders", "docs", "rpc", "notes", "toolbox", "surrogate", "inventory")
 """The servers bench/bugs.py, bench/stability.py and §2 take by default; the reach servers are
 bench/reach.py's (bugs.py runs them too when `--servers` names them)."""
@@ -218,7 +239,7 @@ class KnownBug:
 KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
         "SDK-DROP",
-        tuple(s for s in (*SERVERS, *REACH_SERVERS) if s not in RAW_SERVERS),
+        tuple(s for s in (*SERVERS, *REACH_SERVERS, *NESTED_SERVERS) if s not in RAW_SERVERS),
         "server",
         "transport",
         "mcp 2.3's stdio transport cannot parse a lone surrogate escape and drops the request without any "
@@ -343,6 +364,11 @@ def markdown() -> str:
         "`nullargs_clean.py` its twin without the bug. Clean look-alikes: "
         + "; ".join(f"{s}: {what}" for s, what in CLEAN_LOOKALIKES.items())
         + ".",
+        "",
+        "The nested-condition server (issue 11): `nested.py`, with `nested_clean.py` its clean twin (the same",
+        "tools, schemas and code, every deep branch handled; any report on it is a false positive). Each bug",
+        "sits behind two to four nested `if`s that one random draw almost never satisfies together; the",
+        "values compared against are constants in the code, named by no description, schema or example.",
         "",
         "Known bugs nobody planted (a report of one is neither a planted bug nor a false positive): "
         + "; ".join(f"{k.id} on {k.surface} `{k.name}` of {', '.join(k.servers)}: {k.what}" for k in KNOWN_BUGS)
