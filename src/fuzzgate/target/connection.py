@@ -38,6 +38,7 @@ from fuzzgate.uri_template import expand_template
 if TYPE_CHECKING:
     from fuzzgate.target.containment import Containment
     from fuzzgate.target.workspace import Layer
+from fuzzgate.target.coverage import CollectorPlan, CoverageChannel, feedback_note, plan_collector
 from fuzzgate.target.http_server import ServedProcess, ServerNotReady, address_of, served_transport, where
 from fuzzgate.target.owned_process import LaunchSpec, OwnedProcess, child_environment
 from fuzzgate.target.stdio import ServerProcess, stdio_transport
@@ -131,6 +132,10 @@ class Connection:
     last_snapshot: tuple[int, Any] | None = None
     """The watched directory as the last call ended, and `steps_started` then: the next call's
     "before" when no call began since (one directory walk per call instead of two)."""
+    coverage: CoverageChannel | None = None
+    """The coverage collector's side channel, when this server runs the collector (`coverage.py`)."""
+    feedback_note: str = ""
+    """Which feedback this server's calls give and why, in one line (`coverage.feedback_note`)."""
 
     @property
     def server(self) -> OwnedProcess | None:
@@ -263,10 +268,19 @@ async def open_connection(
             # Inside the jail it would only show as the jail's exit 127: say it as plainly as unjailed.
             raise _startup_error(config, None, f"command not found ({launch.command})", redact)
         spec, layer = containment.prepare(launch)
+    plan = plan_collector(config.target)
+    channel: CoverageChannel | None = None
     try:
-        async with _opened(config, extra_env or {}, redact, spec, layer) as connection:
+        if plan.inject:
+            # After `prepare`: the measured directories are mapped to the layer, and the
+            # collector's own paths (fuzzgate's installation) are not.
+            channel = CoverageChannel(plan, map_path=layer.map_path if layer is not None else None)
+            spec = channel.apply(spec or launch_spec(config, extra_env or {}))
+        async with _opened(config, extra_env or {}, redact, spec, layer, plan, channel) as connection:
             yield connection
     finally:
+        if channel is not None:
+            channel.close()
         if layer is not None:
             # The server and everything it started are gone by now: its layer can go too (not
             # awaited, so a cancelled run removes it as well).
@@ -275,7 +289,13 @@ async def open_connection(
 
 @asynccontextmanager
 async def _opened(
-    config: Config, extra_env: Mapping[str, str], redact: Redactor, spec: LaunchSpec | None, layer: Layer | None
+    config: Config,
+    extra_env: Mapping[str, str],
+    redact: Redactor,
+    spec: LaunchSpec | None,
+    layer: Layer | None,
+    plan: CollectorPlan,
+    channel: CoverageChannel | None,
 ) -> AsyncIterator[Connection]:
     process = server_process(config, extra_env, spec) if config.target.kind is TargetKind.STDIO else None
     served = served_process(config, extra_env, spec)
@@ -326,7 +346,7 @@ async def _opened(
             tg.cancel_scope.cancel()
         else:
             try:
-                yield Connection(
+                connection = Connection(
                     client=client,
                     transport=config.target.kind.value,
                     process=process,
@@ -334,6 +354,11 @@ async def _opened(
                     served=served,
                     layer=layer,
                 )
+                if channel is not None and await channel.hello() is not None:
+                    connection.coverage = channel
+                info, why = (channel.info, channel.failure) if channel is not None else (None, None)
+                connection.feedback_note = feedback_note(config.target, plan, info, why)
+                yield connection
             finally:
                 release.set()
     if error is not None:

@@ -80,6 +80,8 @@ class LaunchSpec:
     args: tuple[str, ...]
     env: dict[str, str]
     cwd: Path | None
+    pass_fds: tuple[int, ...] = ()
+    """File descriptors the server inherits besides its stdio (the coverage collector's pipes)."""
 
 
 class OwnedProcess:
@@ -122,6 +124,7 @@ class OwnedProcess:
                 env=self.spec.env,
                 cwd=self.spec.cwd,
                 start_new_session=True,
+                pass_fds=self.spec.pass_fds,
             )
             CUSTODY.adopt(self._process.pid, server=True)
         self._tree = ProcessTree(self._process.pid)

@@ -1,0 +1,381 @@
+"""Inside the server: coverage.py measuring the server's own code, and the side channel to fuzzgate.
+
+The channel is two inherited pipes. fuzzgate writes one line per request (a sequence number) on
+the request pipe; a daemon thread here answers each with one JSON line on the reply pipe. The first
+line, written at start-up, is the hello (Python, coverage.py and tracer versions, what is
+measured). Each answer holds the arcs the measured code ran since the previous answer, per file
+(path relative to its measured root, so a server started in another throwaway layer gives the same
+names), and the constants of the files first seen since then. Any error here is sent as
+`{"error": ...}` if the pipe still takes it, measuring stops, and the server goes on unharmed.
+
+Why the tracer's own data dict, a private attribute of coverage.py: fuzzgate wants the arcs of one
+call, every call. The public `Coverage.get_data()` only accumulates (and costs ~0.4 ms a call on a
+small server); `erase()` after it would reset the data, but the running tracer keeps writing into
+the dict it was given at start, so nothing is seen after the first erase. The collector's dict
+(`Coverage._collector.data`, file name -> set of arcs, packed into ints by the C tracer) is what
+the tracer writes into, and coverage.py itself empties its sets in place on every flush: taking a
+copy of each set and removing that copy from it hands over the arcs of one call in ~0.02 ms, and
+an arc recorded meanwhile stays for the next answer. pyproject.toml pins coverage.py to the 7.x
+versions this was checked with; when the attribute is missing, `get_data()` is used instead, and
+answers then hold only the arcs not seen before (`per_call` false in the hello).
+
+Why the C tracer on every Python (`core = "ctrace"`): coverage.py's sys.monitoring core (the
+default from Python 3.14) disables each event after its first hit, so a line run again in a later
+call would never be seen again; `sys.monitoring.restart_events()` at every answer would re-arm
+every code object of the process, the SDK's and the standard library's included. The C tracer
+sees every call's arcs at the price of a trace function; when the server's Python cannot load
+fuzzgate's compiled tracer, coverage.py falls back to its Python tracer (slower: the hello says
+which tracer runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import platform
+import sys
+import threading
+import tokenize
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+from .constants import mine
+
+MAX_CONSTANTS = 2000
+"""Constants sent over the server's life, first seen first."""
+QUIET = (
+    "already-imported",
+    "couldnt-parse",
+    "dynamic-conflict",
+    "fork",
+    "include-ignored",
+    "module-not-imported",
+    "module-not-measured",
+    "module-not-python",
+    "no-ctracer",
+    "no-data-collected",
+    "no-source",
+    "no-sysmon",
+    "no-sysmon-context",
+    "pth",
+    "trace-changed",
+)
+"""coverage.py's warning slugs: a warning goes to the server's stderr, which fuzzgate's oracles
+read as the server's own words."""
+_LINE_LIMIT = 4096
+
+
+class Channel:
+    """The collector's end of the side channel: reads requests, writes one JSON line per answer."""
+
+    def __init__(self, request_fd: int, reply_fd: int) -> None:
+        self.request_fd = request_fd
+        self.reply_fd = reply_fd
+        self._pending = b""
+        self._closed = False
+        for fd in (request_fd, reply_fd):
+            # The server's own child processes must not hold the pipes (nor answer on them).
+            os.set_inheritable(fd, False)
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        data = (json.dumps(message, separators=(",", ":"), allow_nan=False) + "\n").encode("utf-8", "surrogatepass")
+        view = memoryview(data)
+        while view:
+            written = os.write(self.reply_fd, view)
+            view = view[written:]
+
+    def receive(self) -> str | None:
+        """The next request line, or None once fuzzgate closed its end."""
+        while b"\n" not in self._pending:
+            chunk = os.read(self.request_fd, _LINE_LIMIT)
+            if not chunk:
+                return None
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line.decode("ascii", "replace").strip()
+
+    def report(self, exc: BaseException) -> None:
+        """Say what went wrong, if fuzzgate still listens (it then hangs up)."""
+        if self._closed:
+            return
+        with contextlib.suppress(Exception):
+            self.send({"error": f"{type(exc).__name__}: {exc}"[:500]})
+
+    def fail(self, exc: BaseException) -> None:
+        self.report(exc)
+        self.close()
+
+    def close(self) -> None:
+        # Once only: a closed fd number may be the server's own file by the next call.
+        if self._closed:
+            return
+        self._closed = True
+        for fd in (self.request_fd, self.reply_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+class Roots:
+    """What is measured, and the name each measured file goes by: its path relative to the
+    directory it was measured under (a package's files under the package's parent: `pkg/mod.py`)."""
+
+    def __init__(self, dirs: Sequence[str], packages: Sequence[str]) -> None:
+        self.sources: list[str] = []
+        self.unresolved: list[str] = []
+        self.labels: list[str] = []
+        self._roots: list[tuple[str, str]] = []
+        self._names: dict[str, str] = {}
+        for directory in dirs:
+            self.sources.append(directory)
+            self.labels.append(directory)
+            self._add_root(directory)
+        for package in packages:
+            self.labels.append(package)
+            locations = _locate(package)
+            if not locations:
+                # Not importable yet (it may be put on sys.path by the server): matched by module
+                # name once it is imported, its root taken from the imported module.
+                self.unresolved.append(package)
+                continue
+            for location in locations:
+                if os.path.isdir(location):
+                    self.sources.append(location)
+                    self._add_root(os.path.dirname(location))
+                else:
+                    self.unresolved.append(package)
+                    self._add_root(os.path.dirname(location))
+
+    def _add_root(self, directory: str) -> None:
+        for spelling in {os.path.abspath(directory), os.path.realpath(directory)}:
+            if (spelling, "") not in self._roots:
+                self._roots.append((spelling, ""))
+        self._roots.sort(key=lambda root: -len(root[0]))
+
+    def name(self, filename: str) -> str:
+        known = self._names.get(filename)
+        if known is not None:
+            return known
+        name = self._relative(filename)
+        if name is None and self.unresolved:
+            for package in self.unresolved:
+                module = sys.modules.get(package)
+                where = getattr(module, "__file__", None)
+                if where:
+                    home = os.path.dirname(where)
+                    self._add_root(os.path.dirname(home) if _is_package(module) else home)
+            name = self._relative(filename)
+        if name is None:
+            name = filename
+        self._names[filename] = name
+        return name
+
+    def _relative(self, filename: str) -> str | None:
+        for root, _ in self._roots:
+            if filename.startswith(root.rstrip(os.sep) + os.sep):
+                return filename[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
+        return None
+
+
+def _is_package(module: ModuleType | None) -> bool:
+    return module is not None and hasattr(module, "__path__")
+
+
+def _locate(package: str) -> list[str]:
+    """Where `package` (a top-level name) would be imported from, without importing it: its
+    package directories, or its module file. Searched as the interpreter will search: the script's
+    directory (or the working directory for `-m`) first, then sys.path."""
+    first = os.getcwd() if sys.argv and sys.argv[0] in ("-m", "-c", "") else None
+    if first is None and sys.argv and os.path.isfile(sys.argv[0]):
+        first = os.path.dirname(os.path.abspath(sys.argv[0]))
+    path = [first, *sys.path] if first else list(sys.path)
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(package, path)
+    except (ImportError, ValueError, OSError):
+        return []
+    if spec is None:
+        return []
+    if spec.submodule_search_locations:
+        return [str(location) for location in spec.submodule_search_locations]
+    return [spec.origin] if spec.origin and spec.origin not in ("built-in", "frozen") else []
+
+
+def load_coverage(directory: str) -> ModuleType:
+    """coverage.py from fuzzgate's installation, without putting fuzzgate's site-packages on the
+    server's path (the server has its own `mcp`, its own everything): the package is loaded from
+    its directory, and its own imports (`coverage.xxx`) find the rest through the package."""
+    loaded = sys.modules.get("coverage")
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(
+        "coverage", os.path.join(directory, "__init__.py"), submodule_search_locations=[directory]
+    )
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no coverage.py at {directory}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["coverage"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        for name in [name for name in sys.modules if name == "coverage" or name.startswith("coverage.")]:
+            del sys.modules[name]
+        raise
+    return module
+
+
+class Recorder:
+    """The running measurement: hands over the arcs since the last answer, and new constants."""
+
+    def __init__(self, cov: Any, roots: Roots, coverage_version: str) -> None:
+        self.cov = cov
+        self.roots = roots
+        self.coverage_version = coverage_version
+        self._files: set[str] = set()
+        self._constants = 0
+        self._seen: dict[str, set[tuple[int, int]]] = {}
+        """With the public API only: the arcs already handed over, per file."""
+
+    def _tracer_data(self) -> tuple[dict[str, set[Any]], bool] | None:
+        collector = getattr(self.cov, "_collector", None)
+        data = getattr(collector, "data", None)
+        packed = getattr(getattr(collector, "core", None), "packed_arcs", None)
+        if isinstance(data, dict) and isinstance(packed, bool):
+            return data, packed
+        return None
+
+    def hello(self) -> dict[str, Any]:
+        try:
+            core = str(dict(self.cov.sys_info()).get("core", "?"))
+        except Exception:
+            core = "?"
+        return {
+            "python": platform.python_version(),
+            "implementation": sys.implementation.name,
+            "coverage": self.coverage_version,
+            "core": core,
+            "per_call": self._tracer_data() is not None,
+            "measured": self.roots.labels,
+        }
+
+    def take(self) -> dict[str, Any]:
+        traced = self._tracer_data()
+        arcs = self._take_private(*traced) if traced is not None else self._take_public()
+        named: dict[str, list[list[int]]] = {}
+        constants: list[list[Any]] = []
+        for filename, pairs in arcs.items():
+            if not pairs:
+                continue
+            name = self.roots.name(filename)
+            named.setdefault(name, []).extend([a, b] for a, b in sorted(pairs))
+            if filename not in self._files:
+                self._files.add(filename)
+                constants.extend(self._mine(filename))
+        return {"arcs": named, "constants": constants}
+
+    def _take_private(self, data: dict[str, set[Any]], packed: bool) -> dict[str, set[tuple[int, int]]]:
+        taken: dict[str, set[tuple[int, int]]] = {}
+        for filename, recorded in list(data.items()):
+            if not recorded:
+                continue
+            # Two calls, each atomic under the GIL: what the tracer adds between them stays.
+            snapshot = recorded.copy()
+            recorded.difference_update(snapshot)
+            taken[filename] = {_unpack(arc) for arc in snapshot} if packed else set(snapshot)
+        return taken
+
+    def _take_public(self) -> dict[str, set[tuple[int, int]]]:
+        data = self.cov.get_data()
+        taken: dict[str, set[tuple[int, int]]] = {}
+        for filename in data.measured_files():
+            arcs = set(data.arcs(filename) or ())
+            seen = self._seen.setdefault(filename, set())
+            taken[filename] = arcs - seen
+            seen |= arcs
+        return taken
+
+    def _mine(self, filename: str) -> list[list[Any]]:
+        room = MAX_CONSTANTS - self._constants
+        if room <= 0:
+            return []
+        try:
+            with tokenize.open(filename) as source:
+                text = source.read()
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            return []
+        found = [[value, name, length] for value, name, length in mine(text)][:room]
+        self._constants += len(found)
+        return found
+
+
+def _unpack(packed: int) -> tuple[int, int]:
+    """One arc as the C tracer packs it (coverage/ctracer/tracer.c, CTracer_record_pair)."""
+    first = packed & 0xFFFFFFF
+    second = (packed >> 28) & 0xFFFFFFF
+    if packed & (1 << 56):
+        first = -first
+    if packed & (1 << 57):
+        second = -second
+    return first, second
+
+
+def serve(channel: Channel, recorder: Recorder) -> None:
+    """Answer fuzzgate's requests until it hangs up; on any error, say so and stop measuring."""
+    try:
+        while True:
+            line = channel.receive()
+            if line is None:
+                channel.close()
+                return
+            answer = recorder.take()
+            answer["seq"] = int(line)
+            channel.send(answer)
+    except BaseException as exc:
+        stop(recorder.cov)
+        channel.fail(exc)
+
+
+def stop(cov: Any) -> None:
+    with contextlib.suppress(BaseException):
+        cov.stop()
+
+
+def start(settings: Mapping[str, Any]) -> None:
+    """Start measuring and serving. Never raises: the server must start whatever happens here."""
+    try:
+        channel = Channel(int(settings["request_fd"]), int(settings["reply_fd"]))
+    except Exception:
+        return
+    cov: Any = None
+    thread: threading.Thread | None = None
+    try:
+        coverage = load_coverage(str(settings["coverage"]))
+        roots = Roots([str(d) for d in settings.get("dirs", ())], [str(p) for p in settings.get("packages", ())])
+        cov = coverage.Coverage(
+            data_file=None,
+            branch=True,
+            config_file=False,
+            source=roots.sources or None,
+            source_pkgs=roots.unresolved or None,
+            messages=False,
+        )
+        cov.set_option("run:disable_warnings", list(QUIET))
+        cov.set_option("run:core", "ctrace")
+        recorder = Recorder(cov, roots, str(getattr(coverage, "__version__", "?")))
+        # Started before measuring starts, so the thread itself is never traced.
+        thread = threading.Thread(target=serve, args=(channel, recorder), name="fuzzgate-collector", daemon=True)
+        thread.start()
+        cov.start()
+        channel.send({"hello": recorder.hello()})
+    except BaseException as exc:
+        if cov is not None:
+            stop(cov)
+        if thread is None or not thread.is_alive():
+            channel.fail(exc)
+        else:
+            # The thread may be blocked reading the request pipe: closing it under the thread
+            # could let it read whatever file gets that number next. fuzzgate hangs up on the
+            # error, and the thread closes the pipes when it sees that.
+            channel.report(exc)
