@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
-from fuzzgate import action
+from fuzzgate import action, cli
 from fuzzgate.errors import UsageError
 from fuzzgate.findings import Finding, Kind, Repro, Severity, Surface
 from fuzzgate.report import json_report
@@ -63,7 +63,7 @@ def test_the_corpus_input_is_passed_as_corpus_and_the_cli_reads_it(
     assert argv[argv.index("--corpus") + 1] == "ci/corpus"
     (tmp_path / "fuzzgate.toml").write_text('[target]\ncommand = "python"\nargs = ["server.py"]\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    config = action.cli.load(action.cli.build_parser().parse_args(argv), Console(file=StringIO()))
+    config = cli.load(cli.build_parser().parse_args(argv), Console(file=StringIO()))
     # Relative to the working directory the entrypoint runs in, like `baseline` and `output`.
     assert config.corpus.resolve() == tmp_path / "ci" / "corpus"
 
@@ -77,7 +77,7 @@ def test_an_empty_corpus_input_leaves_the_config_files_corpus_in_force(
         '[target]\ncommand = "python"\nargs = ["server.py"]\n\n[fuzzgate]\ncorpus = "kept"\n', encoding="utf-8"
     )
     monkeypatch.chdir(tmp_path)
-    config = action.cli.load(action.cli.build_parser().parse_args(argv), Console(file=StringIO()))
+    config = cli.load(cli.build_parser().parse_args(argv), Console(file=StringIO()))
     assert config.corpus.resolve() == tmp_path / "kept"
 
 

