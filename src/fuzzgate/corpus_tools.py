@@ -39,7 +39,7 @@ from fuzzgate import interrupt
 from fuzzgate.budget import TimeBox, process_start
 from fuzzgate.commands import subject_label
 from fuzzgate.config.model import Config, FeedbackMode
-from fuzzgate.corpus import CorpusEntry, slug
+from fuzzgate.corpus import CorpusEntry
 from fuzzgate.errors import ExitCode, UsageError
 from fuzzgate.findings import JSONValue, Surface
 from fuzzgate.seed import choose_seed
@@ -251,12 +251,11 @@ async def reduce_entries(
 
 def list_corpus(console: Console, *, root: Path, target: str | None) -> int:
     """`fuzzgate corpus list`: every target under `root` (or only `target`), tool by tool."""
-    names = [slug(target)] if target is not None else targets(root)
-    if not names:
+    stores = [CorpusStore(root, target)] if target is not None else [CorpusStore(root, t) for t in targets(root)]
+    if not stores:
         console.print(escape(f"the corpus at {root} is empty"), soft_wrap=True)
         return ExitCode.OK
-    for name in names:
-        store = CorpusStore(root, name)
+    for store in stores:
         _print_target(console, store, store.load())
     return ExitCode.OK
 
@@ -356,15 +355,16 @@ def sources(dirs: Sequence[Path], target: str) -> list[tuple[Path, CorpusLoad]]:
 
 def merge_command(config: Config, console: Console, dirs: Sequence[Path], *, seed_flag: str | None) -> int:
     """`fuzzgate corpus merge DIR...`."""
+    others_loads = sources(dirs, config.target.display_name)
     seed, box = _start(config, console, seed_flag)
     store = store_of(config)
     own = store.load()
-    loads = [(store.path, own), *sources(dirs, config.target.display_name)]
+    loads = [(store.path, own), *others_loads]
     for directory, load in loads:
         for line in load.skipped:
             console.print(f"[yellow]skipped[/] {escape(line)}", soft_wrap=True)
         if load.cold and directory != store.path:
-            console.print(escape(f"{directory}: {load.cold}"), soft_wrap=True)
+            console.print(escape(load.cold), soft_wrap=True)
     others = [entry for _, load in loads[1:] for entry in load.entries]
 
     async def measure() -> MergeResult:
