@@ -299,7 +299,8 @@ def _plan_script(command: str, cwd: Path, path: str, *, shown: str | None = None
     if not first.startswith("#!") or not (_names_python(first[2:]) or relay):
         return CollectorPlan(False, f"{name} is not a Python interpreter")
     package = _entry_package(text)
-    if package is not None and "sys.exit(" in text:
+    # A wrapper pip or uv wrote: in a venv's bin, or ending in `sys.exit(main())` (if that fits).
+    if package is not None and (Path(found).parent.name in ("bin", "Scripts") or "sys.exit(" in text):
         return CollectorPlan(True, f"{name} is a Python console script", packages=(package,))
     return _script_plan(f"{name} is a Python script", Path(found))
 

@@ -15,9 +15,9 @@ the dict it was given at start, so nothing is seen after the first erase. The co
 (`Coverage._collector.data`, file name -> set of arcs, packed into ints by the C tracer) is what
 the tracer writes into, and coverage.py itself empties its sets in place on every flush: taking a
 copy of each set and removing that copy from it hands over the arcs of one call in ~0.02 ms, and
-an arc recorded meanwhile stays for the next answer. pyproject.toml pins coverage.py to the 7.x
-versions this was checked with; when the attribute is missing, `get_data()` is used instead, and
-answers then hold only the arcs not seen before (`per_call` false in the hello).
+an arc recorded meanwhile stays for the next answer. pyproject.toml keeps coverage.py below 8 (this
+was checked with 7.17); when the attribute is missing, `get_data()` is used instead, and answers
+then hold only the arcs not seen before (`per_call` false in the hello).
 
 Why the C tracer on every Python (`core = "ctrace"`): coverage.py's sys.monitoring core (the
 default from Python 3.14) disables each event after its first hit, so a line run again in a later

@@ -46,7 +46,7 @@ def _start() -> None:
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
-        importlib.import_module("_fuzzgate_collector.agent").start(settings)
+        importlib.import_module(spec.name + ".agent").start(settings)
     except BaseException as exc:
         # The agent never raises: the collector could not even be loaded. Say so and hang up.
         try:
