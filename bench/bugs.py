@@ -34,6 +34,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +54,10 @@ TRUTH_FILE = "ground_truth.jsonl"
 TRUTH_SOCKET = "truth.sock"
 
 
-def server_command(server: str, truth: Path, root: Path) -> list[str]:
-    """The server's command line; `truth` is where it records (the collector's socket)."""
-    command = ["/usr/bin/env", f"BENCH_GROUND_TRUTH={truth}", PYTHON, str(SERVERS / f"{server}.py")]
+def server_command(server: str, truth: Path, root: Path, interpreter: Sequence[str] = (PYTHON,)) -> list[str]:
+    """The server's command line; `truth` is where it records (the collector's socket); `interpreter`
+    runs the script (bench/corpus.py puts it under covserve.py)."""
+    command = ["/usr/bin/env", f"BENCH_GROUND_TRUTH={truth}", *interpreter, str(SERVERS / f"{server}.py")]
     return [*command, "--root", str(root)] if server in ROOTED_SERVERS else command
 
 
@@ -133,11 +135,13 @@ def _as_dict(report: Any) -> dict[str, Any]:
     return {k: getattr(report, k) for k in report.__slots__}
 
 
-def run_mcp_fuzzer_on(server: str, budget: float, seed: int, work: Path) -> dict[str, Any]:
+def run_mcp_fuzzer_on(
+    server: str, budget: float, seed: int, work: Path, interpreter: Sequence[str] = (PYTHON,)
+) -> dict[str, Any]:
     truth = work / TRUTH_FILE
     with collector(work / TRUTH_SOCKET, truth) as socket_path:
         started = time.time()
-        iterations, i, killed = _mcp_fuzzer_iterations(server, budget, seed, work, socket_path)
+        iterations, i, killed = _mcp_fuzzer_iterations(server, budget, seed, work, socket_path, interpreter)
         wall = time.time() - started
     reports = mcp_fuzzer_reports(iterations)
     s = score(server, "mcp-fuzzer", reports, read_ground_truth(truth), started)
@@ -157,11 +161,11 @@ def run_mcp_fuzzer_on(server: str, budget: float, seed: int, work: Path) -> dict
 
 
 def _mcp_fuzzer_iterations(
-    server: str, budget: float, seed: int, work: Path, truth: Path
+    server: str, budget: float, seed: int, work: Path, truth: Path, interpreter: Sequence[str] = (PYTHON,)
 ) -> tuple[list[Path], int, int]:
     """(output dirs of the iterations that wrote a report, iterations run, iterations killed)."""
     root = scope_dir(work)
-    endpoint = " ".join(server_command(server, truth, root))
+    endpoint = " ".join(server_command(server, truth, root, interpreter))
     jail: list[str] = []
     env = dict(os.environ)
     if server in ROOTED_SERVERS:

@@ -1,0 +1,292 @@
+"""Coverage of a fuzzgate run measured independently of the run: its `--trace` replayed, call by call
+and in order, against the same server started under coverage.py (`covserve.py`), with the coverage
+so far read at chosen calls. Used by bench/corpus.py for every feedback mode alike.
+
+    python covreplay.py --trace T --data-dir D --out R.json [--at N ...] [--restart-after TOOL#CASE ...]
+                        [--root DIR ...] [--reset-git] -- COMMAND ...
+
+COMMAND is the server's command line with `{data}` and `{control}` where covserve.py's `--data` and
+`--control` go; each server life gets its own. The replay follows the run: a new server life after
+each call fuzzgate restarted the server after (the console's "restarted the server (TOOL case N:
+...)" lines, passed as `--restart-after`), and whenever the replayed server dies. A call the run saw
+time out is given `--hang-wait` seconds, then the replay goes on. Only tool calls are replayed
+(resources, prompts and raw protocol messages are counted as skipped); every call's outcome class
+is compared with the run's (`agreement` in the result), the replay's fidelity.
+
+What the counts are: the union over all server lives of coverage.py's arcs (`(from, to)` line pairs,
+negative for entry and exit) and of the lines they touch, in the measured files only. Lines a server
+ran in the call that killed it with `os._exit` are lost (no handler runs); see covserve.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import socket
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from coverage import CoverageData
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import ListRootsResult, Root
+
+ANSWERED = ("ok", "tool_error", "rpc_error", "output_invalid")
+"""A run's outcome statuses that mean the server answered; `closed` and `timeout` are the others."""
+
+
+# ------------------------------------------------------------------------------- reading the data
+
+
+@dataclass
+class CoverageReader:
+    """The union of every data file under one directory; files of finished lives are read once."""
+
+    directory: Path
+    _done: dict[Path, tuple[frozenset[tuple[str, int]], frozenset[tuple[str, int, int]]]] = field(default_factory=dict)
+
+    def read(self, live: set[Path] | None = None) -> tuple[set[tuple[str, int]], set[tuple[str, int, int]]]:
+        """(lines, arcs) covered so far; `live` names data files still being written (read again)."""
+        lines: set[tuple[str, int]] = set()
+        arcs: set[tuple[str, int, int]] = set()
+        for path in sorted(self.directory.glob("*.cov.*")):
+            if path.suffix in (".sock", ".log"):
+                continue
+            if path in self._done and not (live and any(path.name.startswith(p.name) for p in live)):
+                got = self._done[path]
+            else:
+                got = _read_one(path)
+                self._done[path] = got
+            lines |= got[0]
+            arcs |= got[1]
+        return lines, arcs
+
+
+def _read_one(path: Path) -> tuple[frozenset[tuple[str, int]], frozenset[tuple[str, int, int]]]:
+    data = CoverageData(basename=str(path))
+    try:
+        data.read()
+    except Exception:  # a file cut short by a kill mid-write: what it held is lost, not the replay
+        return frozenset(), frozenset()
+    lines = {(f, n) for f in data.measured_files() for n in data.lines(f) or ()}
+    arcs = {(f, a, b) for f in data.measured_files() for a, b in data.arcs(f) or ()}
+    return frozenset(lines), frozenset(arcs)
+
+
+def count(directory: Path) -> dict[str, int]:
+    lines, arcs = CoverageReader(directory).read()
+    return {"lines": len(lines), "arcs": len(arcs), "files": len({f for f, _ in lines})}
+
+
+# ------------------------------------------------------------------------------- one server life
+
+
+@dataclass
+class Life:
+    number: int
+    data: Path
+    control: Path
+    stack: contextlib.AsyncExitStack
+    client: Client
+
+
+def _flush(control: Path) -> bool:
+    """Ask a live server's covserve to save its data; False when it cannot (the server is gone)."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(10)
+            sock.connect(str(control))
+            sock.sendall(b"flush\n")
+            return sock.makefile("rb").readline() == b"ok\n"
+    except OSError:
+        return False
+
+
+def _classify(exc: BaseException) -> str:
+    for leaf in _leaves(exc):
+        if isinstance(leaf, MCPError):
+            return "closed" if leaf.error.code == -32000 else "rpc_error"
+        if isinstance(leaf, RuntimeError) and "structured content" in str(leaf):
+            return "output_invalid"
+    return "unsendable"
+
+
+def _encodable(arguments: dict[str, Any]) -> bool:
+    """Whether the SDK's stdio writer can send these arguments: a lone surrogate (fuzzgate sends
+    one through its own framing) fails its UTF-8 encoding and takes the client down with it. The
+    server drops such a request unparsed (SDK-DROP), so skipping it loses no coverage."""
+    try:
+        json.dumps(arguments, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, ValueError):
+        return False
+    return True
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+@dataclass
+class Replay:
+    command: list[str]
+    data_dir: Path
+    roots: list[Path]
+    reset_git: bool
+    hang_wait_s: float
+    call_timeout_s: float
+    lives: int = 0
+    life: Life | None = None
+    stderr: Any = None
+
+    async def start(self) -> Life:
+        if self.reset_git:
+            from realworld import reset_git_scratch
+
+            reset_git_scratch()
+        self.lives += 1
+        data = self.data_dir / f"l{self.lives:04d}.cov"
+        control = self.data_dir / f"l{self.lives:04d}.sock"
+        argv = [a.replace("{data}", str(data)).replace("{control}", str(control)) for a in self.command]
+        env = {k: v for k, v in os.environ.items() if k != "BENCH_GROUND_TRUTH"}
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(Path.cwd()))
+        roots = ListRootsResult(roots=[Root.model_validate({"uri": r.as_uri(), "name": r.name}) for r in self.roots])
+
+        async def list_roots(context: Any) -> ListRootsResult:
+            return roots
+
+        # No cancel scope around entering or leaving the client: it opens task groups that must
+        # close in the scope they opened in. The SDK bounds its own shutdown (stdin closed, 2 s,
+        # SIGTERM, 2 s, SIGKILL); the bench servers all start.
+        stack = contextlib.AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            client = await stack.enter_async_context(
+                Client(stdio_client(params, errlog=self.stderr), mode="auto", list_roots_callback=list_roots)
+            )
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await stack.aclose()
+            raise
+        self.life = Life(self.lives, data, control, stack, client)
+        return self.life
+
+    async def stop(self) -> None:
+        if self.life is None:
+            return
+        life, self.life = self.life, None
+        _flush(life.control)
+        with contextlib.suppress(Exception):  # a server that died leaves its error in the client's group
+            await life.stack.aclose()
+
+    def flush(self) -> None:
+        if self.life is not None:
+            _flush(self.life.control)
+
+    async def call(self, tool: str, arguments: Any, recorded: str) -> str:
+        """Send one call on the live server (starting one when none is); the outcome class."""
+        life = self.life or await self.start()
+        if not isinstance(arguments, dict) or not _encodable(arguments):
+            return "unsendable"
+        wait = self.hang_wait_s if recorded == "timeout" else self.call_timeout_s
+        try:
+            with anyio.fail_after(wait):
+                result = await life.client.call_tool(tool, arguments)
+            return "tool_error" if result.is_error else "ok"
+        except TimeoutError:
+            self.flush()
+            return "timeout"
+        except Exception as exc:
+            outcome = _classify(exc)
+            if outcome == "closed":
+                await self.stop()
+            return outcome
+
+
+async def replay(
+    records: list[dict[str, Any]],
+    run: Replay,
+    at: list[int],
+    restart_after: set[tuple[str, int]],
+) -> dict[str, Any]:
+    """Replay `records`; the coverage after each call index in `at` (0-based counts of calls done)."""
+    reader = CoverageReader(run.data_dir)
+    points: list[dict[str, Any]] = []
+    agreement: Counter[str] = Counter()
+    skipped = 0
+    wanted = sorted(set(at))
+    started = time.monotonic()
+
+    def checkpoint(done: int) -> None:
+        run.flush()
+        live = {run.life.data} if run.life is not None else set()
+        lines, arcs = reader.read(live)
+        points.append({"calls": done, "lines": len(lines), "arcs": len(arcs)})
+
+    for index, record in enumerate(records):
+        while wanted and wanted[0] <= index:
+            checkpoint(wanted.pop(0))
+        recorded = str(record.get("status"))
+        if record.get("surface", "tool") != "tool" or recorded not in (*ANSWERED, "closed", "timeout"):
+            skipped += 1
+            continue
+        tool = str(record["tool"])
+        if recorded == "closed":
+            run.flush()  # what this life ran so far, before the call that may kill it
+        got = await run.call(tool, record.get("arguments"), recorded)
+        agreement["same" if _coarse(got) == _coarse(recorded) else f"{_coarse(recorded)}->{_coarse(got)}"] += 1
+        if (tool, int(record.get("case", -1))) in restart_after or recorded == "closed":
+            await run.stop()
+    await run.stop()
+    lines, arcs = reader.read()
+    for done in wanted:
+        points.append({"calls": done, "lines": len(lines), "arcs": len(arcs)})
+    return {
+        "points": points,
+        "final": {"calls": len(records), "lines": len(lines), "arcs": len(arcs), "files": len({f for f, _ in lines})},
+        "lives": run.lives,
+        "skipped": skipped,
+        "agreement": dict(agreement),
+        "replay_s": round(time.monotonic() - started, 1),
+    }
+
+
+def _coarse(status: str) -> str:
+    return "answered" if status in ANSWERED else status
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--trace", type=Path, required=True)
+    p.add_argument("--data-dir", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--at", type=int, action="append", default=[], help="a call count to read coverage after")
+    p.add_argument("--restart-after", action="append", default=[], help="TOOL#CASE")
+    p.add_argument("--root", type=Path, action="append", default=[], help="a root the client lists")
+    p.add_argument("--reset-git", action="store_true", help="re-create realworld's git scratch before each life")
+    p.add_argument("--hang-wait", type=float, default=1.0)
+    p.add_argument("--call-timeout", type=float, default=10.0)
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    ns = p.parse_args()
+    command = ns.command[1:] if ns.command[:1] == ["--"] else ns.command
+    records = [json.loads(line) for line in ns.trace.read_text(encoding="utf-8").splitlines() if line.strip()]
+    restarts = {(tool, int(case)) for tool, _, case in (r.rpartition("#") for r in ns.restart_after)}
+    ns.data_dir.mkdir(parents=True, exist_ok=True)
+    with (ns.data_dir / "servers.log").open("w") as stderr:
+        run = Replay(command, ns.data_dir, ns.root, ns.reset_git, ns.hang_wait, ns.call_timeout, stderr=stderr)
+        result = anyio.run(replay, records, run, ns.at, restarts)
+    ns.out.write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    main()
