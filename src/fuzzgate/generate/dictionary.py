@@ -11,6 +11,12 @@ own shape (a UUID, an absolute path, `scheme://`), and hint words (the entity: `
 from a `notes` list, from the tool `create_note`). `offer` puts one of them into a field whose name,
 format and type take it.
 
+Constants the server's own code compares against (`learn_constants`, from the coverage collector)
+are offered the same way but kept apart from reply values: one named like a field (`mode` in
+`if mode == "turbo"`) goes to that field, a number as `c - 1`, `c` and `c + 1`; an unnamed one to any
+field of its type, every `LOOSE_EVERY`-th offer. They are not something the server handed out, so
+they are never `fresh` (sequences start only from reply values) and never evict one.
+
 Pure and deterministic: values are kept in first-seen order (the oldest of a class dropped past
 `PER_CLASS`) and `offer(..., k)` picks by `k` alone. Nothing here knows secret patterns (the check
 stage does, and this stage may not import it); keys that name secrets are skipped, and the reports'
@@ -21,12 +27,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from fuzzgate.generate._constants import ConstantStore, Scalar, field_values
 
 PER_CLASS = 256
 """At most this many values per class (and of values kept only by their key); the oldest go first."""
@@ -34,6 +42,9 @@ MAX_VALUE_CHARS = 512
 MAX_DEPTH = 12
 ECHO_CHARS = 8
 """A learned string this long that is part of a request's string, or holds one, is an echo."""
+LOOSE_EVERY = 4
+"""When some field takes a reply value or a named constant, every this-many-th offer puts an
+unnamed constant into a field of its type instead (an unnamed one fits any field, so rarely well)."""
 MAX_TEXT_CHARS = 10_000
 """Plain text past this length is not searched for tokens (JSON text is still parsed). Every
 pattern here is linear in the text (bounded repeats where a match could start anywhere): a reply
@@ -83,6 +94,7 @@ _TOKEN = re.compile(
 """A key named like a class (`id`, `noteId`, `file_path`) and the token after it (`id: 42`,
 `note_id=7`, `id 42`, `path: /srv/a`); a lookahead, so `with id 5` finds `id`."""
 _DIGITS = re.compile(r"-?[0-9]{1,18}")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _URI_FORMATS = frozenset({"uri", "uri-reference", "iri", "iri-reference", "url"})
 
 
@@ -105,6 +117,14 @@ def _hints(name: str) -> frozenset[str]:
 @lru_cache(maxsize=4096)
 def _normal_key(name: str) -> str:
     return "".join(words(name))
+
+
+@lru_cache(maxsize=4096)
+def name_key(name: str | None) -> str:
+    """The key a constant's name matches fields by: its last identifier, normalized like a field's
+    (`mode`, `self.mode` and `args["mode"]` match a field `mode`; `len(items)` matches `items`)."""
+    found = _IDENTIFIER.findall(name) if name else []
+    return _normal_key(found[-1]) if found else ""
 
 
 @lru_cache(maxsize=4096)
@@ -270,8 +290,11 @@ class Dictionary:
         self._keys: dict[str, dict[tuple[str, str], None]] = {}
         """Each key's slots: a field named like it takes them whatever their class."""
         self._added = 0
-        self._ranked: dict[Field, list[tuple[int, str | int]]] = {}
+        self._ranked: dict[Field, list[tuple[int, Scalar]]] = {}
         """`ranked` per field, until the entries change."""
+        self._constants = ConstantStore()
+        self._loose: dict[Field, list[Scalar]] = {}
+        """`loose` per field, until the constants change."""
         self.fresh: tuple[Entry, ...] = ()
         """The entries the last `learn` added."""
         self._sent: frozenset[str] = frozenset()
@@ -301,16 +324,49 @@ class Dictionary:
         """Resource URIs from a listing, root URIs the client offered."""
         return self.learn(source, [{"uri": uri} for uri in uris])
 
+    def learn_constants(self, source: str, constants: Iterable[tuple[str | None, Scalar]]) -> int:
+        """Keep constants the server's code compares against, as (name it is compared with or None,
+        value); returns how many are new. `source` names where they came from (a file); unlike a
+        reply's, its words are no hints: a constant goes by its name alone. Constants named like a
+        secret, empty strings, booleans and non-finite numbers are skipped. `fresh` is left as it
+        is: a constant is not a value the server handed out, so it starts no sequence."""
+        del source
+        added = 0
+        for name, value in constants:
+            if name and secret_key(name):
+                continue
+            added += self._constants.add(name_key(name), value)
+        if added:
+            self._ranked.clear()
+            self._loose.clear()
+        return added
+
+    def constants(self) -> tuple[tuple[str | None, Scalar], ...]:
+        """The constants kept, as (normalized name or None, value): what `mutate` takes."""
+        return self._constants.items()
+
     def offer(
         self, schema: Mapping[str, Any], arguments: Mapping[str, Any], k: int, tool: str = ""
     ) -> tuple[dict[str, Any], str] | None:
         """`arguments` with one field replaced by a dictionary value, and the origin naming the field
         (`dictionary:/properties/note_id`, never the value); None when no field takes any value.
         Which field and which value is `k`'s choice: fields in turn, then the best-fitting values in
-        turn (every 4th time any fitting one, so an id of another kind gets tried too)."""
-        if not self._entries:
+        turn (every 4th time any fitting one, so an id of another kind gets tried too). Every
+        `LOOSE_EVERY`-th `k` goes to the unnamed constants instead, when there are any (every `k`
+        when nothing else fits)."""
+        if not self._entries and not len(self._constants):
             return None
-        found = [(f, ranked) for f in fields_of(schema, arguments, tool) if (ranked := self.ranked(f))]
+        fields = fields_of(schema, arguments, tool)
+        found = [(f, ranked) for f in fields if (ranked := self.ranked(f))]
+        loose = [(f, values) for f in fields if (values := self.loose(f))] if self._constants.unnamed() else []
+        if loose:
+            turn, place = divmod(k, LOOSE_EVERY)
+            if not found or place == LOOSE_EVERY - 1:
+                i = k if not found else turn
+                field, values = loose[i % len(loose)]
+                value: Scalar = values[i // len(loose) % len(values)]
+                return put(arguments, field.path, value), f"dictionary:{field.pointer}"
+            k = turn * (LOOSE_EVERY - 1) + place
         if not found:
             return None
         field, ranked = found[k % len(found)]
@@ -320,13 +376,15 @@ class Dictionary:
         value = pool[j % len(pool)][1]
         return put(arguments, field.path, value), f"dictionary:{field.pointer}"
 
-    def ranked(self, field: Field) -> list[tuple[int, str | int]]:
-        """The values `field` takes, best fit first, each in first-seen order, without repeats."""
+    def ranked(self, field: Field) -> list[tuple[int, Scalar]]:
+        """The values `field` takes, best fit first, each in first-seen order, without repeats:
+        reply values, then the constants named like the field (a fit of 3, as a reply value under
+        the same key)."""
         cached = self._ranked.get(field)
         if cached is not None:
             return cached
-        out: list[tuple[int, str | int]] = []
-        seen: set[tuple[bool, str | int]] = set()
+        out: list[tuple[int, Scalar]] = []
+        seen: set[tuple[bool, Scalar]] = set()
         slots = dict(self._classes.get(field.value_class.value, {})) if field.value_class else {}
         if field.key:
             slots.update(self._keys.get(field.key, {}))
@@ -336,13 +394,31 @@ class Dictionary:
             value = convert(field, entry) if fit else None
             if value is None:
                 continue
-            unique = (isinstance(value, int), value)
+            unique = (isinstance(value, str), value)
             if unique not in seen:
                 seen.add(unique)
                 out.append((fit, value))
+        for constant in self._constants.named(field.key):
+            for found in field_values(constant, field.types):
+                same: tuple[bool, Scalar] = (isinstance(found, str), found)
+                if same not in seen:
+                    seen.add(same)
+                    out.append((3, found))
         out.sort(key=lambda r: -r[0])
         self._ranked[field] = out
         return out
+
+    def loose(self, field: Field) -> list[Scalar]:
+        """The unnamed constants `field` takes, in first-seen order, without repeats."""
+        cached = self._loose.get(field)
+        if cached is not None:
+            return cached
+        out: dict[tuple[bool, Scalar], Scalar] = {}
+        for constant in self._constants.unnamed():
+            for found in field_values(constant, field.types):
+                out.setdefault((isinstance(found, str), found), found)
+        self._loose[field] = list(out.values())
+        return self._loose[field]
 
     def _walk(self, value: Any, key: str, hints: frozenset[str], source: str, added: list[Entry], depth: int) -> None:
         if depth > MAX_DEPTH:
