@@ -2,9 +2,11 @@
 tool is still showing anything new.
 
 A behaviour key is the outcome's status and error code, its text with ids, quoted values, paths
-and numbers abstracted (`check.normalize`; JSON text by its shape), and the shape of its
-structured content (keys and value types, not values, nor how many items a list holds). Timing is
-no part of it. The scheduler charges a tool that stopped showing new keys more for its time, so the
+and numbers abstracted (`check.normalize`; JSON text by its shape), the shape of its structured
+content (keys and value types, not values, nor how many items a list holds), the types of its
+content items, and the templates of the lines the server wrote to stderr during the call (a log line
+saying which branch ran is as telling as the reply). Timing is no part of it: it must not depend on
+load. The scheduler charges a tool that stopped showing new keys more for its time, so the
 budget goes where behaviour is still being found (as coverage-guided fuzzers favour inputs that
 reach new code, with the reply standing in for coverage).
 """
@@ -24,6 +26,8 @@ _MAX_DEPTH = 6
 _MAX_PROPERTIES = 50
 _MAX_ITEM_SHAPES = 8
 _MAX_TEXT = 2000
+_MAX_STDERR_TEMPLATES = 8
+_MAX_STDERR = 8000
 
 
 def shape(value: Any, depth: int = 0) -> Any:
@@ -61,6 +65,25 @@ def _json(text: str) -> Any:
         return None
 
 
+def _content_types(payload: Any) -> list[str]:
+    content = payload.get("content") if isinstance(payload, dict) else None
+    if not isinstance(content, list):
+        return []
+    return sorted({str(item.get("type")) for item in content[:_MAX_ITEM_SHAPES * 4] if isinstance(item, dict)})
+
+
+def stderr_templates(stderr: str) -> list[str]:
+    """The distinct lines of `stderr` with their payload abstracted, in order, a few at most."""
+    templates: list[str] = []
+    for line in stderr[-_MAX_STDERR:].splitlines():
+        template = normalize_message(line[:_MAX_TEXT])
+        if template and template not in templates:
+            templates.append(template)
+            if len(templates) >= _MAX_STDERR_TEMPLATES:
+                break
+    return templates
+
+
 def behaviour_key(outcome: CallOutcome) -> str:
     """The outcome's behaviour, the same for the same code path whatever the arguments."""
     parsed = _json(outcome.text)
@@ -70,7 +93,16 @@ def behaviour_key(outcome: CallOutcome) -> str:
     structured = shape(payload.get("structuredContent")) if isinstance(payload, dict) else None
     after = outcome.after_timeout.value if outcome.after_timeout is not None else None
     return json.dumps(
-        [outcome.status.value, outcome.rpc_code, text, structured, normalize_schema_path(outcome.schema_path), after],
+        [
+            outcome.status.value,
+            outcome.rpc_code,
+            text,
+            structured,
+            normalize_schema_path(outcome.schema_path),
+            after,
+            _content_types(payload),
+            stderr_templates(outcome.stderr),
+        ],
         sort_keys=True,
     )
 

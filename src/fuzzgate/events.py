@@ -50,6 +50,34 @@ class CallFinished:
     elapsed_s: float
     surface: Surface = Surface.TOOL
     """What `tool` names: a tool, a prompt, a resource URI or template."""
+    behaviours: int = 0
+    """Behaviours the run has seen so far (what the status line shows, with the next three)."""
+    lines: int = 0
+    """Lines of the server's own code covered so far (0 without coverage)."""
+    arcs: int = 0
+    corpus: int = 0
+    """Entries in the run's live corpus."""
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackReady:
+    """Which signal guides the run, and what the corpus started from."""
+
+    signal: str
+    note: str
+    loaded: int
+    cold: str | None
+    """Why the run started cold (no corpus yet, an unreadable one), None when it loaded entries."""
+    skipped: tuple[str, ...] = ()
+    """Corpus files that could not be read, each with its reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusReplayed:
+    replayed: int
+    kept: int
+    skipped: int
+    seconds: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +119,8 @@ Event = (
     | ServerReady
     | Discovered
     | CallFinished
+    | FeedbackReady
+    | CorpusReplayed
     | ServerRestarted
     | FuzzingStopped
     | TriageStarted

@@ -20,16 +20,20 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import TaskStatus
 
+from fuzzgate import __version__
 from fuzzgate.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
 from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
-from fuzzgate.config.model import Config, TargetKind
+from fuzzgate.config.model import Config, FeedbackMode, TargetKind
+from fuzzgate.corpus import CorpusEntry
 from fuzzgate.discover import Inventory, ToolInfo, discover
 from fuzzgate.errors import TargetError
 from fuzzgate.events import (
     CallFinished,
+    CorpusReplayed,
     Discovered,
     EventSink,
+    FeedbackReady,
     FindingTriaged,
     FuzzingStopped,
     ServerReady,
@@ -37,19 +41,22 @@ from fuzzgate.events import (
     TriageStarted,
 )
 from fuzzgate.feed import Feed
+from fuzzgate.feedback import ARC_PREFIX, Feedback, Observed, Signal, SignalKind
 from fuzzgate.findings import Finding, Repro, Step, Surface
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.generate.cases import Case
 from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
-from fuzzgate.outcome import AfterTimeout, OutcomeStatus
+from fuzzgate.live_corpus import REPLAY_SHARE, CorpusStats, LiveCorpus, Seeds
+from fuzzgate.outcome import AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan import Scheduler, ToolPlan, select
 from fuzzgate.protocol_round import probe_server
-from fuzzgate.results import Status, SurfaceEntry, TargetSummary
+from fuzzgate.results import CorpusSummary, FeedbackSummary, Status, SurfaceEntry, TargetSummary
 from fuzzgate.sequence import HISTORY_STEPS, prefix_of
 from fuzzgate.steps import observe, send_step
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.containment import Containment, contain
+from fuzzgate.target.coverage import CallCoverage
 from fuzzgate.triage import FindingSet
 from fuzzgate.verify import Connector, Verifier, connect, parallel_replays
 
@@ -59,6 +66,10 @@ GENERATION_SHARE = 0.1
 the worker's default): all tools share one generation worker, so a schema too costly to generate
 for holds the others up until then."""
 _WATCH_S = 0.05
+_LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
+COLLECT_TIMEOUT_S = 2.0
+"""How long the coverage collector may take to hand over a call's arcs before the call counts as
+showing none (a server busy with something else answers late, not never)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +88,10 @@ class EngineResult:
     """Seconds since the run began at which each phase ended."""
     containment: str | None = None
     """How the server was contained (`Containment.summary`), None when fuzzgate did not start it."""
+    feedback: FeedbackSummary | None = None
+    corpus: CorpusSummary | None = None
+    corpus_added: tuple[CorpusEntry, ...] = ()
+    """The entries this run kept, for the store."""
 
 
 def target_summary(
@@ -195,6 +210,11 @@ class Engine:
         self._surrogates_sent: set[tuple[Surface, str, str]] = set()
         self._surrogates_dropped = False
         self.verifier = Verifier(config, self.oracles, self.canaries, self.connector)
+        self.feedback = Feedback(Signal(SignalKind.OFF, "off: feedback = off"))
+        self.live: LiveCorpus | None = None
+        self._replay_end = 0.0
+        self._replay_began: float | None = None
+        self._replay_reported = False
 
     def _oracles(self) -> Oracles:
         canaries = self.containment.workspace.canaries if self.containment is not None else ()
@@ -222,7 +242,7 @@ class Engine:
                 self.probes[case.probe.marker] = case.probe
         return cases
 
-    async def run(self, baseline: Sequence[Finding] = ()) -> EngineResult:
+    async def run(self, baseline: Sequence[Finding] = (), seeds: Seeds | None = None) -> EngineResult:
         """Fuzz, then verify new findings and the baseline entries fuzzing did not meet again.
         Raises `TargetError` when the server cannot be started or listed (or the sandbox is
         required and does not work here)."""
@@ -232,7 +252,7 @@ class Engine:
             self.oracles = self._oracles()
             self.verifier = Verifier(self.config, self.oracles, self.canaries, self.connector)
         try:
-            result = await self._run(baseline)
+            result = await self._run(baseline, seeds or Seeds())
         finally:
             if self.containment is not None:
                 # Not awaited: a cancelled run (SIGINT, SIGTERM) must still remove its workspace.
@@ -240,7 +260,7 @@ class Engine:
         summary = self.containment.summary if self.containment is not None else None
         return replace(result, containment=summary)
 
-    async def _run(self, baseline: Sequence[Finding]) -> EngineResult:
+    async def _run(self, baseline: Sequence[Finding], seeds: Seeds) -> EngineResult:
         config = self.config
         box = self.timebox
         # The server may start within the margin too: a budget spent before it is up gives a run
@@ -289,6 +309,7 @@ class Engine:
                     # The scope as the server sees it (its roots): a `repo_path` that must name the
                     # configured repository gets past the server's first check.
                     feed.dictionary.learn_uris("roots", first.layer.roots())
+                await self._start_feedback(first, selection.plans, feed, seeds)
                 async with anyio.create_task_group() as fuzzing:
                     fuzzing.start_soon(self._watch, scheduler, fuzzing.cancel_scope)
                     async with anyio.create_task_group() as workers:
@@ -314,6 +335,13 @@ class Engine:
         box.mark("verification")
 
         notes = list(verification.notes)
+        corpus_summary = self._corpus_summary(seeds)
+        if corpus_summary is not None and corpus_summary.not_replayed:
+            share = f"{REPLAY_SHARE:.0%}"
+            notes.append(
+                f"{corpus_summary.not_replayed} of {corpus_summary.loaded} corpus entries were not replayed "
+                f"(their tool is not fuzzed in this run, or replaying took its {share} share of the fuzzing time)"
+            )
         never = [p for p in selection.plans if p.calls == 0 and p.skip_reason is None]
         if never and self.calls == 0:
             notes.insert(0, "the budget was spent before fuzzing began (server start-up and discovery took it)")
@@ -331,7 +359,85 @@ class Engine:
             baseline_unverified=verification.baseline_unverified,
             notes=tuple(notes),
             timing=dict(box.marks),
+            feedback=self._feedback_summary(),
+            corpus=corpus_summary,
+            corpus_added=self.live.added() if self.live is not None else (),
         )
+
+    def _signal(self, connection: Connection) -> Signal:
+        """Which feedback guides this run, and why (`Connection.feedback_note` says what the
+        collector did)."""
+        target = self.config.target
+        if target.feedback is FeedbackMode.OFF:
+            return Signal(SignalKind.OFF, "off: feedback = off")
+        note = connection.feedback_note
+        if connection.coverage is not None:
+            return Signal(SignalKind.COVERAGE, note)
+        return Signal(SignalKind.BEHAVIOUR, note)
+
+    async def _start_feedback(self, first: Connection, plans: Sequence[ToolPlan], feed: Feed, seeds: Seeds) -> None:
+        signal = self._signal(first)
+        self.feedback = Feedback(signal)
+        if signal.kind is SignalKind.OFF:
+            self.emit(FeedbackReady(signal.kind.value, signal.note, 0, None))
+            return
+        if signal.kind is SignalKind.COVERAGE and first.coverage is not None:
+            # What start-up, discovery and the protocol probes ran is no call's doing.
+            start = await first.coverage.collect(COLLECT_TIMEOUT_S)
+            if start is not None:
+                self.feedback.seen(self._arcs(start.arcs))
+                self._learn_constants(feed, "collector", start)
+        info = first.server_info
+        environment = {"fuzzgate": __version__, "signal": signal.kind.value}
+        if info is not None:
+            environment["server"] = f"{info.name} {info.version}".strip()
+        self.live = LiveCorpus(
+            plans, seeds.entries, seed=self.seed, signal=signal.kind.value, environment=environment,
+            dictionary=feed.dictionary,
+        )  # fmt: skip
+        now = time.monotonic()
+        self._replay_began = now if seeds.entries else None
+        self._replay_end = now + REPLAY_SHARE * max(0.0, self._fuzz_deadline() - now)
+        self.emit(FeedbackReady(signal.kind.value, signal.note, len(seeds.entries), seeds.cold, seeds.skipped))
+
+    @staticmethod
+    def _arcs(arcs: frozenset[str]) -> frozenset[str]:
+        return frozenset(ARC_PREFIX + arc for arc in arcs)
+
+    def _learn_constants(self, feed: Feed, source: str, coverage: CallCoverage) -> None:
+        if coverage.constants:
+            pairs = [(constant.name, constant.value) for constant in coverage.constants]
+            self.feedback.constants += feed.dictionary.learn_constants(source, pairs)
+
+    def _feedback_summary(self) -> FeedbackSummary:
+        fb = self.feedback
+        return FeedbackSummary(fb.signal.kind.value, fb.signal.note, fb.behaviours, fb.lines, fb.arcs, fb.constants)
+
+    def _corpus_summary(self, seeds: Seeds) -> CorpusSummary | None:
+        if self.feedback.signal.kind is SignalKind.OFF:
+            return None
+        stats = self.live.stats if self.live is not None else CorpusStats(loaded=len(seeds.entries))
+        return CorpusSummary(
+            path=seeds.path,
+            loaded=stats.loaded,
+            skipped=seeds.skipped,
+            cold=seeds.cold,
+            replayed=stats.replayed,
+            kept=stats.kept,
+            not_replayed=stats.skipped + max(0, stats.loaded - stats.replayed - stats.skipped),
+            replay_s=stats.replay_s,
+            added=stats.added,
+        )
+
+    def _replay_done(self) -> None:
+        live = self.live
+        if live is None or self._replay_reported or self._replay_began is None or live.replaying:
+            return
+        self._replay_reported = True
+        seconds = time.monotonic() - self._replay_began
+        live.note_replay(seconds)
+        stats = live.stats
+        self.emit(CorpusReplayed(stats.replayed, stats.kept, stats.skipped, seconds))
 
     @staticmethod
     def _entries(
@@ -365,12 +471,25 @@ class Engine:
             await anyio.sleep(min(_WATCH_S, left))
 
     async def _next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None:
-        """A queued sequence step first (it needs the state the call before it left), else the
-        scheduler's next case, with a dictionary value in some; None once fuzzing is over."""
+        """A corpus seed's or queued sequence's next step first (it needs the state the call before
+        it left), else the scheduler's next case, with a dictionary value in some or mutated from
+        a corpus entry; None once fuzzing is over."""
+        live = self.live
         while True:
             chained = await feed.next_chain_case() if scheduler.running() else None
             if chained is not None:
                 return chained
+            if live is not None and scheduler.running():
+                stepped = live.next_step(time.monotonic() >= self._replay_end)
+                self._replay_done()
+                if stepped is not None:
+                    owner, step = stepped
+                    generator = await anyio.to_thread.run_sync(owner.prepare, abandon_on_cancel=True)
+                    if generator is None:
+                        # Its tool was skipped (a schema fuzzgate cannot generate for): not sent.
+                        live.dropped(step)
+                        continue
+                    return owner, live.validated(step, generator.is_valid(step.arguments))
             if (item := scheduler.next()) is None:
                 return None
             plan, index = item
@@ -389,6 +508,16 @@ class Engine:
             if case is None:
                 continue
             case = feed.override(plan, case)
+            if live is not None and live.wants_mutant(plan, case):
+                # The generated case goes out next time (`Scheduler.again`): the mutant is extra.
+                scheduler.again(plan, index)
+                mutant = live.mutant(plan, case)
+                if mutant is None:
+                    # Queued as the last step of a sequence extending another tool's entry.
+                    continue
+                if mutant is not case and plan.generator is not None:
+                    mutant = live.validated(mutant, plan.generator.is_valid(mutant.arguments))
+                case = mutant
             # The same request to a server in the same state would show nothing new.
             if not feed.seen(plan, case.arguments):
                 return plan, case
@@ -429,13 +558,22 @@ class Engine:
                 self._in_flight.discard(pending)
             outcome = replace(step.outcome, concurrent=pending.peak)
             produced = reply_values(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
-            connection.history.append(Step(plan.info.name, step.arguments, case.schema_valid, surface, produced))
+            sent = Step(plan.info.name, step.arguments, case.schema_valid, surface, produced)
+            connection.history.append(sent)
             if len(connection.history) > 2 * HISTORY_STEPS:
                 del connection.history[:-HISTORY_STEPS]
             self.calls += 1
-            plan.calls += 1
+            if not case.origin.startswith(_LIVE_CORPUS_ORIGINS):
+                # Seeds, their prefixes and shrink candidates are the corpus's calls, not the tool's
+                # scheduled cases: `--cases` bounds those.
+                plan.calls += 1
             scheduler.record(plan, outcome.duration_s)
-            scheduler.behaved(plan, feed.after_call(plan, case, outcome, step.arguments))
+            observed = await self._observe(connection, feed, plan, outcome)
+            chain_prefix = feed.chain_prefix(case)
+            new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent)
+            scheduler.behaved(plan, new_behaviour or bool(observed.new))
+            if self.live is not None:
+                self.live.after_call(plan, case, outcome, observed, sent, chain_prefix)
             observations = observe(self.oracles, plan.info.name, case.schema_valid, step, outcome, surface)
             layer = connection.layer
             repro = Repro(
@@ -469,6 +607,10 @@ class Engine:
                     findings=len(self.findings),
                     elapsed_s=self.timebox.elapsed(),
                     surface=surface,
+                    behaviours=self.feedback.behaviours,
+                    lines=self.feedback.lines,
+                    arcs=self.feedback.arcs,
+                    corpus=self.live.size() if self.live is not None else 0,
                 )
             )
             dropped = outcome.status is OutcomeStatus.TIMEOUT and outcome.after_timeout is AfterTimeout.ALIVE
@@ -481,3 +623,19 @@ class Engine:
                 keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}")
                 keeper.culprit = plan
                 feed.restarted()
+                if self.live is not None:
+                    self.live.restarted()
+
+    async def _observe(self, connection: Connection, feed: Feed, plan: ToolPlan, outcome: CallOutcome) -> Observed:
+        """The call's features, and which are new; the constants its code compares against go
+        into the dictionary."""
+        signal = self.feedback.signal.kind
+        if signal is SignalKind.OFF:
+            return Observed(frozenset(), frozenset())
+        coverage = None
+        channel = connection.coverage
+        if signal is SignalKind.COVERAGE and channel is not None and connection.alive():
+            coverage = await channel.collect(COLLECT_TIMEOUT_S)
+            if coverage is not None:
+                self._learn_constants(feed, plan.info.name, coverage)
+        return self.feedback.observe(plan.info.surface, plan.info.name, outcome, coverage)

@@ -24,14 +24,14 @@ import hashlib
 import json
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio.to_thread
 
 from fuzzgate.behaviour import Behaviours
 from fuzzgate.chains import INTERLEAVED, SINGLE, Role, Verb, roles, verb_of
-from fuzzgate.findings import Surface
+from fuzzgate.findings import Step, Surface
 from fuzzgate.generate.cases import Case
 from fuzzgate.generate.dictionary import PER_CLASS, Dictionary, Entry, Field, convert, fields_of, put, score
 from fuzzgate.outcome import CallOutcome, OutcomeStatus
@@ -81,6 +81,8 @@ class _Chain:
     role: Role | None = None
     new: bool = False
     """Whether any step showed its tool doing something new."""
+    sent: list[Step] = field(default_factory=list)
+    """Its steps so far, as sent (the prefix a corpus entry made of a later step keeps)."""
 
 
 @dataclass(slots=True)
@@ -174,6 +176,11 @@ class Feed:
         key = _key(plan)
         return {(pointer, value) for tool, pointer, value in self._fatal if tool == key}
 
+    def chain_prefix(self, case: Case) -> tuple[Step, ...]:
+        """For a sequence step in flight, the steps its sequence sent before it; else nothing."""
+        chain = next((c for c in self._chains if c.pending is case), None)
+        return tuple(chain.sent) if chain is not None else ()
+
     def seen(self, plan: ToolPlan, arguments: dict[str, Any]) -> bool:
         """Whether the tool already got exactly this request since the server's state last changed."""
         return _digest(arguments) in self._sent.get(_key(plan), ())
@@ -198,10 +205,17 @@ class Feed:
 
     # --- after a call -----------------------------------------------------------------------------
 
-    def after_call(self, plan: ToolPlan, case: Case, outcome: CallOutcome, sent: dict[str, Any] | None = None) -> bool:
+    def after_call(
+        self,
+        plan: ToolPlan,
+        case: Case,
+        outcome: CallOutcome,
+        sent: dict[str, Any] | None = None,
+        step: Step | None = None,
+    ) -> bool:
         """Learn from a call that went out as `case` (`sent`: its arguments as sent, probes placed
-        in this server's workspace). Returns whether its outcome showed the tool doing something
-        it had not done before."""
+        in this server's workspace; `step`: the call as the history records it). Returns whether
+        its outcome showed the tool doing something it had not done before."""
         key = _key(plan)
         tool = self._tools.get(key)
         new = self.behaviours.new(key, outcome)
@@ -225,9 +239,11 @@ class Feed:
         # A sequence's own steps start no sequence (the second object of an interleaving would).
         produced = learned and outcome.status is OutcomeStatus.OK and not case.origin.startswith("sequence:")
         if chain is not None:
+            if step is not None:
+                chain.sent.append(step)
             self._stepped(chain, new, outcome)
         elif tool is not None and produced:
-            self._start(tool, case)
+            self._start(tool, case, step)
         return new
 
     def restarted(self) -> None:
@@ -269,7 +285,7 @@ class Feed:
             out[verb] = [(tool, f) for fit, tool, f in ranked if fit == top]
         return out
 
-    def _start(self, producer: _Tool, case: Case) -> None:
+    def _start(self, producer: _Tool, case: Case, step: Step | None = None) -> None:
         """Queue a sequence for the first new value of this reply that some tool takes."""
         stats = self._producers.setdefault(_key(producer.plan), _Producer())
         for entry in self.dictionary.fresh:
@@ -293,6 +309,8 @@ class Feed:
                 choices = consumers.get(role.verb)
                 steps.append((role, choices[n % len(choices)] if choices else None))
             chain = _Chain(producer, dict(case.arguments), case.schema_valid, case.index, steps, {"a": entry})
+            if step is not None:
+                chain.sent.append(step)
             self._chains.append(chain)
             return
 

@@ -16,12 +16,14 @@ from fuzzgate.budget import TimeBox, process_start
 from fuzzgate.check.secrets import Redactor, canary_environment, redactor_for
 from fuzzgate.commands import prune_command
 from fuzzgate.config import CONFIG_FILE_NAMES
-from fuzzgate.config.model import Config
-from fuzzgate.errors import ExitCode, ReportError, UsageError
+from fuzzgate.config.model import Config, FeedbackMode
+from fuzzgate.corpus import CorpusEntry
+from fuzzgate.errors import ExitCode, FuzzgateError, ReportError, UsageError
 from fuzzgate.events import Event, EventSink, RunFinished, RunStarted
 from fuzzgate.execute import Engine, EngineResult
 from fuzzgate.findings import Finding
 from fuzzgate.fingerprint import current_scheme
+from fuzzgate.live_corpus import Seeds
 from fuzzgate.report import annotations as github_annotations
 from fuzzgate.report import json_report
 from fuzzgate.report.console import ConsoleReporter
@@ -33,10 +35,11 @@ from fuzzgate.report.summary import render_summary, write_summary
 from fuzzgate.report.tables import print_listing
 from fuzzgate.report.trace import TraceWriter
 from fuzzgate.report.workflow_commands import write_command
-from fuzzgate.results import RunReport, Verdict
+from fuzzgate.results import CorpusSummary, RunReport, Verdict
 from fuzzgate.seed import SeedChoice, choose_seed
 from fuzzgate.session import list_surface, replay_call, replay_findings, run_canaries
 from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
+from fuzzgate.store.corpus_store import CorpusStore
 from fuzzgate.store.diff import classify
 from fuzzgate.versions import GeneratorVersions, hypothesis_version, replay_warning
 
@@ -100,16 +103,22 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
     engine.emit = emit
     emit(RunStarted(config.target.display_name, choice.seed, choice.source, config.budget_s, config.mode.value))
 
+    feedback_on = config.target.feedback is not FeedbackMode.OFF
+    store = CorpusStore(config.corpus, config.target.display_name) if feedback_on else None
+    seeds = _seeds(store)
     try:
-        result = interrupt.run(lambda: engine.run(known))
+        result = interrupt.run(lambda: engine.run(known, seeds))
     finally:
         if tracer is not None:
             tracer.close()
 
     repo_root = repository_root(cwd)
-    # Redacted once more as a whole: every output below is written from this report.
-    report = redact_report(build_report(config, choice, result, known, repo_root), engine.redact)
     with interrupt.deferred():
+        # The corpus is saved before anything is written from the report, so it says what was saved.
+        corpus = _save_corpus(store, result.corpus_added, result.corpus, engine.redact)
+        # Redacted once more as a whole: every output below is written from this report.
+        draft = replace(build_report(config, choice, result, known, repo_root), corpus=corpus)
+        report = redact_report(draft, engine.redact)
         box.mark("outputs")
         report = replace(report, timing=dict(box.marks))
         write_outputs(report, config.out_dir, repo_root)
@@ -154,8 +163,38 @@ def build_report(
         notes=result.notes,
         timing=result.timing,
         containment=result.containment,
+        feedback=result.feedback,
+        corpus=result.corpus,
     )
     return replace(draft, verdict=Verdict.FAIL if draft.gating() else Verdict.PASS)
+
+
+def _seeds(store: CorpusStore | None) -> Seeds:
+    """The stored corpus of the target; a missing or unreadable one is a cold start, never an error."""
+    if store is None:
+        return Seeds()
+    loaded = store.load()
+    return Seeds(loaded.entries, loaded.cold, loaded.skipped, path=str(store.path))
+
+
+def _save_corpus(
+    store: CorpusStore | None, added: tuple[CorpusEntry, ...], summary: CorpusSummary | None, redact: Redactor
+) -> CorpusSummary | None:
+    """Write the entries the run kept. One that holds a secret or a canary (a value a reply brought
+    and the dictionary put in a field) is never written: the corpus travels through caches and
+    artifacts. A store that cannot be written is said in the report, not a failed run."""
+    if store is None or summary is None:
+        return summary
+    saved = 0
+    for entry in added:
+        text = json.dumps(entry.to_json(), sort_keys=True, ensure_ascii=False)
+        if redact.text(text) != text:
+            continue
+        try:
+            saved += store.add(entry)
+        except FuzzgateError as exc:
+            return replace(summary, saved=saved, save_error=exc.message)
+    return replace(summary, saved=saved)
 
 
 def write_outputs(report: RunReport, out_dir: Path, repo_root: Path) -> None:

@@ -90,6 +90,13 @@ class ToolPlan:
             self.skip_reason = f"generation failed: {exc}"
         return None
 
+    def prepare(self) -> CaseGenerator | None:
+        """The tool's generator, built first if needed; None once the tool is skipped. Blocking
+        (building may wait on the generation worker): call it from a thread."""
+        if self.generator is None and self.skip_reason is None:
+            self.case(0)
+        return self.generator if self.skip_reason is None else None
+
     def ready(self, index: int) -> bool:
         """Whether `case(index)` would return at once (its generator built, its case drawn): then
         the engine need not call it from a thread."""
@@ -225,6 +232,11 @@ class Scheduler:
         # Charge a little up front so concurrent workers spread over tools before any call returns.
         plan.used_s += 1e-6
         return plan, index
+
+    def again(self, plan: ToolPlan, index: int) -> None:
+        """Hand out case `index` of `plan` again next (it was set aside for a corpus mutant)."""
+        if plan.next_case == index + 1:
+            plan.next_case = index
 
     def _limit(self, plan: ToolPlan) -> float:
         limits = [n for n in (self.cases, plan.max_cases) if n is not None]

@@ -103,6 +103,97 @@ class TargetSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class FeedbackSummary:
+    """Which signal guided the run, why, and what it reached."""
+
+    signal: str
+    """`coverage`, `behaviour` or `off`."""
+    note: str
+    behaviours: int = 0
+    lines: int = 0
+    """Lines of the server's own code covered (0 without coverage)."""
+    arcs: int = 0
+    constants: int = 0
+    """Constants the server's code compares against, mined by the collector into the dictionary."""
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "signal": self.signal,
+            "note": self.note,
+            "behaviours": self.behaviours,
+            "lines": self.lines,
+            "arcs": self.arcs,
+            "constants": self.constants,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> FeedbackSummary:
+        return cls(
+            signal=str(data["signal"]),
+            note=str(data.get("note", "")),
+            behaviours=int(data.get("behaviours", 0)),
+            lines=int(data.get("lines", 0)),
+            arcs=int(data.get("arcs", 0)),
+            constants=int(data.get("constants", 0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusSummary:
+    """What the run's corpus started from, replayed, kept and saved."""
+
+    path: str | None
+    """Where it is kept (None with feedback off)."""
+    loaded: int = 0
+    skipped: tuple[str, ...] = ()
+    """Files that could not be read, each with its reason."""
+    cold: str | None = None
+    """Why the run started cold, None when it loaded entries."""
+    replayed: int = 0
+    kept: int = 0
+    """Replayed entries that reached something new in this run."""
+    not_replayed: int = 0
+    """Entries not sent: their tool was not fuzzed, or the replay share of the budget ran out."""
+    replay_s: float = 0.0
+    added: int = 0
+    """Entries this run kept."""
+    saved: int = 0
+    """Of those, written to the store (an entry holding a secret is never written)."""
+    save_error: str | None = None
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "path": self.path,
+            "loaded": self.loaded,
+            "skipped": list(self.skipped),
+            "cold": self.cold,
+            "replayed": self.replayed,
+            "kept": self.kept,
+            "not_replayed": self.not_replayed,
+            "replay_s": round(self.replay_s, 3),
+            "added": self.added,
+            "saved": self.saved,
+            "save_error": self.save_error,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> CorpusSummary:
+        return cls(
+            path=None if data.get("path") is None else str(data["path"]),
+            loaded=int(data.get("loaded", 0)),
+            skipped=tuple(str(s) for s in data.get("skipped") or ()),
+            cold=None if data.get("cold") is None else str(data["cold"]),
+            replayed=int(data.get("replayed", 0)),
+            kept=int(data.get("kept", 0)),
+            not_replayed=int(data.get("not_replayed", 0)),
+            replay_s=float(data.get("replay_s", 0.0)),
+            added=int(data.get("added", 0)),
+            saved=int(data.get("saved", 0)),
+            save_error=None if data.get("save_error") is None else str(data["save_error"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class RunReport:
     """Everything one run produced. `findings` are this run's (merged, replayed); `states` maps each
     fingerprint (this run's and the baseline's) to new/known/fixed; `fixed` holds baseline entries
@@ -140,6 +231,8 @@ class RunReport:
     containment: str | None = None
     """How the server was contained: sandboxed, or why not and what was then not observed; None when
     fuzzgate did not start the server (an HTTP target without a command)."""
+    feedback: FeedbackSummary | None = None
+    corpus: CorpusSummary | None = None
 
     def generated_by(self) -> GeneratorVersions:
         return GeneratorVersions(fuzzgate=self.version, hypothesis=self.hypothesis_version)
@@ -189,6 +282,8 @@ class RunReport:
             "notes": list(self.notes),
             "timing": dict(self.timing),
             "containment": self.containment,
+            "feedback": self.feedback.to_json() if self.feedback is not None else None,
+            "corpus": self.corpus.to_json() if self.corpus is not None else None,
             "findings": [{**f.to_json(), "baseline_state": self.state_of(f).value} for f in self.findings],
             "fixed": [f.to_json() for f in self.fixed],
         }
@@ -224,4 +319,6 @@ class RunReport:
             notes=tuple(data.get("notes") or ()),
             timing={str(k): float(v) for k, v in (data.get("timing") or {}).items()},
             containment=None if data.get("containment") is None else str(data["containment"]),
+            feedback=FeedbackSummary.from_json(data["feedback"]) if data.get("feedback") else None,
+            corpus=CorpusSummary.from_json(data["corpus"]) if data.get("corpus") else None,
         )

@@ -13,8 +13,10 @@ from fuzzgate.check.secrets import Redactor
 from fuzzgate.commands import repro_command, sequence_text, subject_label
 from fuzzgate.events import (
     CallFinished,
+    CorpusReplayed,
     Discovered,
     Event,
+    FeedbackReady,
     FindingTriaged,
     FuzzingStopped,
     RunStarted,
@@ -23,6 +25,7 @@ from fuzzgate.events import (
     TriageStarted,
 )
 from fuzzgate.findings import Finding, Surface
+from fuzzgate.report.feedback_text import corpus_line, feedback_line
 from fuzzgate.results import BaselineState, RunReport, Status, Verdict
 
 PROGRESS_EVERY_S = 5.0
@@ -43,6 +46,7 @@ class ConsoleReporter:
         self._last = 0.0
         self._status: Spinner | None = None
         self._start = time.monotonic()
+        self._signal = "off"
 
     def __call__(self, event: Event) -> None:
         if self.quiet:
@@ -66,6 +70,19 @@ class ConsoleReporter:
             )
             for entry in event.entries:
                 c.print(f"  [yellow]{entry.status.value}[/] {self._shown(entry.name)}: {self._shown(entry.reason)}")
+        elif isinstance(event, FeedbackReady):
+            self._signal = event.signal
+            c.print(f"  feedback: {self._shown(event.note)}")
+            if event.signal != "off":
+                start = f"started cold ({event.cold})" if event.cold else f"{event.loaded} entries to replay first"
+                c.print(f"  corpus: {self._shown(start)}")
+            for skipped in event.skipped[:5]:
+                c.print(f"  [yellow]corpus file skipped:[/] {self._shown(skipped)}")
+        elif isinstance(event, CorpusReplayed):
+            c.print(
+                f"  corpus replayed: {event.replayed} entries in {event.seconds:.1f}s, {event.kept} reached "
+                f"something new" + (f", {event.skipped} not replayed" if event.skipped else "")
+            )
         elif isinstance(event, CallFinished):
             self._progress(event)
         elif isinstance(event, ServerRestarted):
@@ -89,7 +106,15 @@ class ConsoleReporter:
     def _progress(self, event: CallFinished) -> None:
         now = time.monotonic()
         left = max(0.0, self._budget - event.elapsed_s)
-        line = f"  {event.calls} calls, {event.findings} finding(s), {left:.0f}s left"
+        rate = event.calls / event.elapsed_s if event.elapsed_s > 0 else 0.0
+        # libFuzzer's and Fuchsia's status line: what was reached, how fast, what was kept.
+        parts = [f"{event.calls} calls ({rate:.0f}/s)"]
+        if self._signal != "off":
+            parts.append(f"{event.behaviours} behaviours")
+            if self._signal == "coverage":
+                parts.append(f"{event.lines} lines, {event.arcs} arcs")
+            parts.append(f"corpus {event.corpus}")
+        line = f"  {', '.join(parts)}, {event.findings} finding(s), {left:.0f}s left"
         if self.console.is_terminal:
             if self._status is None:
                 self._status = self.console.status(line)
@@ -147,6 +172,10 @@ class ConsoleReporter:
             c.print(f"[green]fixed[/] {finding.kind.value} in {self._shown(finding.name)} ({finding.fingerprint})")
         if report.containment is not None:
             c.print(f"[dim]containment:[/] {self._shown(report.containment)}")
+        if (feedback := feedback_line(report)) is not None:
+            c.print(f"[dim]feedback:[/] {self._shown(feedback)}")
+        if (corpus := corpus_line(report)) is not None:
+            c.print(f"[dim]corpus:[/] {self._shown(corpus)}")
         for note in report.notes:
             c.print(f"[yellow]note:[/] {self._shown(note)}")
         gating = report.gating()

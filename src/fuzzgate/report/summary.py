@@ -17,6 +17,7 @@ from pathlib import Path
 from fuzzgate.commands import accept_command, prune_command, repro_command, sequence_text
 from fuzzgate.files import write_atomic
 from fuzzgate.findings import Finding, Surface
+from fuzzgate.report.feedback_text import corpus_line, feedback_line
 from fuzzgate.report.locate import source_location
 from fuzzgate.results import BaselineState, RunReport, Status, Verdict
 
@@ -101,6 +102,10 @@ def _head(report: RunReport) -> Iterator[str]:
         yield f"> **Cut short by the budget** (raise `--budget` or lower `--replays`):\n>\n{cut}"
     if report.containment is not None:
         yield f"> **Containment:** {_escape(report.containment)}\n"
+    if (feedback := feedback_line(report)) is not None:
+        yield f"> **Feedback:** {_escape(feedback)}\n"
+    if (corpus := corpus_line(report)) is not None:
+        yield f"> **Corpus:** {_escape(corpus)}\n"
     server = " ".join(p for p in (report.target.server_name, report.target.server_version) if p)
     facts = [
         ("Seed", f"{_code(str(report.seed))} ({_escape(report.seed_source)})"),

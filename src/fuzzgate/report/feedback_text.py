@@ -1,0 +1,40 @@
+"""The feedback and corpus lines the console and the Markdown summary print, in the same words."""
+
+from __future__ import annotations
+
+from fuzzgate.results import RunReport
+
+
+def feedback_line(report: RunReport) -> str | None:
+    """`coverage (why): 312 lines, 401 arcs, 57 behaviours, 12 constants`; None for an old report."""
+    feedback = report.feedback
+    if feedback is None:
+        return None
+    if feedback.signal == "off":
+        return "off (feedback = off): no corpus read or written, every run starts cold"
+    reached = [f"{feedback.behaviours} behaviours"]
+    if feedback.signal == "coverage":
+        covered = [f"{feedback.lines} lines", f"{feedback.arcs} arcs"]
+        reached = [*covered, *reached, f"{feedback.constants} constants mined"]
+    return f"{feedback.note}; reached {', '.join(reached)}"
+
+
+def corpus_line(report: RunReport) -> str | None:
+    """Where the corpus is, what the run started from, replayed, kept and saved."""
+    corpus = report.corpus
+    if corpus is None:
+        return None
+    if corpus.cold is not None:
+        start = f"started cold ({corpus.cold})"
+    else:
+        start = f"{corpus.loaded} entries loaded, {corpus.replayed} replayed in {corpus.replay_s:.1f}s"
+        start += f" ({corpus.kept} reached something new)"
+        if corpus.not_replayed:
+            start += f", {corpus.not_replayed} not replayed"
+    if corpus.skipped:
+        start += f", {len(corpus.skipped)} unreadable file(s) skipped"
+    saved = f"{corpus.added} new entries, {corpus.saved} saved"
+    if corpus.save_error is not None:
+        saved += f" (saving stopped: {corpus.save_error})"
+    where = f" to {corpus.path}" if corpus.path else ""
+    return f"{start}; {saved}{where}"

@@ -1,0 +1,102 @@
+"""A run keeps what reached something new, the next run starts from it, and neither trusts it blindly.
+
+The real CLI against the example server (Python, so coverage feedback through the injected
+collector) over stdio, and over streamable HTTP (behaviour feedback).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import fuzzgate, stdio_target
+
+pytestmark = pytest.mark.e2e
+
+TOOLS = ("split_bill", "parse_config", "get_stock_level", "format_label", "echo", "add", "search")
+FLAGS = (*(f"--include={tool}" for tool in TOOLS), "--timeout", "2s", "--replays", "1", "--seed", "7")
+
+
+def _run(tmp_path: Path, corpus: Path, *extra: str, out: str = "out") -> tuple[Any, dict[str, Any]]:
+    run = fuzzgate(
+        "run", *stdio_target("buggy_server.py"), *FLAGS, "--corpus", str(corpus), *extra,
+        cwd=tmp_path, out=tmp_path / out,
+    )  # fmt: skip
+    assert run.code in (0, 1), run.stdout + run.stderr
+    return run, json.loads((tmp_path / out / "report.json").read_text())
+
+
+def _entries(corpus: Path) -> list[Path]:
+    return sorted(corpus.rglob("*.json"))
+
+
+def test_a_run_keeps_entries_and_the_next_one_starts_from_them(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    first, report = _run(tmp_path, corpus, "--budget", "8s")
+    feedback = report["feedback"]
+    assert feedback["signal"] == "coverage", feedback
+    assert feedback["lines"] > 0 and feedback["arcs"] > 0 and feedback["behaviours"] > 0
+    assert "coverage" in first.stdout and "feedback:" in first.stdout
+    kept = report["corpus"]
+    assert kept["cold"] is not None and kept["loaded"] == 0
+    assert kept["added"] > 0 and kept["saved"] > 0
+    files = _entries(corpus)
+    assert len(files) == kept["saved"]
+    for file in files:
+        entry = json.loads(file.read_text())
+        assert entry["format"] == 1 and entry["tool"] in TOOLS
+        assert entry["environment"]["fuzzgate"] and entry["feedback"]["signal"] == "coverage"
+        assert file.parent.name == "buggy_server"
+
+    second, again = _run(tmp_path, corpus, "--budget", "8s", out="out2")
+    replay = again["corpus"]
+    assert replay["cold"] is None and replay["loaded"] == len(files)
+    assert replay["replayed"] > 0
+    assert "corpus replayed:" in second.stdout
+
+
+def test_a_corrupt_or_missing_corpus_is_a_cold_start_not_an_error(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    target = corpus / "buggy_server"
+    target.mkdir(parents=True)
+    (target / "broken.json").write_text("{not json")
+    run, report = _run(tmp_path, corpus, "--budget", "5s")
+    assert any("broken.json" in skipped for skipped in report["corpus"]["skipped"])
+    assert (target / "broken.json").read_text() == "{not json", "a file fuzzgate cannot read is left alone"
+    assert report["corpus"]["cold"] is not None
+    assert "started cold" in run.stdout
+
+
+def test_feedback_off_reads_and_writes_no_corpus(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    _, report = _run(tmp_path, corpus, "--budget", "4s", "--feedback", "off")
+    assert report["feedback"]["signal"] == "off"
+    assert report["corpus"] is None
+    assert not corpus.exists()
+
+
+def test_behaviour_feedback_when_coverage_is_not_wanted(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    _, report = _run(tmp_path, corpus, "--budget", "5s", "--feedback", "behaviour")
+    assert report["feedback"]["signal"] == "behaviour"
+    assert report["feedback"]["lines"] == 0
+    assert report["corpus"]["saved"] > 0
+    assert {json.loads(f.read_text())["feedback"]["signal"] for f in _entries(corpus)} == {"behaviour"}
+
+
+def test_same_seed_and_corpus_send_the_same_requests(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    _run(tmp_path, corpus, "--budget", "6s", "--cases", "12")
+    requests = []
+    for name in ("a", "b"):
+        copy = tmp_path / f"corpus-{name}"
+        shutil.copytree(corpus, copy)
+        trace = tmp_path / f"trace-{name}.jsonl"
+        _run(tmp_path, copy, "--budget", "60s", "--cases", "12", "--trace", str(trace), out=f"out-{name}")
+        lines = [json.loads(line) for line in trace.read_text().splitlines()]
+        requests.append([(line.get("tool"), json.dumps(line.get("arguments"), sort_keys=True)) for line in lines])
+    assert requests[0] and requests[0] == requests[1]
