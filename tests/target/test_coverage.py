@@ -50,6 +50,7 @@ class Seen:
         self.collected: dict[str, CallCoverage | None] = {}
         self.texts: dict[str, str] = {}
         self.after_close: CallCoverage | None = None
+        self.stderr: list[str] = []
 
 
 def _run(config: Config, calls: Mapping[str, tuple[str, dict[str, object]]]) -> tuple[Seen, bool]:
@@ -70,6 +71,8 @@ def _run(config: Config, calls: Mapping[str, tuple[str, dict[str, object]]]) -> 
                 seen.texts[label] = outcome.text
                 if channel is not None:
                     seen.collected[label] = await channel.collect(10)
+            assert connection.server is not None
+            seen.stderr = connection.server.stderr.tail(50)
         if channel is None:
             return False
         seen.after_close = await channel.collect(1)
@@ -119,6 +122,7 @@ def test_a_python_server_hands_over_the_arcs_of_each_call_and_its_constants(
     assert Constant(7, "word", length=True) in collected["start"].constants
     assert all(not coverage.constants for label, coverage in collected.items() if label != "start")
     assert seen.after_close is None, "a closed channel answers None"
+    assert seen.stderr == [], "the collector writes nothing on the server's stderr"
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)

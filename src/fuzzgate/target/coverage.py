@@ -537,14 +537,3 @@ def _constants(raw: Any) -> tuple[Constant, ...]:
             continue
         found.append(Constant(value, name if isinstance(name, str) else None, length is True))
     return tuple(found)
-
-
-def open_channel(
-    target: TargetConfig, spec: LaunchSpec, *, map_path: Callable[[str], str | None] | None = None
-) -> tuple[CollectorPlan, CoverageChannel | None, LaunchSpec]:
-    """The plan for `target`, and when it injects, a new channel and `spec` with it applied."""
-    plan = plan_collector(target)
-    if not plan.inject:
-        return plan, None, spec
-    channel = CoverageChannel(plan, map_path=map_path)
-    return plan, channel, channel.apply(spec)

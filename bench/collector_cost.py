@@ -1,0 +1,141 @@
+"""The coverage collector's cost on the call rate of a Python server.
+
+    python bench/collector_cost.py [--seconds 10] [--rounds 3] [--tool add] [--sandbox off|auto]
+                                   [--server PATH] [--out FILE]
+
+The same server (default `examples/servers/buggy_server.py`, its fast clean tool `add`) is called
+one call at a time for `--seconds` through fuzzgate's own connection (`open_connection`,
+`call_tool`, as the engine calls it) in three modes, a fresh server each time:
+
+- `behaviour`: `feedback = "behaviour"`, no collector (the baseline);
+- `tracer`: the collector injected, never asked (what coverage.py's tracer alone costs);
+- `collect`: the collector injected and `collect()` after every call (what a run pays).
+
+Rounds are interleaved (every round measures every mode, the order rotated each round) so that
+load from elsewhere on the machine falls on all modes alike. Printed: each measurement, then the
+median rate per mode and its ratio to `behaviour`; the cost is `1 - ratio`. All of it goes to one
+JSON file, default bench/.work/results/collector_cost.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from procs import EXAMPLES, RESULTS, log, save_json
+
+from fuzzgate.config.model import Config, FeedbackMode, SandboxMode, TargetConfig, TargetKind
+from fuzzgate.outcome import OutcomeStatus
+from fuzzgate.target.connection import call_tool, open_connection
+from fuzzgate.target.containment import contain
+
+MODES = ("behaviour", "tracer", "collect")
+ARGUMENTS = {"add": {"a": 2, "b": 40}, "echo": {"text": "hello"}}
+
+
+async def _measure(config: Config, mode: str, tool: str, seconds: float) -> dict[str, Any]:
+    containment = contain(config, 1)
+    assert containment is not None
+    arguments = ARGUMENTS.get(tool, {})
+    try:
+        async with open_connection(config, containment=containment) as connection:
+            channel = connection.coverage
+            if mode != "behaviour" and channel is None:
+                raise SystemExit(f"the collector did not start: {connection.feedback_note}")
+            for _ in range(20):  # warm-up, not counted
+                await call_tool(connection, tool, arguments, 10)
+            if channel is not None:
+                await channel.collect(5)
+            calls = arcs = 0
+            collect_s = 0.0
+            start = time.perf_counter()
+            deadline = start + seconds
+            while time.perf_counter() < deadline:
+                outcome = await call_tool(connection, tool, arguments, 10)
+                if outcome.status is not OutcomeStatus.OK:
+                    raise SystemExit(f"{tool} failed: {outcome}")
+                if mode == "collect" and channel is not None:
+                    asked = time.perf_counter()
+                    collected = await channel.collect(5)
+                    collect_s += time.perf_counter() - asked
+                    if collected is None:
+                        raise SystemExit(f"collect failed: {channel.failure}")
+                    arcs += len(collected.arcs)
+                calls += 1
+            elapsed = time.perf_counter() - start
+            note = connection.feedback_note
+    finally:
+        containment.close()
+    return {
+        "mode": mode,
+        "calls": calls,
+        "seconds": elapsed,
+        "rate": calls / elapsed,
+        "collect_ms": 1000 * collect_s / calls if mode == "collect" else None,
+        "arcs_per_call": arcs / calls if mode == "collect" else None,
+        "note": note,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tool", default="add")
+    parser.add_argument("--sandbox", choices=[m.value for m in SandboxMode], default="off")
+    parser.add_argument("--server", type=Path, default=EXAMPLES / "buggy_server.py")
+    parser.add_argument("--out", type=Path, default=RESULTS / "collector_cost.json")
+    ns = parser.parse_args()
+
+    def config(mode: str) -> Config:
+        feedback = FeedbackMode.BEHAVIOUR if mode == "behaviour" else FeedbackMode.AUTO
+        target = TargetConfig(
+            kind=TargetKind.STDIO,
+            command=sys.executable,
+            args=(str(ns.server.resolve()),),
+            cwd=Path.cwd(),
+            sandbox=SandboxMode(ns.sandbox),
+            feedback=feedback,
+        )
+        return Config(target=target)
+
+    measurements: list[dict[str, Any]] = []
+    for round_ in range(ns.rounds):
+        order = MODES[round_ % len(MODES) :] + MODES[: round_ % len(MODES)]
+        for mode in order:
+            result = anyio.run(_measure, config(mode), mode, ns.tool, ns.seconds)
+            result["round"] = round_
+            measurements.append(result)
+            extra = f", collect {result['collect_ms']:.3f} ms/call" if result["collect_ms"] is not None else ""
+            log(f"round {round_} {mode:9} {result['rate']:7.1f} calls/s ({result['calls']} calls){extra}")
+
+    medians = {mode: statistics.median(m["rate"] for m in measurements if m["mode"] == mode) for mode in MODES}
+    summary = {mode: {"rate": medians[mode], "ratio": medians[mode] / medians["behaviour"]} for mode in MODES}
+    for mode in MODES:
+        print(
+            f"{mode:9} median {medians[mode]:7.1f} calls/s  ratio {summary[mode]['ratio']:.3f}"
+            f"  (cost {100 * (1 - summary[mode]['ratio']):.1f}%)"
+        )
+    notes = sorted({m["note"] for m in measurements})
+    print("\n".join(notes))
+    save_json(
+        ns.out,
+        {
+            "server": str(ns.server),
+            "tool": ns.tool,
+            "seconds": ns.seconds,
+            "rounds": ns.rounds,
+            "sandbox": ns.sandbox,
+            "measurements": measurements,
+            "summary": summary,
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
