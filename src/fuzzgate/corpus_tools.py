@@ -21,15 +21,13 @@ never taken from what an entry says it reached: everything is measured on the li
 from __future__ import annotations
 
 import heapq
-import importlib
 import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from rich.console import Console
 from rich.markup import escape
@@ -312,17 +310,6 @@ def _checked(config: Config) -> None:
         )
 
 
-def _measuring(config: Config, seed: int, box: TimeBox) -> AbstractAsyncContextManager[Measurer]:
-    # Imported when used: the live server's side of the tools, with the engine's containment.
-    module = importlib.import_module("fuzzgate.measure")
-    factory = cast(Callable[[Config, int, TimeBox], AbstractAsyncContextManager[Measurer]], module.measuring)
-    return factory(config, seed, box)
-
-
-def _candidates(name: str) -> Candidates:
-    return cast(Candidates, getattr(importlib.import_module("fuzzgate.generate.mutate"), name))
-
-
 def _start(config: Config, console: Console, seed_flag: str | None) -> tuple[int, TimeBox]:
     _checked(config)
     box = TimeBox(config.budget_s, start=process_start())
@@ -355,6 +342,9 @@ def sources(dirs: Sequence[Path], target: str) -> list[tuple[Path, CorpusLoad]]:
 
 def merge_command(config: Config, console: Console, dirs: Sequence[Path], *, seed_flag: str | None) -> int:
     """`fuzzgate corpus merge DIR...`."""
+    # Here, not at the top: `corpus list` starts no server and need not import what starts one.
+    from fuzzgate.measure import measuring
+
     others_loads = sources(dirs, config.target.display_name)
     seed, box = _start(config, console, seed_flag)
     store = store_of(config)
@@ -368,7 +358,7 @@ def merge_command(config: Config, console: Console, dirs: Sequence[Path], *, see
     others = [entry for _, load in loads[1:] for entry in load.entries]
 
     async def measure() -> MergeResult:
-        async with _measuring(config, seed, box) as measurer:
+        async with measuring(config, seed, box) as measurer:
             console.print(escape(f"feedback: {measurer.note}"), soft_wrap=True)
             return await merge_entries(own.entries, others, measurer, box)
 
@@ -398,8 +388,11 @@ def merge_command(config: Config, console: Console, dirs: Sequence[Path], *, see
 
 def reduce_command(config: Config, console: Console, action: str, *, seed_flag: str | None) -> int:
     """`fuzzgate corpus minimize` (shrink) and `fuzzgate corpus cleanse`."""
+    from fuzzgate.generate.mutate import cleanse_candidates, shrink_candidates
+    from fuzzgate.measure import measuring
+
     shrink = action == "minimize"
-    candidates = _candidates("shrink_candidates" if shrink else "cleanse_candidates")
+    candidates: Candidates = shrink_candidates if shrink else cleanse_candidates
     seed, box = _start(config, console, seed_flag)
     store = store_of(config)
     load = store.load()
@@ -418,7 +411,7 @@ def reduce_command(config: Config, console: Console, action: str, *, seed_flag: 
         console.print(escape(f"{what} ({result.reason}, {result.tries} measured)"), soft_wrap=True)
 
     async def work() -> None:
-        async with _measuring(config, seed, box) as measurer:
+        async with measuring(config, seed, box) as measurer:
             console.print(escape(f"feedback: {measurer.note}"), soft_wrap=True)
             await reduce_entries(load.entries, measurer, candidates, box, shrink=shrink, done=done)
 

@@ -1,9 +1,13 @@
-"""`fuzzgate corpus list` through the real CLI over real corpus files: every target without a config,
-only the configured one with a config or target flags, and a missing or broken corpus is no error."""
+"""The corpus commands through the real CLI over real corpus files. `list`: every target without a
+config, only the configured one with a config or target flags, a missing or broken corpus is no
+error. `merge`, `minimize` and `cleanse` on the buggy example server: what they keep reaches every
+feature, a server that cannot start is exit 3, and an interrupt leaves the corpus whole."""
 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -145,3 +149,111 @@ def test_merge_needs_a_directory(repository: Path) -> None:
     result = fuzzgate("corpus", "merge", cwd=repository)
     assert result.code == 2
     assert "DIR" in result.stderr
+
+
+# --- merge, minimize and cleanse on the buggy example server ---------------------------------------
+
+TOOLS = ("--seed", "7", "--budget", "60s", *stdio_target("buggy_server.py"))
+
+
+def corpus_of(root: Path) -> dict[str, CorpusEntry]:
+    load = CorpusStore(root, "buggy_server").load()
+    assert load.skipped == ()
+    return {entry.key: entry for entry in load.entries}
+
+
+def test_merge_keeps_a_smallest_set_with_every_feature(repository: Path) -> None:
+    corpus = repository / ".fuzzgate" / "corpus"
+    CorpusStore(corpus, "buggy_server").add(CorpusEntry("add", {"a": 2, "b": 40}))
+    shard = CorpusStore(repository / "shard", "buggy_server")
+    for entry in (
+        CorpusEntry("add", {"a": 1, "b": 1}),
+        CorpusEntry("add", {"a": -5, "b": 1000}),
+        CorpusEntry("split_bill", {"total_cents": 100, "people": 0}),
+    ):
+        shard.add(entry)
+    result = fuzzgate("corpus", "merge", "shard", *TOOLS, cwd=repository)
+    assert result.code == 0, result.stdout + result.stderr
+    # Every add call reaches the same lines and behaviour: the smallest one stays.
+    kept = corpus_of(corpus)
+    assert sorted((e.tool, e.arguments) for e in kept.values()) == [
+        ("add", {"a": 1, "b": 1}),
+        ("split_bill", {"total_cents": 100, "people": 0}),
+    ]
+    assert "merged 4 entries from 2 corpora into 2 (" in result.stdout
+    assert "2 written, 1 deleted" in result.stdout
+    assert "feedback: coverage" in result.stdout
+    assert len(corpus_of(repository / "shard")) == 3  # the other corpora are only read
+
+
+def test_minimize_shrinks_each_entry_and_keeps_what_it_reaches(repository: Path) -> None:
+    corpus = repository / ".fuzzgate" / "corpus"
+    store = CorpusStore(corpus, "buggy_server")
+    plain = CorpusEntry("get_stock_level", {"sku": "SKU-1001-LONG", "warehouse": "lyon"})
+    archive = CorpusEntry("get_stock_level", {"sku": "SKU-2002-LONG", "warehouse": "archive"})
+    store.add(plain)
+    store.add(archive)
+    result = fuzzgate("corpus", "minimize", *TOOLS, cwd=repository)
+    assert result.code == 0, result.stdout + result.stderr
+    kept = sorted(corpus_of(corpus).values(), key=lambda e: e.arguments.get("warehouse", ""))
+    # The default warehouse goes, the archive one (other code) stays; the SKUs shrink to one character.
+    assert [sorted(e.arguments) for e in kept] == [["sku"], ["sku", "warehouse"]]
+    assert kept[1].arguments["warehouse"] == "archive"
+    assert all(len(e.arguments["sku"]) == 1 for e in kept)
+    assert f"{plain.key} -> {kept[0].key}" in result.stdout
+    assert "minimized 2 of 2 entries" in result.stdout
+
+
+def test_cleanse_replaces_parts_with_the_simplest_values_keeping_what_it_reaches(repository: Path) -> None:
+    corpus = repository / ".fuzzgate" / "corpus"
+    original = CorpusEntry("get_stock_level", {"sku": "SKU-1001", "warehouse": "archive"})
+    CorpusStore(corpus, "buggy_server").add(original)
+    result = fuzzgate("corpus", "cleanse", *TOOLS, cwd=repository)
+    assert result.code == 0, result.stdout + result.stderr
+    (entry,) = corpus_of(corpus).values()
+    assert entry.arguments["warehouse"] == "archive"
+    assert entry.arguments["sku"] != "SKU-1001"
+    assert len(entry.arguments["sku"]) == 1
+    assert "cleansed 1 of 1 entry" in result.stdout
+
+
+def test_a_server_that_cannot_start_is_exit_3_and_the_corpus_is_untouched(repository: Path) -> None:
+    corpus = repository / ".fuzzgate" / "corpus"
+    CorpusStore(corpus, "buggy_server").add(CorpusEntry("add", {"a": 2, "b": 40}))
+    before = sorted(p.read_bytes() for p in (corpus / "buggy_server").iterdir())
+    for action in ("minimize", "cleanse"):
+        result = fuzzgate(
+            "corpus", action, "--name", "buggy_server", "--command", str(repository / "missing"), cwd=repository
+        )
+        assert result.code == 3, result.stdout + result.stderr
+        assert "could not start the stdio server" in result.stderr
+        assert len([line for line in result.stderr.splitlines() if line.startswith("fuzzgate:")]) == 1
+    assert sorted(p.read_bytes() for p in (corpus / "buggy_server").iterdir()) == before
+
+
+def test_an_interrupted_minimize_leaves_the_corpus_whole(repository: Path) -> None:
+    corpus = repository / ".fuzzgate" / "corpus"
+    store = CorpusStore(corpus, "buggy_server")
+    originals = [CorpusEntry("echo", {"text": f"{i:03d}" + "x" * 200, "uppercase": False}) for i in range(40)]
+    for entry in originals:
+        store.add(entry)
+    command = [sys.executable, "-m", "fuzzgate", "corpus", "minimize", *TOOLS]
+    proc = subprocess.Popen(command, cwd=repository, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:
+        lines.append(line.rstrip("\n"))
+        if " -> " in line or " unchanged " in line:
+            proc.send_signal(signal.SIGINT)
+            break
+    rest, stderr = proc.communicate(timeout=120)
+    lines += rest.splitlines()
+    assert proc.returncode == 130, "\n".join(lines) + stderr
+    assert "interrupted: the other entries are unchanged" in "\n".join(lines)
+    moved = dict(line.split(" (", 1)[0].split(" -> ") for line in lines if " -> " in line)
+    on_disk = corpus_of(corpus)
+    assert not [p for p in (corpus / "buggy_server").iterdir() if p.name.startswith(".")]
+    for entry in originals:
+        # Each entry is there, or its finished replacement is.
+        assert entry.key in on_disk or moved.get(entry.key) in on_disk
+    assert len(moved) < len(originals)
