@@ -46,31 +46,35 @@ ANSWERED = ("ok", "tool_error", "rpc_error", "output_invalid")
 # ------------------------------------------------------------------------------- reading the data
 
 
+Lines = frozenset[tuple[str, int]]
+Arcs = frozenset[tuple[str, int, int]]
+
+
 @dataclass
 class CoverageReader:
-    """The union of every data file under one directory; files of finished lives are read once."""
+    """The union of the data files under one directory (`*.cov.*`), each read again only when it
+    changed (a live server's file grows with every flush)."""
 
     directory: Path
-    _done: dict[Path, tuple[frozenset[tuple[str, int]], frozenset[tuple[str, int, int]]]] = field(default_factory=dict)
+    _seen: dict[Path, tuple[tuple[int, int], Lines, Arcs]] = field(default_factory=dict)
 
-    def read(self, live: set[Path] | None = None) -> tuple[set[tuple[str, int]], set[tuple[str, int, int]]]:
-        """(lines, arcs) covered so far; `live` names data files still being written (read again)."""
+    def read(self) -> tuple[set[tuple[str, int]], set[tuple[str, int, int]]]:
+        """(lines, arcs) covered so far."""
         lines: set[tuple[str, int]] = set()
         arcs: set[tuple[str, int, int]] = set()
         for path in sorted(self.directory.glob("*.cov.*")):
-            if path.suffix in (".sock", ".log"):
-                continue
-            if path in self._done and not (live and any(path.name.startswith(p.name) for p in live)):
-                got = self._done[path]
-            else:
-                got = _read_one(path)
-                self._done[path] = got
-            lines |= got[0]
-            arcs |= got[1]
+            stat = path.stat()
+            stamp = (stat.st_mtime_ns, stat.st_size)
+            cached = self._seen.get(path)
+            if cached is None or cached[0] != stamp:
+                cached = (stamp, *_read_one(path))
+                self._seen[path] = cached
+            lines |= cached[1]
+            arcs |= cached[2]
         return lines, arcs
 
 
-def _read_one(path: Path) -> tuple[frozenset[tuple[str, int]], frozenset[tuple[str, int, int]]]:
+def _read_one(path: Path) -> tuple[Lines, Arcs]:
     data = CoverageData(basename=str(path))
     try:
         data.read()
@@ -228,8 +232,7 @@ async def replay(
 
     def checkpoint(done: int) -> None:
         run.flush()
-        live = {run.life.data} if run.life is not None else set()
-        lines, arcs = reader.read(live)
+        lines, arcs = reader.read()
         points.append({"calls": done, "lines": len(lines), "arcs": len(arcs)})
 
     for index, record in enumerate(records):

@@ -72,7 +72,7 @@ def reset_scratch() -> None:
 def reset_git_scratch() -> None:
     """A small repository with two commits and a branch, for mcp-server-git's `--repository`."""
     shutil.rmtree(GIT_SCRATCH, ignore_errors=True)
-    GIT_SCRATCH.mkdir(parents=True)
+    GIT_SCRATCH.mkdir(parents=True, exist_ok=True)  # a mount point (a jail's --rw) outlives rmtree
     who = {f"GIT_{role}_{what}": value for role in ("AUTHOR", "COMMITTER")
            for what, value in (("NAME", "bench"), ("EMAIL", "bench@example.invalid"))}  # fmt: skip
     env = {**who, "PATH": "/usr/bin:/bin", "HOME": str(GIT_SCRATCH)}
