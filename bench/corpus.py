@@ -304,8 +304,21 @@ def time_to(points: list[dict[str, Any]], key: str, level: int) -> float | None:
 # ------------------------------------------------------------------------------- the measurement
 
 
+def ensure_coverage(python: str) -> None:
+    """coverage.py in bench/.work/venv-bench (bench/run_all makes it without), the version fuzzgate's has."""
+    if subprocess.run([python, "-c", "import coverage"], capture_output=True, check=False).returncode == 0:
+        return
+    import coverage
+
+    log(f"installing coverage=={coverage.__version__} into {Path(python).parent.parent}")
+    subprocess.run([python, "-m", "pip", "install", "-q", f"coverage=={coverage.__version__}"], check=True)
+
+
 def measure(ns: argparse.Namespace) -> dict[str, Any]:
     all_targets = targets()
+    for name in ns.targets.split(","):
+        if not all_targets[name].planted:
+            ensure_coverage(all_targets[name].python)
     result: dict[str, Any] = {
         "settings": {k: v for k, v in vars(ns).items() if k not in ("out", "markdown")},
         "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
