@@ -14,7 +14,8 @@ time out is given `--hang-wait` seconds, then the replay goes on. Only tool call
 is compared with the run's (`agreement` in the result), the replay's fidelity.
 
 What the counts are: the union over all server lives of coverage.py's arcs (`(from, to)` line pairs,
-negative for entry and exit) and of the lines they touch, in the measured files only. Lines a server
+negative for entry and exit) and of the lines they touch, in the measured files only, less the
+bench servers' ground-truth plumbing (`NOT_SERVER_CODE`). Lines a server
 ran in the call that killed it with `os._exit` are lost (no handler runs); see covserve.py.
 """
 
@@ -45,6 +46,11 @@ ANSWERED = ("ok", "tool_error", "rpc_error", "output_invalid")
 
 # ------------------------------------------------------------------------------- reading the data
 
+
+NOT_SERVER_CODE = ("_truth.py", "_scope.py")
+"""Files of bench/servers that are the benchmark's plumbing, not the code under test: never counted
+(`_truth`'s SDK-drop recorder runs only for a request no SDK client can send, so a replay would
+miss it)."""
 
 Lines = frozenset[tuple[str, int]]
 Arcs = frozenset[tuple[str, int, int]]
@@ -80,8 +86,9 @@ def _read_one(path: Path) -> tuple[Lines, Arcs]:
         data.read()
     except Exception:  # a file cut short by a kill mid-write: what it held is lost, not the replay
         return frozenset(), frozenset()
-    lines = {(f, n) for f in data.measured_files() for n in data.lines(f) or ()}
-    arcs = {(f, a, b) for f in data.measured_files() for a, b in data.arcs(f) or ()}
+    files = [f for f in data.measured_files() if os.path.basename(f) not in NOT_SERVER_CODE]
+    lines = {(f, n) for f in files for n in data.lines(f) or ()}
+    arcs = {(f, a, b) for f in files for a, b in data.arcs(f) or ()}
     return frozenset(lines), frozenset(arcs)
 
 
