@@ -1,7 +1,7 @@
 """The coverage collector's cost on the call rate of a Python server.
 
     python bench/collector_cost.py [--seconds 10] [--rounds 3] [--tool add] [--sandbox off|auto]
-                                   [--server PATH] [--out FILE]
+                                   [--server PATH] [--python PATH] [--out FILE]
 
 The same server (default `examples/servers/buggy_server.py`, its fast clean tool `add`) is called
 one call at a time for `--seconds` through fuzzgate's own connection (`open_connection`,
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -89,16 +90,20 @@ def main() -> None:
     parser.add_argument("--tool", default="add")
     parser.add_argument("--sandbox", choices=[m.value for m in SandboxMode], default="off")
     parser.add_argument("--server", type=Path, default=EXAMPLES / "buggy_server.py")
+    parser.add_argument("--python", default=sys.executable, help="the server's interpreter (it needs `mcp`)")
     parser.add_argument("--out", type=Path, default=RESULTS / "collector_cost.json")
     ns = parser.parse_args()
+
+    # An empty working directory: the server's scope, copied (or overlaid) at every start.
+    work = Path(tempfile.mkdtemp(prefix="collector-cost-"))
 
     def config(mode: str) -> Config:
         feedback = FeedbackMode.BEHAVIOUR if mode == "behaviour" else FeedbackMode.AUTO
         target = TargetConfig(
             kind=TargetKind.STDIO,
-            command=sys.executable,
+            command=ns.python,
             args=(str(ns.server.resolve()),),
-            cwd=Path.cwd(),
+            cwd=work,
             sandbox=SandboxMode(ns.sandbox),
             feedback=feedback,
         )
@@ -114,6 +119,7 @@ def main() -> None:
             extra = f", collect {result['collect_ms']:.3f} ms/call" if result["collect_ms"] is not None else ""
             log(f"round {round_} {mode:9} {result['rate']:7.1f} calls/s ({result['calls']} calls){extra}")
 
+    work.rmdir()
     medians = {mode: statistics.median(m["rate"] for m in measurements if m["mode"] == mode) for mode in MODES}
     summary = {mode: {"rate": medians[mode], "ratio": medians[mode] / medians["behaviour"]} for mode in MODES}
     for mode in MODES:
@@ -127,6 +133,7 @@ def main() -> None:
         ns.out,
         {
             "server": str(ns.server),
+            "python": ns.python,
             "tool": ns.tool,
             "seconds": ns.seconds,
             "rounds": ns.rounds,

@@ -74,27 +74,29 @@ def test_the_recorder_hands_over_each_calls_arcs_and_new_files_constants(tmp_pat
     server = tmp_path / "server.py"
     server.write_text("def f(mode):\n    if mode == 'turbo':\n        return 1\n")
     cov = _TracedCoverage()
-    recorder = agent.Recorder(cov, agent.Roots([str(tmp_path)], []), "7.17.3")
+    recorder = agent.Recorder(agent.CoverageProbe(cov, "7.17.3"), agent.Roots([str(tmp_path)], []))
     assert recorder.hello()["per_call"] is True and recorder.hello()["core"] == "CTracer"
     data = cov._collector.data
     data[str(server)] = {_pack(-1, 2), _pack(2, -1)}
     first = recorder.take()
-    assert first == {"arcs": {"server.py": [[-1, 2], [2, -1]]}, "constants": [["turbo", "mode", False]]}
+    lines = {"server.py": [2]}
+    assert first == {"lines": lines, "arcs": {"server.py": [[-1, 2], [2, -1]]}, "constants": [["turbo", "mode", False]]}
     assert data[str(server)] == set(), "what was handed over is taken out of the tracer's sets"
-    assert recorder.take() == {"arcs": {}, "constants": []}
+    assert recorder.take() == {"lines": {}, "arcs": {}, "constants": []}
     data[str(server)].update({_pack(-1, 2), _pack(2, -1)})
-    assert recorder.take() == {"arcs": {"server.py": [[-1, 2], [2, -1]]}, "constants": []}, "again: a per-call set"
+    again = recorder.take()
+    assert again == {"lines": lines, "arcs": {"server.py": [[-1, 2], [2, -1]]}, "constants": []}, "a per-call set"
 
 
 def test_without_the_tracer_data_the_public_api_gives_only_new_arcs(tmp_path: Path) -> None:
     cov = _PublicCoverage()
-    recorder = agent.Recorder(cov, agent.Roots([str(tmp_path)], []), "7.17.3")
+    recorder = agent.Recorder(agent.CoverageProbe(cov, "7.17.3"), agent.Roots([str(tmp_path)], []))
     assert recorder.hello()["per_call"] is False
     name = str(tmp_path / "missing.py")
     cov.arcs[name] = [(-1, 2)]
     assert recorder.take()["arcs"] == {"missing.py": [[-1, 2]]}
     cov.arcs[name] = [(-1, 2), (2, -1)]
-    assert recorder.take() == {"arcs": {"missing.py": [[2, -1]]}, "constants": []}
+    assert recorder.take() == {"lines": {"missing.py": [2]}, "arcs": {"missing.py": [[2, -1]]}, "constants": []}
 
 
 def test_measured_files_are_named_relative_to_their_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,6 +110,10 @@ def test_measured_files_are_named_relative_to_their_root(tmp_path: Path, monkeyp
     assert roots.name(str(tmp_path / "srv" / "tools" / "a.py")) == "tools/a.py"
     assert roots.name(str(package / "core.py")) == "weatherpkg/core.py"
     assert roots.name("/elsewhere/x.py") == "/elsewhere/x.py"
+    assert roots.measures(str(tmp_path / "srv" / "tools" / "a.py"))
+    assert roots.measures(str(package / "core.py"))
+    assert not roots.measures(str(tmp_path / "srv" / ".venv" / "lib" / "site-packages" / "mcp" / "x.py"))
+    assert not roots.measures("/elsewhere/x.py") and not roots.measures("<frozen os>")
 
 
 # The side channel -------------------------------------------------------------------------------
@@ -183,8 +189,9 @@ def test_hello_then_collect_skips_stale_answers_and_drops_what_is_malformed(tmp_
     def answer(sequence: int) -> list[dict[str, Any]]:
         stale = {"seq": sequence - 1, "arcs": {"old.py": [[1, 2]]}, "constants": []}
         arcs = {"s.py": [[-1, 2], [2, -1], [3], ["x", 1]], "t.py": "nonsense"}
+        lines = {"s.py": [7, "8", -1], "t.py": [1], "u.py": 5}
         constants = [["turbo", "mode", False], [3, "items", True], [True, "flag", False], ["short"]]
-        return [stale, {"seq": sequence, "arcs": arcs, "constants": constants}]
+        return [stale, {"seq": sequence, "arcs": arcs, "lines": lines, "constants": constants}]
 
     async def body() -> tuple[Any, CallCoverage | None, CallCoverage | None]:
         side.say(HELLO)
@@ -201,7 +208,9 @@ def test_hello_then_collect_skips_stale_answers_and_drops_what_is_malformed(tmp_
         side.close()
     assert info is not None and info.describe() == f"Python 3.11.7, coverage.py 7.17.3 C tracer, measuring {tmp_path}"
     expected = CallCoverage(
-        frozenset({"s.py:-1:2", "s.py:2:-1"}), (Constant("turbo", "mode"), Constant(3, "items", True))
+        frozenset({"s.py:-1:2", "s.py:2:-1"}),
+        (Constant("turbo", "mode"), Constant(3, "items", True)),
+        frozenset({"s.py:2", "s.py:7", "t.py:1"}),
     )
     assert first == expected and second == expected
 
@@ -265,7 +274,7 @@ def test_a_late_answer_is_skipped_and_a_closed_pipe_gives_none(tmp_path: Path) -
     finally:
         channel.close()
     assert late is None
-    assert on_time == CallCoverage(frozenset({"s.py:2:3"}))
+    assert on_time == CallCoverage(frozenset({"s.py:2:3"}), lines=frozenset({"s.py:2", "s.py:3"}))
     assert closed is None
     assert channel.failure is not None and "closed" in channel.failure
 

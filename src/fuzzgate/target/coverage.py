@@ -68,6 +68,9 @@ class CallCoverage:
 
     arcs: frozenset[str]
     constants: tuple[Constant, ...] = ()
+    lines: frozenset[str] = frozenset()
+    """Every line run (`relpath:line`): the arcs' ends, and on Python 3.12+ (sys.monitoring, where
+    `arcs` are the branches taken) each line event."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,13 +96,16 @@ class CollectorInfo:
     python: str
     coverage: str
     core: str
-    """coverage.py's tracer: `CTracer`, `PyTracer` (slow: the server's Python cannot load
-    fuzzgate's compiled tracer) or `SysMonitor`."""
+    """What measures: `sys.monitoring` (Python 3.12+, the collector's own `monitor.py`), or
+    coverage.py's tracer: `CTracer`, `PyTracer` (slow: fuzzgate's compiled tracer does not load
+    into the server's Python)."""
     per_call: bool
     """Each collect holds every arc the call ran (False: only arcs not handed over before)."""
     measured: str
 
     def describe(self) -> str:
+        if self.core == "sys.monitoring":
+            return f"Python {self.python}, sys.monitoring (lines and branches), measuring {self.measured}"
         core = _CORES.get(self.core, self.core)
         return f"Python {self.python}, coverage.py {self.coverage} {core}, measuring {self.measured}"
 
@@ -516,15 +522,18 @@ class CoverageChannel:
 def _call_coverage(message: Mapping[str, Any]) -> CallCoverage:
     """A collector's answer as `CallCoverage`; what does not have the expected shape is dropped."""
     arcs: set[str] = set()
+    lines: set[str] = set()
     files = message.get("arcs")
-    if isinstance(files, dict):
-        for name, pairs in files.items():
-            if not isinstance(pairs, list):
-                continue
-            for pair in pairs:
-                if isinstance(pair, list) and len(pair) == 2 and all(type(n) is int for n in pair):
-                    arcs.add(f"{name}:{pair[0]}:{pair[1]}")
-    return CallCoverage(frozenset(arcs), _constants(message.get("constants")))
+    for name, pairs in files.items() if isinstance(files, dict) else ():
+        for pair in pairs if isinstance(pairs, list) else ():
+            if isinstance(pair, list) and len(pair) == 2 and all(type(n) is int for n in pair):
+                arcs.add(f"{name}:{pair[0]}:{pair[1]}")
+                lines.update(f"{name}:{n}" for n in pair if n > 0)
+    files = message.get("lines")
+    for name, numbers in files.items() if isinstance(files, dict) else ():
+        if isinstance(numbers, list):
+            lines.update(f"{name}:{n}" for n in numbers if type(n) is int and n > 0)
+    return CallCoverage(frozenset(arcs), _constants(message.get("constants")), frozenset(lines))
 
 
 def _constants(raw: Any) -> tuple[Constant, ...]:

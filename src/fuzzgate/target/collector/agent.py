@@ -44,6 +44,7 @@ from types import ModuleType
 from typing import Any
 
 from .constants import mine
+from .monitor import MonitorRecorder
 
 MAX_CONSTANTS = 2000
 """Constants sent over the server's life, first seen first."""
@@ -148,6 +149,8 @@ class Roots:
         self.labels: list[str] = []
         self._roots: list[tuple[str, str]] = []
         self._names: dict[str, str] = {}
+        self._files: set[str] = set()
+        """Measured single-module packages (`pkg.py`)."""
         for directory in dirs:
             self.sources.append(directory)
             self.labels.append(directory)
@@ -166,7 +169,32 @@ class Roots:
                     self._add_root(os.path.dirname(location))
                 else:
                     self.unresolved.append(package)
+                    self._files.add(os.path.abspath(location))
                     self._add_root(os.path.dirname(location))
+        spellings = {os.path.abspath(s) for s in self.sources} | {os.path.realpath(s) for s in self.sources}
+        self._spellings = sorted(spellings, key=len, reverse=True)
+
+    def measures(self, filename: str) -> bool:
+        """Whether `filename` is measured: under a measured directory (not in an installed-packages
+        directory inside it, such as a project's `.venv`), or a measured package's module. What
+        coverage.py decides with `source` and `source_pkgs`, for the sys.monitoring probe."""
+        if not os.path.isabs(filename):
+            return False
+        if filename in self._files:
+            return True
+        for source in self._spellings:
+            prefix = source.rstrip(os.sep) + os.sep
+            if filename.startswith(prefix):
+                inner = filename[len(prefix) :].split(os.sep)[:-1]
+                return not any(part in _INSTALLED for part in inner)
+        for package in self.unresolved:
+            module = sys.modules.get(package)
+            where = getattr(module, "__file__", None)
+            if not where:
+                continue
+            if filename == where or (_is_package(module) and filename.startswith(os.path.dirname(where) + os.sep)):
+                return True
+        return False
 
     def _add_root(self, directory: str) -> None:
         for spelling in {os.path.abspath(directory), os.path.realpath(directory)}:
@@ -197,6 +225,9 @@ class Roots:
             if filename.startswith(root.rstrip(os.sep) + os.sep):
                 return filename[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
         return None
+
+
+_INSTALLED = frozenset({"site-packages", "dist-packages", ".venv", "venv", ".tox", "__pypackages__", "node_modules"})
 
 
 def _is_package(module: ModuleType | None) -> bool:
@@ -245,15 +276,12 @@ def load_coverage(directory: str) -> ModuleType:
     return module
 
 
-class Recorder:
-    """The running measurement: hands over the arcs since the last answer, and new constants."""
+class CoverageProbe:
+    """coverage.py's tracer (Python 3.11 and earlier): the arcs since the last take."""
 
-    def __init__(self, cov: Any, roots: Roots, coverage_version: str) -> None:
+    def __init__(self, cov: Any, version: str) -> None:
         self.cov = cov
-        self.roots = roots
-        self.coverage_version = coverage_version
-        self._files: set[str] = set()
-        self._constants = 0
+        self.version = version
         self._seen: dict[str, set[tuple[int, int]]] = {}
         """With the public API only: the arcs already handed over, per file."""
 
@@ -265,34 +293,22 @@ class Recorder:
             return data, packed
         return None
 
-    def hello(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, Any]:
         try:
             core = str(dict(self.cov.sys_info()).get("core", "?"))
         except Exception:
             core = "?"
-        return {
-            "python": platform.python_version(),
-            "implementation": sys.implementation.name,
-            "coverage": self.coverage_version,
-            "core": core,
-            "per_call": self._tracer_data() is not None,
-            "measured": self.roots.labels,
-        }
+        return {"coverage": self.version, "core": core, "per_call": self._tracer_data() is not None}
 
-    def take(self) -> dict[str, Any]:
+    def take(self) -> tuple[dict[str, set[int]], dict[str, set[tuple[int, int]]]]:
         traced = self._tracer_data()
         arcs = self._take_private(*traced) if traced is not None else self._take_public()
-        named: dict[str, list[list[int]]] = {}
-        constants: list[list[Any]] = []
-        for filename, pairs in arcs.items():
-            if not pairs:
-                continue
-            name = self.roots.name(filename)
-            named.setdefault(name, []).extend([a, b] for a, b in sorted(pairs))
-            if filename not in self._files:
-                self._files.add(filename)
-                constants.extend(self._mine(filename))
-        return {"arcs": named, "constants": constants}
+        lines = {name: {n for pair in pairs for n in pair if n > 0} for name, pairs in arcs.items()}
+        return lines, arcs
+
+    def stop(self) -> None:
+        with contextlib.suppress(BaseException):
+            self.cov.stop()
 
     def _take_private(self, data: dict[str, set[Any]], packed: bool) -> dict[str, set[tuple[int, int]]]:
         taken: dict[str, set[tuple[int, int]]] = {}
@@ -314,6 +330,63 @@ class Recorder:
             taken[filename] = arcs - seen
             seen |= arcs
         return taken
+
+
+class MonitorProbe:
+    """sys.monitoring (Python 3.12 and later, `monitor.py`): lines and branch arcs since the last take."""
+
+    def __init__(self, recorder: MonitorRecorder) -> None:
+        self.recorder = recorder
+
+    def describe(self) -> dict[str, Any]:
+        return {"coverage": None, "core": "sys.monitoring", "per_call": True}
+
+    def take(self) -> tuple[dict[str, set[int]], dict[str, set[tuple[int, int]]]]:
+        return self.recorder.take()
+
+    def stop(self) -> None:
+        with contextlib.suppress(BaseException):
+            self.recorder.stop()
+
+
+class Recorder:
+    """The running measurement: hands over what ran since the last answer, and new constants."""
+
+    def __init__(self, probe: CoverageProbe | MonitorProbe, roots: Roots) -> None:
+        self.probe = probe
+        self.roots = roots
+        self._files: set[str] = set()
+        self._constants = 0
+
+    def hello(self) -> dict[str, Any]:
+        return {
+            "python": platform.python_version(),
+            "implementation": sys.implementation.name,
+            **self.probe.describe(),
+            "measured": self.roots.labels,
+        }
+
+    def take(self) -> dict[str, Any]:
+        lines, arcs = self.probe.take()
+        named_lines: dict[str, list[int]] = {}
+        named_arcs: dict[str, list[list[int]]] = {}
+        constants: list[list[Any]] = []
+        for filename in sorted({*lines, *arcs}):
+            numbers, pairs = lines.get(filename, set()), arcs.get(filename, set())
+            if not numbers and not pairs:
+                continue
+            name = self.roots.name(filename)
+            if numbers:
+                named_lines.setdefault(name, []).extend(sorted(numbers))
+            if pairs:
+                named_arcs.setdefault(name, []).extend([a, b] for a, b in sorted(pairs))
+            if filename not in self._files:
+                self._files.add(filename)
+                constants.extend(self._mine(filename))
+        return {"lines": named_lines, "arcs": named_arcs, "constants": constants}
+
+    def stop(self) -> None:
+        self.probe.stop()
 
     def _mine(self, filename: str) -> list[list[Any]]:
         room = MAX_CONSTANTS - self._constants
@@ -352,13 +425,23 @@ def serve(channel: Channel, recorder: Recorder) -> None:
             answer["seq"] = int(line)
             channel.send(answer)
     except BaseException as exc:
-        stop(recorder.cov)
+        recorder.stop()
         channel.fail(exc)
 
 
-def stop(cov: Any) -> None:
-    with contextlib.suppress(BaseException):
-        cov.stop()
+def _coverage_probe(settings: Mapping[str, Any], roots: Roots) -> CoverageProbe:
+    coverage = load_coverage(str(settings["coverage"]))
+    cov = coverage.Coverage(
+        data_file=None,
+        branch=True,
+        config_file=False,
+        source=roots.sources or None,
+        source_pkgs=roots.unresolved or None,
+        messages=False,
+    )
+    cov.set_option("run:disable_warnings", list(QUIET))
+    cov.set_option("run:core", "ctrace")
+    return CoverageProbe(cov, str(getattr(coverage, "__version__", "?")))
 
 
 def start(settings: Mapping[str, Any]) -> None:
@@ -367,30 +450,28 @@ def start(settings: Mapping[str, Any]) -> None:
         channel = Channel(int(settings["request_fd"]), int(settings["reply_fd"]))
     except Exception:
         return
-    cov: Any = None
+    recorder: Recorder | None = None
     thread: threading.Thread | None = None
     try:
-        coverage = load_coverage(str(settings["coverage"]))
         roots = Roots([str(d) for d in settings.get("dirs", ())], [str(p) for p in settings.get("packages", ())])
-        cov = coverage.Coverage(
-            data_file=None,
-            branch=True,
-            config_file=False,
-            source=roots.sources or None,
-            source_pkgs=roots.unresolved or None,
-            messages=False,
-        )
-        cov.set_option("run:disable_warnings", list(QUIET))
-        cov.set_option("run:core", "ctrace")
-        recorder = Recorder(cov, roots, str(getattr(coverage, "__version__", "?")))
+        monitor: MonitorRecorder | None = None
+        if hasattr(sys, "monitoring"):
+            monitor = MonitorRecorder(roots.measures)
+            recorder = Recorder(MonitorProbe(monitor), roots)
+        else:
+            probe = _coverage_probe(settings, roots)
+            recorder = Recorder(probe, roots)
         # Started before measuring starts, so the thread itself is never traced.
         thread = threading.Thread(target=serve, args=(channel, recorder), name="fuzzgate-collector", daemon=True)
         thread.start()
-        cov.start()
+        if monitor is not None:
+            monitor.start()
+        else:
+            probe.cov.start()
         channel.send({"hello": recorder.hello()})
     except BaseException as exc:
-        if cov is not None:
-            stop(cov)
+        if recorder is not None:
+            recorder.stop()
         if thread is None or not thread.is_alive():
             channel.fail(exc)
         else:

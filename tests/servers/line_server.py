@@ -1,0 +1,38 @@
+"""A line-based server using only the standard library (not MCP): one JSON request per line on
+stdin, one JSON answer per line on stdout. The collector's tests run it on interpreters that have
+no `mcp` installed, such as a Python 3.12+ for the sys.monitoring probe.
+
+    python line_server.py      # {"word": "..."} -> {"answer": "..."}, {"n": 3} -> {"total": 3}
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def check(word: str) -> str:
+    if word == "open-sesame":
+        return "opened"
+    if len(word) == 7:
+        return "seven letters"
+    return "closed"
+
+
+def count(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def main() -> None:
+    for line in sys.stdin:
+        request = json.loads(line)
+        answer = {"answer": check(request["word"])} if "word" in request else {"total": count(request["n"])}
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
