@@ -24,7 +24,7 @@ LINE_SERVER = Path(__file__).resolve().parents[1] / "servers" / "line_server.py"
 def _newer_python() -> str | None:
     """An interpreter with sys.monitoring (3.12+), other than the one running the tests."""
     pyenv = os.path.expanduser("~/.pyenv/versions")
-    names: list[str | None] = sorted(glob.glob(f"{pyenv}/3.1[2-9]*/bin/python3"), reverse=True)
+    names: list[str | None] = [*sorted(glob.glob(f"{pyenv}/3.1[2-9]*/bin/python3"), reverse=True)]
     names += [shutil.which(f"python3.{minor}") for minor in (14, 13, 12)]
     for name in names:
         # Not a pyenv shim: it runs only the versions pyenv selects for the working directory.
