@@ -35,7 +35,8 @@ FUZZGATE = str(MAIN_VENV / "bin" / "fuzzgate")
 # The workplace's sandbox, beside the checkout (../shared); $NETJAIL overrides.
 NETJAIL = Path(os.environ.get("NETJAIL", REPO.parent / "shared" / "tools" / "netjail.sh"))
 
-_PROGRESS = re.compile(r"^\s*(\d+) calls, (\d+) finding")
+# "N calls, M finding(s), Ks left", or the status line "N calls (R/s), B behaviours, ...".
+_PROGRESS = re.compile(r"^\s*(\d+) calls(?:, \d+ finding| \(\d+/s\), )")
 
 
 def free_port() -> int:

@@ -2,7 +2,8 @@
 
 Requests are written as sent (they are fuzzgate's own, and a repro needs them exact); the tool's
 name and the outcome's text are the server's words and go through the run's redactor, the text
-whole before it is cut.
+whole before it is cut. `elapsed_s`: seconds from the process's start to the call's end (the run's
+time box clock), so a trace can be read over time.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class TraceWriter:
             "rpc_code": outcome.rpc_code,
             "text": self._redact.cut(outcome.text, TEXT_CHARS),
             "observations": event.observations,
+            "elapsed_s": round(event.elapsed_s, 3),
         }
         self._handle.write(json.dumps(record, ensure_ascii=True) + "\n")
 
