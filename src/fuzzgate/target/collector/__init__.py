@@ -7,10 +7,12 @@ which pops that variable, puts PYTHONPATH back as the user had it (so the server
 start unmeasured), loads this package under a private name and calls `agent.start`, then runs
 the `sitecustomize` the interpreter would have run without fuzzgate (Debian ships one).
 
-`agent` measures the server's own code with coverage.py and answers fuzzgate over the pipes;
-`constants` mines the constants that code compares against. Everything here runs inside the
-server's interpreter, which may be any Python coverage.py supports (3.10 and later): standard
-library only, no fuzzgate imports, and nothing ever written to stdout (the MCP channel).
+`agent` measures the server's own code (with sys.monitoring on Python 3.12 and later, `monitor`;
+with coverage.py's C tracer on 3.11) and answers fuzzgate over the pipes; `constants` mines the
+constants that code compares against. Everything here runs inside the server's interpreter, which
+may be any Python from 3.11 on (coverage.py needs that much; an older one says so in an error
+line and gets behaviour feedback): standard library only, no fuzzgate imports, and nothing ever
+written to stdout (the MCP channel).
 """
 
 from __future__ import annotations

@@ -1,31 +1,35 @@
-"""Inside the server: coverage.py measuring the server's own code, and the side channel to fuzzgate.
+"""Inside the server: what measures the server's own code, and the side channel to fuzzgate.
 
 The channel is two inherited pipes. fuzzgate writes one line per request (a sequence number) on
 the request pipe; a daemon thread here answers each with one JSON line on the reply pipe. The first
-line, written at start-up, is the hello (Python, coverage.py and tracer versions, what is
-measured). Each answer holds the arcs the measured code ran since the previous answer, per file
-(path relative to its measured root, so a server started in another throwaway layer gives the same
+line, written at start-up, is the hello (Python version, what measures, what is measured). Each
+answer holds the lines and arcs the measured code ran since the previous answer, per file (path
+relative to its measured root, so a server started in another throwaway layer gives the same
 names), and the constants of the files first seen since then. Any error here is sent as
 `{"error": ...}` if the pipe still takes it, measuring stops, and the server goes on unharmed.
 
-Why the tracer's own data dict, a private attribute of coverage.py: fuzzgate wants the arcs of one
-call, every call. The public `Coverage.get_data()` only accumulates (and costs ~0.4 ms a call on a
-small server); `erase()` after it would reset the data, but the running tracer keeps writing into
-the dict it was given at start, so nothing is seen after the first erase. The collector's dict
-(`Coverage._collector.data`, file name -> set of arcs, packed into ints by the C tracer) is what
-the tracer writes into, and coverage.py itself empties its sets in place on every flush: taking a
-copy of each set and removing that copy from it hands over the arcs of one call in ~0.02 ms, and
-an arc recorded meanwhile stays for the next answer. pyproject.toml keeps coverage.py below 8 (this
-was checked with 7.17); when the attribute is missing, `get_data()` is used instead, and answers
-then hold only the arcs not seen before (`per_call` false in the hello).
+What measures (a probe): on Python 3.12 and later, sys.monitoring on the measured code objects
+only (`monitor.py`, which says why not coverage.py there); on 3.11 and earlier, which have no
+sys.monitoring, coverage.py's C tracer (`CoverageProbe`), a trace function that slows all Python
+code while it runs (bench/collector_cost.py measures by how much).
 
-Why the C tracer on every Python (`core = "ctrace"`): coverage.py's sys.monitoring core (the
-default from Python 3.14) disables each event after its first hit, so a line run again in a later
-call would never be seen again; `sys.monitoring.restart_events()` at every answer would re-arm
-every code object of the process, the SDK's and the standard library's included. The C tracer
-sees every call's arcs at the price of a trace function; when the server's Python cannot load
-fuzzgate's compiled tracer, coverage.py falls back to its Python tracer (slower: the hello says
-which tracer runs).
+Why coverage.py's C tracer (`core = "ctrace"`) and not its default: on 3.14 the default is its
+sys.monitoring core, which disables each event after its first hit, so a line run again in a later
+call would never be seen again, unless `sys.monitoring.restart_events()` at every answer re-armed
+every code object of the process (`monitor.py` runs there instead anyway). When fuzzgate's
+compiled tracer does not load into the server's Python, coverage.py falls back to its Python
+tracer, which is slower (the hello says which tracer runs).
+
+Why the C tracer's own data dict, a private attribute of coverage.py: fuzzgate wants the arcs of
+one call, every call. The public `Coverage.get_data()` only accumulates (and costs ~0.4 ms a call
+on a small server); `erase()` after it would reset the data, but the running tracer keeps writing
+into the dict it was given at start, so nothing is seen after the first erase. The collector's
+dict (`Coverage._collector.data`, file name -> set of arcs, packed into ints by the C tracer) is
+what the tracer writes into, and coverage.py itself empties its sets in place on every flush:
+taking a copy of each set and removing that copy from it hands over the arcs of one call in ~0.02
+ms, and an arc recorded meanwhile stays for the next answer. pyproject.toml keeps coverage.py below
+8 (this was checked with 7.17); when the attribute is missing, `get_data()` is used instead, and
+answers then hold only the arcs not seen before (`per_call` false in the hello).
 """
 
 from __future__ import annotations
@@ -430,6 +434,8 @@ def serve(channel: Channel, recorder: Recorder) -> None:
 
 
 def _coverage_probe(settings: Mapping[str, Any], roots: Roots) -> CoverageProbe:
+    if sys.version_info < (3, 11):  # noqa: UP036 (the server's Python, not fuzzgate's)
+        raise RuntimeError(f"Python {platform.python_version()}: the collector needs 3.11 or later")
     coverage = load_coverage(str(settings["coverage"]))
     cov = coverage.Coverage(
         data_file=None,
