@@ -515,6 +515,9 @@ class Engine:
                 if mutant is None:
                     # Queued as the last step of a sequence extending another tool's entry.
                     continue
+                if mutant is not case and feed.fatal(plan, mutant):
+                    # Its value crashed or hung the server before: the finding is recorded.
+                    continue
                 if mutant is not case and plan.generator is not None:
                     mutant = live.validated(mutant, plan.generator.is_valid(mutant.arguments))
                 case = mutant

@@ -109,6 +109,11 @@ def _placed(origin: str, arguments: dict[str, Any]) -> tuple[str, str] | None:
         pointer = origin.split(":", 1)[1]
     elif origin.startswith("sequence:") and origin.count(":") >= 3:
         pointer = origin.split(":", 3)[3]
+    elif origin.startswith("mutate:") and origin.count(":") >= 2:
+        pointer = origin.split(":", 2)[2]
+        # Only a pointer through properties names one field (`/items` would parse as a name).
+        if any(part != "properties" for part in pointer.split("/")[1::2]):
+            return None
     else:
         return None
     value: Any = arguments
@@ -180,6 +185,11 @@ class Feed:
         """For a sequence step in flight, the steps its sequence sent before it; else nothing."""
         chain = next((c for c in self._chains if c.pending is case), None)
         return tuple(chain.sent) if chain is not None else ()
+
+    def fatal(self, plan: ToolPlan, case: Case) -> bool:
+        """Whether `case` puts into a field the value that crashed or hung the server before."""
+        placed = _placed(case.origin, case.arguments)
+        return placed is not None and placed in self._fatal_of(plan)
 
     def seen(self, plan: ToolPlan, arguments: dict[str, Any]) -> bool:
         """Whether the tool already got exactly this request since the server's state last changed."""

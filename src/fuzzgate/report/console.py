@@ -47,6 +47,7 @@ class ConsoleReporter:
         self._status: Spinner | None = None
         self._start = time.monotonic()
         self._signal = "off"
+        self._first: tuple[int, float] | None = None
 
     def __call__(self, event: Event) -> None:
         if self.quiet:
@@ -106,7 +107,11 @@ class ConsoleReporter:
     def _progress(self, event: CallFinished) -> None:
         now = time.monotonic()
         left = max(0.0, self._budget - event.elapsed_s)
-        rate = event.calls / event.elapsed_s if event.elapsed_s > 0 else 0.0
+        if self._first is None:
+            self._first = (event.calls, event.elapsed_s)
+        # Calls per second of fuzzing, not of start-up.
+        span = event.elapsed_s - self._first[1]
+        rate = (event.calls - self._first[0]) / span if span > 0 else 0.0
         # libFuzzer's and Fuchsia's status line: what was reached, how fast, what was kept.
         parts = [f"{event.calls} calls ({rate:.0f}/s)"]
         if self._signal != "off":
