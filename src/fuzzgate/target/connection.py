@@ -133,7 +133,7 @@ class Connection:
     """The watched directory as the last call ended, and `steps_started` then: the next call's
     "before" when no call began since (one directory walk per call instead of two)."""
     coverage: CoverageChannel | None = None
-    """The coverage collector's side channel, when this server runs the collector (`coverage.py`)."""
+    """The coverage collector's side channel, when this server runs the collector (`target.coverage`)."""
     feedback_note: str = ""
     """Which feedback this server's calls give and why, in one line (`coverage.feedback_note`)."""
 
