@@ -209,7 +209,7 @@ class Engine:
         """Tools annotated read-only: a repro keeps their calls only among the most recent."""
         self._surrogates_sent: set[tuple[Surface, str, str]] = set()
         self._surrogates_dropped = False
-        self.verifier = Verifier(config, self.oracles, self.canaries, self.connector)
+        self.verifier = Verifier(_without_collector(config), self.oracles, self.canaries, self.connector)
         self.feedback = Feedback(Signal(SignalKind.OFF, "off: feedback = off"))
         self.live: LiveCorpus | None = None
         self._replay_end = 0.0
@@ -250,7 +250,7 @@ class Engine:
             self.containment = await anyio.to_thread.run_sync(contain, self.config, self.seed)
             # The oracles read the canaries this containment planted.
             self.oracles = self._oracles()
-            self.verifier = Verifier(self.config, self.oracles, self.canaries, self.connector)
+            self.verifier = Verifier(_without_collector(self.config), self.oracles, self.canaries, self.connector)
         try:
             result = await self._run(baseline, seeds or Seeds())
         finally:
@@ -642,3 +642,11 @@ class Engine:
             if coverage is not None:
                 self._learn_constants(feed, plan.info.name, coverage)
         return self.feedback.observe(plan.info.surface, plan.info.name, outcome, coverage)
+
+
+def _without_collector(config: Config) -> Config:
+    """The config replays start servers with: a replay asks whether a bug comes back, not what code
+    it reaches, so its servers start without the coverage collector (and its start-up cost)."""
+    if config.target.feedback is FeedbackMode.OFF:
+        return config
+    return replace(config, target=replace(config.target, feedback=FeedbackMode.BEHAVIOUR))

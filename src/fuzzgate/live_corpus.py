@@ -11,9 +11,10 @@ One `LiveCorpus` per run, owned by the engine, which asks it for cases before th
 2. **Keeping.** A call that reaches a new feature becomes an entry (with its sequence's earlier
    steps as its prefix). It is then shrunk (`SHRINK_TRIES` smaller variants from
    `generate.mutate.shrink_candidates`, each kept when it reaches every feature the entry was first
-   to reach).
+   to reach), every other turn, and only entries larger than `SMALL`.
 3. **Mutation.** Once a tool has entries, `MUTATE_SHARE` of its scheduled cases (after its first
-   `FRESH_FIRST`) become a structured mutation of one of them (`generate.mutate.mutate`: a field
+   `FRESH_FIRST`) are preceded by a structured mutation of one of them (the generated case still
+   goes out next) (`generate.mutate.mutate`: a field
    replaced with the freshly generated case's or a dictionary value, numbers and strings nudged to
    boundaries and mined constants, a field spliced from another entry, arrays grown or shrunk), or,
    one time in `EXTEND_EVERY`, the fresh case sent after another tool's entry (a sequence extended by
@@ -52,8 +53,11 @@ FRESH_FIRST = 4
 """A tool's first cases are always its generator's (examples, boundaries): they are the cheapest
 new behaviour there is."""
 EXTEND_EVERY = 8
-SHRINK_TRIES = 4
+SHRINK_TRIES = 3
 """Smaller variants tried per kept entry during the run (`fuzzgate corpus minimize` tries them all)."""
+SMALL = 48
+"""An entry this small (its canonical JSON, in characters) is not shrunk during the run: little to
+gain for the calls it would cost."""
 MAX_ENERGY = 16.0
 MIN_ENERGY = 0.25
 NEW_ENERGY = 4.0
@@ -153,6 +157,7 @@ class LiveCorpus:
         self._queue: deque[_Pending] = deque()
         self._seeds: deque[CorpusEntry] = deque(sorted(seeds, key=lambda e: e.key))
         self._pending: _Pending | None = None
+        self._turn = 0
         self._mutated_at: dict[ToolKey, int] = {}
         """The case index a tool's last mutant went before: that case itself goes next."""
         self._parents: dict[int, tuple[Case, _Live]] = {}
@@ -180,6 +185,11 @@ class LiveCorpus:
             self._stats = replace(self._stats, skipped=self._stats.skipped + 1)
         self.replaying = False
         if self._queue:
+            # Shrinks and extended sequences take every other turn: the generator's cases keep
+            # going out meanwhile (early in a run nearly every call is new, and kept).
+            self._turn += 1
+            if self._turn % 2 == 0:
+                return None
             self._pending = self._queue.popleft()
             return self._advance(self._pending)
         return None
@@ -374,7 +384,7 @@ class LiveCorpus:
         return True
 
     def _queue_shrinks(self, plan: ToolPlan, live: _Live) -> None:
-        if live.shrinks_left <= 0 or live.entry.prefix:
+        if live.shrinks_left <= 0 or live.entry.prefix or live.entry.size <= SMALL:
             return
         for arguments, op in shrink_candidates(live.entry.arguments, plan.info.input_schema):
             if live.shrinks_left <= 0:
