@@ -489,6 +489,9 @@ class Engine:
                         # Its tool was skipped (a schema fuzzgate cannot generate for): not sent.
                         live.dropped(step)
                         continue
+                    if feed.seen(owner, step.arguments):
+                        live.repeated(step)
+                        continue
                     return owner, live.validated(step, generator.is_valid(step.arguments))
             if (item := scheduler.next()) is None:
                 return None

@@ -416,6 +416,19 @@ class LiveCorpus:
         if self._pending is not None and self._pending.busy is case:
             self._pending = None
 
+    def repeated(self, case: Case) -> None:
+        """`case`, a step `next_step` handed out, is a request the tool already got while the
+        server's state stayed the same: not sent, as if it had been; a repeated last step ends its
+        sequence."""
+        pending = self._pending
+        if pending is None or pending.busy is not case:
+            return
+        pending.busy = None
+        if case is pending.final:
+            self._pending = None
+            if pending.kind == "seed":
+                self._stats = replace(self._stats, replayed=self._stats.replayed + 1)
+
     def restarted(self) -> None:
         """The server was restarted: a sequence under way lost its state."""
         if self._pending is not None and self._pending.kind != "shrink":
