@@ -150,6 +150,7 @@ def contained_run(base: Path, name: str, files: UserFiles, *args: str, env: dict
     before = files.digest()
     run = fuzzgate(
         "run", *args, "--seed", SEED, "--baseline", str(base / f"baseline-{name}"),
+        "--corpus", str(base / f"corpus-{name}"),
         cwd=files.cwd, out=base / f"out-{name}", env={"FUZZGATE_WORKDIR": str(workdir), **(env or {})},
     )  # fmt: skip
     return Contained(run, files, workdir, before, files.digest())

@@ -132,18 +132,21 @@ def test_trace_records_every_call(buggy_run: tuple[CliRun, Path]) -> None:
     run, _ = buggy_run
     lines = (run.out.parent / "trace.jsonl").read_text().splitlines()
     assert len(lines) == run.report["calls"]
-    per_subject: dict[tuple[str, str], list[int]] = {}
+    per_subject: dict[tuple[str, str], list[tuple[int, str]]] = {}
     for line in lines:
         record = json.loads(line)
-        per_subject.setdefault((record["surface"], record["tool"]), []).append(record["case"])
+        per_subject.setdefault((record["surface"], record["tool"]), []).append((record["case"], record["origin"]))
     entries = {(e["surface"], e["name"]): e for e in run.report["entries"]}
     # The example's resource, resource template and prompt are fuzzed too, each its own entry.
     assert {surface for surface, _ in per_subject} == {"tool", "resource", "prompt"}
-    for (surface, name), cases in per_subject.items():
-        # Each case at most once. A case may be missing: one holding a lone surrogate that was
-        # already sent for that field, or once the server is known to drop such requests, is not
-        # sent again (each costs a timeout).
-        assert len(set(cases)) == len(cases)
+    for (surface, name), sent in per_subject.items():
+        # Each generated case at most once. A case may be missing: one holding a lone surrogate
+        # that was already sent for that field, or once the server is known to drop such requests,
+        # is not sent again (each costs a timeout). A corpus mutant carries the index of the case
+        # it went before; corpus replays and shrinks are the corpus's calls, not the tool's cases.
+        generated = [case for case, origin in sent if not origin.startswith(("mutate:", "shrink:", "corpus"))]
+        assert len(set(generated)) == len(generated)
+        cases = [case for case, origin in sent if not origin.startswith(("shrink:", "corpus"))]
         assert entries[(surface, name)]["cases"] == len(cases)
         if surface == "tool":
             assert run.report["cases_per_tool"][name] == len(cases)

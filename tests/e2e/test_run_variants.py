@@ -89,7 +89,8 @@ def _generated(trace: Path) -> dict[tuple[str, int], str]:
     for line in trace.read_text().splitlines():
         record = json.loads(line)
         sent = json.dumps(record["arguments"], sort_keys=True)
-        if not record["origin"].startswith(("dictionary:", "sequence:")) and not _LONE_SURROGATE.search(sent):
+        from_replies = ("dictionary:", "sequence:", "mutate:", "shrink:", "corpus")
+        if not record["origin"].startswith(from_replies) and not _LONE_SURROGATE.search(sent):
             out[(record["tool"], record["case"])] = sent
     return out
 
@@ -100,7 +101,8 @@ def test_same_seed_same_requests(tmp_path: Path) -> None:
         trace = tmp_path / f"trace{i}.jsonl"
         run = fuzzgate(
             "run", *stdio_target("clean_server.py"), "--seed", "77", "--cases", "25", "--budget", "5m",
-            "--concurrency", concurrency, "--trace", str(trace), cwd=tmp_path, out=tmp_path / f"out{i}",
+            "--concurrency", concurrency, "--trace", str(trace), "--corpus", str(tmp_path / f"corpus{i}"),
+            cwd=tmp_path, out=tmp_path / f"out{i}",
         )  # fmt: skip
         assert run.code == 0, run.stdout + run.stderr
         traces.append(trace)
@@ -119,7 +121,7 @@ def test_same_seed_same_requests(tmp_path: Path) -> None:
     other = tmp_path / "other.jsonl"
     fuzzgate(
         "run", *stdio_target("clean_server.py"), "--seed", "78", "--cases", "25", "--budget", "5m",
-        "--trace", str(other), cwd=tmp_path, out=tmp_path / "out-other",
+        "--trace", str(other), "--corpus", str(tmp_path / "corpus-other"), cwd=tmp_path, out=tmp_path / "out-other",
     )  # fmt: skip
     assert _requests(other) != requests
 

@@ -580,6 +580,12 @@ async def call_tool(
             text = str(fields.get("text", "")).strip()
             hinted = fields.get("rpc_code") in INTERNAL_ERROR_CODES or _BARE_SDK_ERROR.fullmatch(text) is not None
             await _let_stderr_catch_up(server, err_mark, hinted)
+        else:
+            # What the server logged before it answered is already in the pipe: a few turns of the
+            # event loop read it, so the call's behaviour (whose key holds its stderr templates) does
+            # not depend on whether the stderr reader happened to run first.
+            for _ in range(3):
+                await anyio.lowlevel.checkpoint()
         fields["stderr"] = "\n".join(server.stderr.since(err_mark))
     anomalies = process.wire.since(wire_mark) if process is not None else ()
     extra = fields.pop("extra_anomaly", None)
