@@ -5,6 +5,7 @@ nested-condition server and real Python servers; the collector's cost; a warm st
                            [--targets nested,nested_clean,time,git] [--modes off,behaviour,auto,mcp-fuzzer]
                            [--step S] [--no-warm] [--no-cost] [--out FILE]
     python bench/corpus.py --markdown [--out FILE]      # the tables again, from a results file
+    python bench/corpus.py --replay-again --targets time,git   # re-measure kept runs from their traces
 
 Every run has the same budget per target and one seed each (fuzzgate: `--seed 1`, `2`, ...;
 mcp-fuzzer: its `--seed`); results go to bench/.work/results/corpus.json (runs under
@@ -22,23 +23,29 @@ bench/.work/corpus/), and a Markdown summary is printed.
   `nested`), in bugs.py's iterations, its server under covserve.py.
 - **Coverage, measured apart from any run's guidance.** Each fuzzgate run's `--trace` is replayed
   afterwards, call by call in order, against the same server under coverage.py (covreplay.py,
-  covserve.py; real servers inside netjail, git on a fresh scratch repository per server life),
-  following the run's server restarts; coverage is read after the call the run had reached at each
-  `--step` seconds (calls per second from the CLI's progress lines, or the trace's `elapsed_s`
-  when it has one). So `off`, `behaviour` and `auto` are measured by the same instrument, one that
-  never guided any of them, and over time within one run (not by several runs of growing budgets,
-  which would cost three times the machine time). The replay's fidelity (each call's outcome class
-  against the run's) is in the results. Measured code: the server's directory (bench/servers, as
-  fuzzgate's collector measures a script's directory) or the server's package. mcp-fuzzer's servers
-  run under covserve.py directly; its coverage over time is read from the data files each server
-  wrote when it exited (by their modification time). fuzzgate's own figures for `auto`
-  (report.json `feedback`) are kept beside them.
+  covserve.py; real servers inside netjail, in a fresh copy of their scope laid out as fuzzgate's
+  layer was, with the trace's layer paths rewritten to it), following the run's server restarts;
+  coverage is read after the call the run had reached at each `--step` seconds (the trace's
+  `elapsed_s`, or the CLI's progress lines for an older fuzzgate). So `off`, `behaviour` and `auto`
+  are measured by the same instrument, one that never guided any of them, and over time within one
+  run (not by several runs of growing budgets, which would cost three times the machine time).
+  Fidelity: each call's outcome (ok, tool error, ...) in the replay against the run's is in the
+  results (`coverage.agreement`); a 25 s run on nested measured directly under covserve.py and by
+  its replay gave the same 152 arcs, one on git 592 and 589 (the 3: the server's own shutdown).
+  Measured code: the server's directory (bench/servers, less its ground-truth plumbing) or its
+  package. mcp-fuzzer's servers run under covserve.py directly (mcp-fuzzer has no per-call trace),
+  their data files read every step while it runs. Counts are coverage.py arcs (line pairs, entry
+  and exit included) and lines; fuzzgate's own figures for `auto` (report.json `feedback`, counted
+  by its collector, bench/servers/_truth.py included) are kept beside them.
 - **Behaviours**, the same way for every mode: distinct (tool, outcome class, JSON-RPC code, reply
   text with numbers, quoted values, hex ids and paths blurred) in the trace up to each step; and
   report.json's `feedback.behaviours` where the run has one.
 - **Warm start.** For each target, the first `auto` run's corpus is copied and a second run (seed
   101) starts from it; the time for it to reach the first run's final coverage (arcs, by the
-  replay) against the time the first run took to reach it. Aim: a fifth.
+  replay) against the time the first run took to reach it, both from the first call's end (start-up
+  takes the same either way). Aim: a fifth. Also the arcs right after the warm run replayed its
+  seeds: what the corpus itself brings back (a finding's input is not a corpus entry, so the arcs
+  only a crash or a hang reached come back only when it is found again).
 - **The collector's cost**: bench/collector_cost.py (the collector helper's) run as it is; its
   ratio of call rates with and without the collector. Aim: at most 30%.
 """
@@ -50,7 +57,6 @@ import itertools
 import json
 import re
 import shutil
-import statistics
 import subprocess
 import threading
 import time
@@ -59,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from bugs import TRUTH_FILE, TRUTH_SOCKET, finding_facts, fresh_dir, run_mcp_fuzzer_on, scope_dir, server_command
+from corpus_tables import MODES, markdown
 from covreplay import CoverageReader, count
 from ground_truth import collector
 from procs import BENCH, NETJAIL, PYTHON, RESULTS, SERVERS, WORK, FuzzgateRun, log, run_fuzzgate, save_json
@@ -67,7 +74,6 @@ from scoring import fuzzgate_reports, read_ground_truth, score
 
 BENCH_VENV = WORK / "venv-bench"
 RUNS = WORK / "corpus"
-MODES = ("off", "behaviour", "auto", "mcp-fuzzer")
 WARM_SEED = "101"
 """The warm run's seed: not one of the cold runs' (a later pull request draws other values)."""
 MCP_FUZZER_AUTOSAVE_S = 0.5
@@ -88,6 +94,8 @@ class Target:
     """What covserve.py runs: the script or console script (its arguments follow it in `command`)."""
     source: str = ""
     """What covserve.py measures (a directory or a package)."""
+    scopes: tuple[Path, ...] = ()
+    """Directories named in `command` (fuzzgate makes them part of the server's scope)."""
 
 
 def targets() -> dict[str, Target]:
@@ -99,7 +107,13 @@ def targets() -> dict[str, Target]:
         "nested_clean": Target("nested_clean", True, script=str(SERVERS / "nested_clean.py"), source=str(SERVERS)),
         "time": Target("time", False, (time_server,), bench_python, time_server, "mcp_server_time"),
         "git": Target(
-            "git", False, (git_server, "--repository", str(GIT_SCRATCH)), bench_python, git_server, "mcp_server_git"
+            "git",
+            False,
+            (git_server, "--repository", str(GIT_SCRATCH)),
+            bench_python,
+            git_server,
+            "mcp_server_git",
+            (GIT_SCRATCH,),
         ),
     }
 
@@ -272,20 +286,19 @@ def replay_coverage(target: Target, run: dict[str, Any], step: float) -> dict[st
     progress = [(float(t), int(n)) for t, n in run["progress"]]
     at = [calls_at(progress, records, t) for t in times]
     data = fresh_dir(work / "cov")
-    if target.planted:
-        server = [*covserve(target, "{data}", "{control}"), target.script]
-    else:
-        server = [*covserve(target, "{data}", "{control}"), *target.command]
     argv = [PYTHON, str(BENCH / "covreplay.py"), "--trace", str(work / "trace.jsonl"), "--data-dir", str(data)]
     argv += ["--out", str(work / "replay.json"), *(f"--at={n}" for n in at)]
     argv += [f"--restart-after={r}" for r in run["restarts"]]
     wrapper: list[str] = []
-    if not target.planted:
-        argv += ["--root", str(work / "cwd")]
+    if target.planted:
+        server = [*covserve(target, "{data}", "{control}"), target.script]
+    else:
+        # The server in a copy of its scope, laid out as fuzzgate's layer was (covreplay.py).
+        layer = {str(p): "{scope:" + p.name + "}" for p in target.scopes}
+        server = [*covserve(target, "{data}", "{control}"), *(layer.get(a, a) for a in target.command)]
+        argv += ["--outside", str(fresh_dir(work / "layer")), "--cwd", "cwd"]
+        argv += [f"--scope={p}" for p in (work / "cwd", *target.scopes)]
         wrapper = [str(NETJAIL), "--rw", str(work), "--"]
-    if target.name == "git":
-        argv += ["--root", str(GIT_SCRATCH), "--reset-git"]
-        wrapper[1:1] = ["--rw", str(GIT_SCRATCH)]
     cwd = work / "root" if target.planted else work / "cwd"
     proc = subprocess.run([*wrapper, *argv, "--", *server], cwd=cwd, capture_output=True, text=True, check=False)
     if proc.returncode != 0 or not (work / "replay.json").exists():
@@ -383,6 +396,11 @@ def warm_start(target: Target, budget: float, step: float, runs: list[dict[str, 
     log(f"{target.name}: auto from the corpus of seed {cold['seed']}, {budget:g} s")
     warm = fuzzgate_run(target, "auto", WARM_SEED, budget, work, work / "corpus")
     warm["coverage"] = replay_coverage(target, warm, step)
+    return warm_against_cold(cold, warm)
+
+
+def warm_against_cold(cold: dict[str, Any], warm: dict[str, Any]) -> dict[str, Any]:
+    """When each run reached the cold run's final arcs (by the replay)."""
     final = cold["coverage"]["final"]["arcs"]
     cold_t = time_to(cold["coverage"]["points"], "arcs", final)
     warm_t = time_to(warm["coverage"]["points"], "arcs", final)
@@ -390,8 +408,13 @@ def warm_start(target: Target, budget: float, step: float, runs: list[dict[str, 
     # first call's end on.
     cold_f = None if cold_t is None else round(cold_t - first_call_s(cold), 2)
     warm_f = None if warm_t is None else round(warm_t - first_call_s(warm), 2)
+    # What the corpus itself brought back: the arcs at the first reading after the seeds' replay
+    # (the run's first calls, origin `corpus:KEY`).
+    records = trace_records(Path(warm["work"]) / "trace.jsonl")
+    seeds = next((i for i, r in enumerate(records) if not str(r.get("origin")).startswith("corpus:")), len(records))
+    after = next((p for p in warm["coverage"]["points"] if p["calls"] >= seeds), None)
     return {
-        "target": target.name,
+        "target": cold["target"],
         "cold_final_arcs": final,
         "cold_time_s": cold_t,
         "warm_time_s": warm_t,
@@ -399,9 +422,28 @@ def warm_start(target: Target, budget: float, step: float, runs: list[dict[str, 
         "warm_fuzzing_s": warm_f,
         "ratio": round(warm_f / cold_f, 3) if warm_f is not None and cold_f else None,
         "warm_final_arcs": warm["coverage"]["final"]["arcs"],
+        "after_seeds_arcs": after["arcs"] if after else None,
+        "after_seeds_s": round(after["t"] - first_call_s(warm), 2) if after else None,
         "warm_corpus": warm.get("corpus"),
         "warm_run": warm,
     }
+
+
+def replay_again(result: dict[str, Any], step: float, names: list[str]) -> None:
+    """Every kept fuzzgate run of `names` replayed again (after a change to the replay), in place."""
+    all_targets = targets()
+    for run in result["runs"]:
+        if run["target"] in names and run["mode"] != "mcp-fuzzer":
+            log(f"replaying {run['target']} {run['mode']} seed {run['seed']}")
+            run["coverage"] = replay_coverage(all_targets[run["target"]], run, step)
+            log("  " + _one_line(run))
+    for i, warm in enumerate(result["warm"]):
+        if warm["target"] in names:
+            run = warm["warm_run"]
+            log(f"replaying {run['target']} warm")
+            run["coverage"] = replay_coverage(all_targets[run["target"]], run, step)
+            cold = next(r for r in result["runs"] if r["target"] == run["target"] and r["mode"] == "auto")
+            result["warm"][i] = warm_against_cold(cold, run)
 
 
 def collector_cost(quick: bool) -> dict[str, Any] | None:
@@ -432,104 +474,6 @@ def _one_line(run: dict[str, Any]) -> str:
     return text
 
 
-# ------------------------------------------------------------------------------- the tables
-
-
-def _spread(given: list[float | int | None]) -> str:
-    values = [v for v in given if v is not None]
-    if not values:
-        return "-"
-    median = statistics.median(values)
-    text = f"{median:.0f}"
-    return text + (f" ({min(values):.0f}–{max(values):.0f})" if len(values) > 1 and min(values) != max(values) else "")
-
-
-def markdown(result: dict[str, Any]) -> str:
-    from servers.catalog import BUGS
-
-    runs = result["runs"]
-    out: list[str] = []
-    s = result["settings"]
-    out += [f"Budget {s['budget']:g} s (real servers {s['real_budget']:g} s), {s['seeds']} seed(s) "
-            f"({s['real_seeds']} on real servers); {result.get('started', '')[:16]}.", ""]  # fmt: skip
-    planted = [r for r in runs if r["target"] == "nested"]
-    modes = [m for m in MODES if any(r["mode"] == m for r in planted)]
-    if planted:
-        out += ["| bug | " + " | ".join(modes) + " |", "| --- |" + " --- |" * len(modes)]
-        for bug in (b for b in BUGS if b.server == "nested"):
-            cells = [
-                _bug_cell(bug.id, [r["score"] for r in planted if r["mode"] == m and r.get("score")]) for m in modes
-            ]
-            out.append(f"| {bug.id} {bug.bug_class} | " + " | ".join(cells) + " |")
-        fps = [sum(r["score"]["false_positives"] for r in planted if r["mode"] == m and r.get("score")) for m in modes]
-        out += ["| false positives | " + " | ".join(map(str, fps)) + " |"]
-        clean = [r for r in runs if r["target"] == "nested_clean" and r.get("score")]
-        if clean:
-            out += ["", f"nested_clean (auto): {sum(r['score']['false_positives'] for r in clean)} false positive(s)."]
-        out.append("")
-    out += ["| target | mode | calls | arcs at " + " / ".join(f"{t:g}" for t in _marks(result)) + " s | final arcs "
-            "| final lines | behaviours at the same steps | final behaviours | fuzzgate's own (auto) |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
-    for name in dict.fromkeys(r["target"] for r in runs):
-        for mode in MODES:
-            of = [r for r in runs if r["target"] == name and r["mode"] == mode and r.get("coverage")]
-            if not of:
-                continue
-            arcs = " / ".join(_spread([_at(r, t, "arcs") for r in of]) for t in _marks(result))
-            beh = " / ".join(_spread([_at(r, t, "behaviours") for r in of]) for t in _marks(result))
-            own = "; ".join(_own(r.get("feedback")) for r in of if r.get("feedback")) or "-"
-            out.append(f"| {name} | {mode} | {_spread([r.get('calls') or 0 for r in of])} | {arcs} "
-                       f"| {_spread([r['coverage']['final']['arcs'] for r in of])} "
-                       f"| {_spread([r['coverage']['final']['lines'] for r in of])} | {beh} "
-                       f"| {_spread([r['coverage']['final'].get('behaviours') for r in of])} | {own} |")  # fmt: skip
-    if result.get("warm"):
-        out += ["", "Seconds from the first call's end (from the CLI's start in brackets) to the cold run's final "
-                "arcs:", "", "| target | cold final arcs | cold run | warm run | warm / cold | warm final arcs "
-                "| corpus loaded, replayed, added |", "| --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
-        for w in result["warm"]:
-            c = w.get("warm_corpus") or {}
-            out.append(f"| {w['target']} | {w['cold_final_arcs']} | {w.get('cold_fuzzing_s')} ({w['cold_time_s']}) "
-                       f"| {w.get('warm_fuzzing_s')} ({w['warm_time_s']}) | {w['ratio']} | {w['warm_final_arcs']} "
-                       f"| {c.get('loaded')}, {c.get('replayed')} in {c.get('replay_s')} s, "
-                       f"{c.get('added')} |")  # fmt: skip
-    cost = result.get("collector_cost")
-    if cost and cost.get("summary"):
-        rates = [f"{mode} {v['rate']:.0f} calls/s (ratio {v['ratio']:.2f})" for mode, v in cost["summary"].items()]
-        out += ["", "Collector cost (bench/collector_cost.py): " + ", ".join(rates) + "."]
-    if result.get("errors"):
-        out += ["", "Errors: " + "; ".join(f"`{e[:200]}`" for e in result["errors"])]
-    return "\n".join(out)
-
-
-def _bug_cell(bug: str, scores: list[dict[str, Any]]) -> str:
-    """`found/runs (seconds to the first trigger of each found)`, and the runs that only triggered it."""
-    found = sorted(s["reported"][bug] for s in scores if bug in s["reported"])
-    unreported = sum(1 for s in scores if bug in s["triggered"] and bug not in s["reported"])
-    cell = f"{len(found)}/{len(scores)}" + (f" ({', '.join(f'{t:.0f} s' for t in found)})" if found else "")
-    return cell + (f", {unreported} triggered unreported" if unreported else "")
-
-
-def _marks(result: dict[str, Any]) -> list[float]:
-    budgets = [result["settings"]["budget"], result["settings"]["real_budget"]]
-    return sorted({round(b * f) for b in budgets for f in (1 / 6, 1 / 3, 2 / 3)} | {min(budgets)})
-
-
-def _at(run: dict[str, Any], t: float, key: str) -> int | None:
-    points = [p for p in run["coverage"]["points"] if p["t"] <= t + 1e-9]
-    if not points:
-        return 0
-    value = points[-1].get(key)
-    return None if value is None else int(value)
-
-
-def _own(feedback: dict[str, Any] | None) -> str:
-    """report.json's `feedback`, short: what fuzzgate itself counted (its own keys and files)."""
-    if not feedback or feedback.get("signal") == "off":
-        return "-"
-    keys = ("lines", "arcs", "behaviours", "constants") if feedback.get("signal") == "coverage" else ("behaviours",)
-    return ", ".join(f"{feedback.get(k)} {k}" for k in keys)
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--quick", action="store_true", help="one seed, 15 s per run, a short cost probe")
@@ -544,9 +488,14 @@ def main() -> None:
     p.add_argument("--no-cost", action="store_true")
     p.add_argument("--out", type=Path, default=RESULTS / "corpus.json")
     p.add_argument("--markdown", action="store_true", help="print the tables of --out and stop")
+    p.add_argument("--replay-again", action="store_true", help="re-measure --out's runs of --targets from their traces")
     ns = p.parse_args()
-    if ns.markdown:
-        print(markdown(json.loads(ns.out.read_text())))
+    if ns.markdown or ns.replay_again:
+        result = json.loads(ns.out.read_text())
+        if ns.replay_again:
+            replay_again(result, ns.step, ns.targets.split(","))
+            save_json(ns.out, result)
+        print(markdown(result))
         return
     quick = {"seeds": 1, "budget": 15.0, "real_budget": 15.0} if ns.quick else {}
     for key, default in {"seeds": 2, "budget": 60.0, "real_budget": 30.0}.items():

@@ -3,7 +3,7 @@ and in order, against the same server started under coverage.py (`covserve.py`),
 so far read at chosen calls. Used by bench/corpus.py for every feedback mode alike.
 
     python covreplay.py --trace T --data-dir D --out R.json [--at N ...] [--restart-after TOOL#CASE ...]
-                        [--root DIR ...] [--reset-git] -- COMMAND ...
+                        [--outside DIR --scope DIR ... [--cwd NAME]] -- COMMAND ...
 
 COMMAND is the server's command line with `{data}` and `{control}` where covserve.py's `--data` and
 `--control` go; each server life gets its own. The replay follows the run: a new server life after
@@ -11,7 +11,18 @@ each call fuzzgate restarted the server after (the console's "restarted the serv
 ...)" lines, passed as `--restart-after`), and whenever the replayed server dies. A call the run saw
 time out is given `--hang-wait` seconds, then the replay goes on. Only tool calls are replayed
 (resources, prompts and raw protocol messages are counted as skipped); every call's outcome class
-is compared with the run's (`agreement` in the result), the replay's fidelity.
+is compared with the run's (`agreement` in the result: `same`, or `RUN->REPLAY`), the replay's
+fidelity.
+
+Paths are put back where the replay's server finds them. fuzzgate gives each server life a
+throwaway layer, `.../fuzzgate-XXXX/s<N>/outside/` holding canaries and, as `scope/<i>-<name>/`,
+a copy (or overlay) of each scope dir, with the server's arguments and roots rewritten to them;
+probes go towards `outside` (written `@@FUZZGATE_OUTSIDE@@` in the trace). The replay builds the
+same layout afresh for each server life under `--outside` (canaries like fuzzgate's: a text file, a
+`.env` file, a git repository; each `--scope` dir copied to `scope/<i>-<name>`, `<i>` as the trace
+numbers it), rewrites every layer path in a call's arguments to it (so `scope/1-x/../..` lands where
+it landed), lists the copies as roots, and starts the server in the copy of its working directory
+(`--cwd NAME`) with `{scope:NAME}` in COMMAND replaced by that copy's path.
 
 What the counts are: the union over all server lives of coverage.py's arcs (`(from, to)` line pairs,
 negative for entry and exit) and of the lines they touch, in the measured files only, less the
@@ -25,7 +36,10 @@ import argparse
 import contextlib
 import json
 import os
+import re
+import shutil
 import socket
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -148,11 +162,45 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 
 @dataclass
+class Layer:
+    """The replay's stand-in for fuzzgate's per-life layer (module docstring)."""
+
+    outside: Path
+    scopes: dict[str, tuple[int, Path]]
+    """name -> (the index the trace gives it, the original dir)."""
+    cwd: str | None = None
+
+    def copy_of(self, name: str) -> Path:
+        index, _ = self.scopes[name]
+        return self.outside / "scope" / f"{index}-{name}"
+
+    def rebuild(self) -> None:
+        shutil.rmtree(self.outside, ignore_errors=True)
+        make_outside(self.outside)
+        for name, (_, original) in self.scopes.items():
+            shutil.copytree(original, self.copy_of(name), symlinks=True)
+
+    def localize(self, value: Any) -> Any:
+        """`value` with fuzzgate's layer paths and outside placeholder rewritten to this layer."""
+        if isinstance(value, dict):
+            return {k: self.localize(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.localize(v) for v in value]
+        if not isinstance(value, str):
+            return value
+        return _LAYER.sub(str(self.outside), value).replace(_OUTSIDE, str(self.outside))
+
+    def fill(self, arg: str) -> str:
+        for name in self.scopes:
+            arg = arg.replace("{scope:" + name + "}", str(self.copy_of(name)))
+        return arg
+
+
+@dataclass
 class Replay:
     command: list[str]
     data_dir: Path
-    roots: list[Path]
-    reset_git: bool
+    layer: Layer | None
     hang_wait_s: float
     call_timeout_s: float
     lives: int = 0
@@ -160,17 +208,19 @@ class Replay:
     stderr: Any = None
 
     async def start(self) -> Life:
-        if self.reset_git:
-            from realworld import reset_git_scratch
-
-            reset_git_scratch()
         self.lives += 1
         data = self.data_dir / f"l{self.lives:04d}.cov"
         control = self.data_dir / f"l{self.lives:04d}.sock"
         argv = [a.replace("{data}", str(data)).replace("{control}", str(control)) for a in self.command]
         env = {k: v for k, v in os.environ.items() if k != "BENCH_GROUND_TRUTH"}
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(Path.cwd()))
-        roots = ListRootsResult(roots=[Root.model_validate({"uri": r.as_uri(), "name": r.name}) for r in self.roots])
+        cwd, listed = str(Path.cwd()), []
+        if self.layer is not None:
+            self.layer.rebuild()  # a fresh layer per server life, as fuzzgate gives one
+            argv = [self.layer.fill(a) for a in argv]
+            listed = [self.layer.copy_of(name) for name in self.layer.scopes]
+            cwd = str(self.layer.copy_of(self.layer.cwd)) if self.layer.cwd else cwd
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
+        roots = ListRootsResult(roots=[Root.model_validate({"uri": r.as_uri(), "name": r.name}) for r in listed])
 
         async def list_roots(context: Any) -> ListRootsResult:
             return roots
@@ -252,8 +302,9 @@ async def replay(
         tool = str(record["tool"])
         if recorded == "closed":
             run.flush()  # what this life ran so far, before the call that may kill it
-        got = await run.call(tool, record.get("arguments"), recorded)
-        agreement["same" if _coarse(got) == _coarse(recorded) else f"{_coarse(recorded)}->{_coarse(got)}"] += 1
+        arguments = run.layer.localize(record.get("arguments")) if run.layer else record.get("arguments")
+        got = await run.call(tool, arguments, recorded)
+        agreement["same" if got == recorded else f"{recorded}->{got}"] += 1
         if (tool, int(record.get("case", -1))) in restart_after or recorded == "closed":
             await run.stop()
     await run.stop()
@@ -270,8 +321,35 @@ async def replay(
     }
 
 
-def _coarse(status: str) -> str:
-    return "answered" if status in ANSWERED else status
+_LAYER = re.compile(r"(?:/[^/\s\"']+)*?/fuzzgate-\w+/s\d+/outside(?=/|$|[\s\"'])")
+_SCOPE_INDEX = re.compile(r"/fuzzgate-\w+/s\d+/outside/scope/(\d+)-([^/\s\"']+)")
+_OUTSIDE = "@@FUZZGATE_OUTSIDE@@"
+
+
+def scope_indexes(records: list[dict[str, Any]]) -> dict[str, int]:
+    """name -> the index fuzzgate's layer gave that scope dir, as the trace's arguments show it."""
+    found: dict[str, int] = {}
+    for record in records:
+        for match in _SCOPE_INDEX.finditer(json.dumps(record.get("arguments"))):
+            found.setdefault(match.group(2), int(match.group(1)))
+    return found
+
+
+def make_outside(path: Path) -> None:
+    """A directory like fuzzgate's watched `outside`: a text file, a `.env` file, a git repository."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "fuzzgate-canary.txt").write_text("replay canary\n")
+    (path / ".env").write_text("REPLAY_CANARY=1\n")
+    repo = path / "fuzzgate-canary-repo"
+    if not repo.exists():
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(path), "GIT_AUTHOR_NAME": "replay",
+               "GIT_AUTHOR_EMAIL": "r@example.invalid", "GIT_COMMITTER_NAME": "replay",
+               "GIT_COMMITTER_EMAIL": "r@example.invalid"}  # fmt: skip
+        repo.mkdir()
+        subprocess.run(["git", "init", "-q"], cwd=repo, env=env, check=False, capture_output=True)
+        (repo / "README").write_text("canary\n")
+        subprocess.run(["git", "add", "README"], cwd=repo, env=env, check=False, capture_output=True)
+        subprocess.run(["git", "commit", "-q", "-m", "canary"], cwd=repo, env=env, check=False, capture_output=True)
 
 
 def main() -> None:
@@ -281,8 +359,9 @@ def main() -> None:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--at", type=int, action="append", default=[], help="a call count to read coverage after")
     p.add_argument("--restart-after", action="append", default=[], help="TOOL#CASE")
-    p.add_argument("--root", type=Path, action="append", default=[], help="a root the client lists")
-    p.add_argument("--reset-git", action="store_true", help="re-create realworld's git scratch before each life")
+    p.add_argument("--scope", type=Path, action="append", default=[], help="a scope dir (copied per life)")
+    p.add_argument("--cwd", help="the scope dir (by name) the server starts in")
+    p.add_argument("--outside", type=Path, help="the replay's layer (made afresh per life)")
     p.add_argument("--hang-wait", type=float, default=1.0)
     p.add_argument("--call-timeout", type=float, default=10.0)
     p.add_argument("command", nargs=argparse.REMAINDER)
@@ -292,7 +371,12 @@ def main() -> None:
     restarts = {(tool, int(case)) for tool, _, case in (r.rpartition("#") for r in ns.restart_after)}
     ns.data_dir.mkdir(parents=True, exist_ok=True)
     with (ns.data_dir / "servers.log").open("w") as stderr:
-        run = Replay(command, ns.data_dir, ns.root, ns.reset_git, ns.hang_wait, ns.call_timeout, stderr=stderr)
+        layer = None
+        if ns.outside is not None:
+            indexes = scope_indexes(records)
+            scopes = {p.name: (indexes.get(p.name, i), p) for i, p in enumerate(ns.scope)}
+            layer = Layer(ns.outside, scopes, ns.cwd)
+        run = Replay(command, ns.data_dir, layer, ns.hang_wait, ns.call_timeout, stderr=stderr)
         result = anyio.run(replay, records, run, ns.at, restarts)
     ns.out.write_text(json.dumps(result, indent=2))
 
