@@ -42,7 +42,7 @@ from fuzzgate.events import (
     TriageStarted,
 )
 from fuzzgate.feed import Feed
-from fuzzgate.feedback import ARC_PREFIX, Feedback, Observed, Signal, SignalKind
+from fuzzgate.feedback import ARC_PREFIX, LINE_PREFIX, Feedback, Observed, Signal, SignalKind
 from fuzzgate.findings import Finding, Repro, Step, Surface
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.generate.cases import Case
@@ -398,7 +398,7 @@ class Engine:
             # What start-up, discovery and the protocol probes ran is no call's doing.
             start = await first.coverage.collect(COLLECT_TIMEOUT_S)
             if start is not None:
-                self.feedback.seen(self._arcs(start.arcs))
+                self.feedback.seen(self._arcs(start))
                 self._learn_constants(feed, "collector", start)
         environment = {"fuzzgate": __version__, "signal": signal.kind.value}
         if info is not None:
@@ -413,8 +413,9 @@ class Engine:
         self.emit(FeedbackReady(signal.kind.value, signal.note, len(seeds.entries), seeds.cold, seeds.skipped))
 
     @staticmethod
-    def _arcs(arcs: frozenset[str]) -> frozenset[str]:
-        return frozenset(ARC_PREFIX + arc for arc in arcs)
+    def _arcs(coverage: CallCoverage) -> frozenset[str]:
+        arcs = {ARC_PREFIX + arc for arc in coverage.arcs}
+        return frozenset(arcs | {LINE_PREFIX + line for line in coverage.lines})
 
     def _learn_constants(self, feed: Feed, source: str, coverage: CallCoverage) -> None:
         if coverage.constants:

@@ -22,6 +22,7 @@ from fuzzgate.target.coverage import CallCoverage
 
 BEHAVIOUR_PREFIX = "b:"
 ARC_PREFIX = "a:"
+LINE_PREFIX = "l:"
 MAX_FEATURES = 1_000_000
 """Features remembered per run: past this, nothing more counts as new (a bound on memory)."""
 
@@ -50,13 +51,19 @@ def call_features(surface: Surface, tool: str, outcome: CallOutcome, coverage: C
     features = {behaviour_feature(surface, tool, outcome)}
     if coverage is not None:
         features.update(ARC_PREFIX + arc for arc in coverage.arcs)
+        # Lines count on their own where arcs are only the branches taken (sys.monitoring).
+        features.update(LINE_PREFIX + line for line in coverage.lines)
     return frozenset(features)
 
 
-def lines_of(arcs: frozenset[str] | set[str]) -> set[str]:
-    """The lines (`path:n`) that arcs (`a:path:from:to`) touch; negative numbers are entries and exits."""
+def lines_of(features: frozenset[str] | set[str]) -> set[str]:
+    """The lines (`path:n`) that line features (`l:path:n`) name and arcs (`a:path:from:to`) touch;
+    negative numbers are entries and exits."""
     lines: set[str] = set()
-    for feature in arcs:
+    for feature in features:
+        if feature.startswith(LINE_PREFIX):
+            lines.add(feature[len(LINE_PREFIX) :])
+            continue
         if not feature.startswith(ARC_PREFIX):
             continue
         path, _, pair = feature[len(ARC_PREFIX) :].rpartition(":")
@@ -101,18 +108,15 @@ class Feedback:
             return Observed(features, frozenset())
         new = frozenset(features - self._seen)
         if new:
-            self._seen.update(new)
-            arcs = {f for f in new if f.startswith(ARC_PREFIX)}
-            self.arcs += len(arcs)
-            self.behaviours += len(new) - len(arcs)
-            self._lines.update(lines_of(arcs))
+            self._count(new)
         return Observed(features, new)
+
+    def _count(self, new: frozenset[str]) -> None:
+        self._seen.update(new)
+        self.arcs += sum(1 for f in new if f.startswith(ARC_PREFIX))
+        self.behaviours += sum(1 for f in new if f.startswith(BEHAVIOUR_PREFIX))
+        self._lines.update(lines_of(new))
 
     def seen(self, features: frozenset[str]) -> None:
         """Count `features` as reached without a call (start-up: nothing to attribute them to)."""
-        new = features - self._seen
-        self._seen.update(new)
-        arcs = {f for f in new if f.startswith(ARC_PREFIX)}
-        self.arcs += len(arcs)
-        self.behaviours += len(new) - len(arcs)
-        self._lines.update(lines_of(arcs))
+        self._count(frozenset(features - self._seen))
