@@ -84,11 +84,13 @@ def stderr_templates(stderr: str) -> list[str]:
     return templates
 
 
-def behaviour_key(outcome: CallOutcome) -> str:
-    """The outcome's behaviour, the same for the same code path whatever the arguments."""
+def behaviour_key(outcome: CallOutcome, arguments: Any = None) -> str:
+    """The outcome's behaviour, the same for the same code path whatever the arguments: the
+    request's own string values (`arguments`) are taken out of its text, so an echo of them is one
+    behaviour, not one per value."""
     parsed = _json(outcome.text)
     # The first line is what `normalize_message` keeps; a long one is cut first (it is the server's).
-    text: Any = shape(parsed) if parsed is not None else normalize_message(outcome.text[:_MAX_TEXT])
+    text: Any = shape(parsed) if parsed is not None else normalize_message(outcome.text[:_MAX_TEXT], arguments)
     payload = _json(outcome.payload)
     structured = shape(payload.get("structuredContent")) if isinstance(payload, dict) else None
     after = outcome.after_timeout.value if outcome.after_timeout is not None else None
@@ -114,10 +116,10 @@ class Behaviours:
         self._per_tool = per_tool
         self._seen: dict[Any, set[str]] = {}
 
-    def new(self, tool: Any, outcome: CallOutcome) -> bool:
+    def new(self, tool: Any, outcome: CallOutcome, arguments: Any = None) -> bool:
         """Whether `outcome` shows `tool` (any hashable key) doing something it had not done before."""
         seen = self._seen.setdefault(tool, set())
-        key = behaviour_key(outcome)
+        key = behaviour_key(outcome, arguments)
         if key in seen or len(seen) >= self._per_tool:
             return False
         seen.add(key)

@@ -587,7 +587,7 @@ class Engine:
                 # scheduled cases: `--cases` bounds those.
                 plan.calls += 1
             scheduler.record(plan, outcome.duration_s)
-            observed = await self._observe(connection, feed, plan, outcome)
+            observed = await self._observe(connection, feed, plan, outcome, case.arguments)
             chain_prefix = feed.chain_prefix(case)
             new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent)
             scheduler.behaved(plan, new_behaviour or bool(observed.new))
@@ -645,7 +645,9 @@ class Engine:
                 if self.live is not None:
                     self.live.restarted()
 
-    async def _observe(self, connection: Connection, feed: Feed, plan: ToolPlan, outcome: CallOutcome) -> Observed:
+    async def _observe(
+        self, connection: Connection, feed: Feed, plan: ToolPlan, outcome: CallOutcome, arguments: dict[str, Any]
+    ) -> Observed:
         """The call's features, and which are new; the constants its code compares against go
         into the dictionary."""
         signal = self.feedback.signal.kind
@@ -657,7 +659,7 @@ class Engine:
             coverage = await channel.collect(COLLECT_TIMEOUT_S)
             if coverage is not None:
                 self._learn_constants(feed, plan.info.name, coverage)
-        return self.feedback.observe(plan.info.surface, plan.info.name, outcome, coverage)
+        return self.feedback.observe(plan.info.surface, plan.info.name, outcome, coverage, arguments)
 
 
 def _without_collector(config: Config) -> Config:

@@ -228,7 +228,7 @@ class Feed:
         its outcome showed the tool doing something it had not done before."""
         key = _key(plan)
         tool = self._tools.get(key)
-        new = self.behaviours.new(key, outcome)
+        new = self.behaviours.new(key, outcome, case.arguments)
         learned = 0
         # Only from results: an error reply is mostly the server's words about what was wrong (a
         # validation message's `repo_path  Field required` made `Field` a repository path).

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from fuzzgate.behaviour import behaviour_key
 from fuzzgate.findings import Surface
@@ -41,14 +42,17 @@ class Signal:
     """One line: which signal the target got and why (the report, console and summary print it)."""
 
 
-def behaviour_feature(surface: Surface, tool: str, outcome: CallOutcome) -> str:
-    digest = hashlib.sha256(f"{surface.value}\0{tool}\0{behaviour_key(outcome)}".encode()).hexdigest()[:16]
+def behaviour_feature(surface: Surface, tool: str, outcome: CallOutcome, arguments: Any = None) -> str:
+    key = behaviour_key(outcome, arguments)
+    digest = hashlib.sha256(f"{surface.value}\0{tool}\0{key}".encode()).hexdigest()[:16]
     return f"{BEHAVIOUR_PREFIX}{digest}"
 
 
-def call_features(surface: Surface, tool: str, outcome: CallOutcome, coverage: CallCoverage | None) -> frozenset[str]:
+def call_features(
+    surface: Surface, tool: str, outcome: CallOutcome, coverage: CallCoverage | None, arguments: Any = None
+) -> frozenset[str]:
     """Everything one call reached: its behaviour, and the arcs its coverage shows."""
-    features = {behaviour_feature(surface, tool, outcome)}
+    features = {behaviour_feature(surface, tool, outcome, arguments)}
     if coverage is not None:
         features.update(ARC_PREFIX + arc for arc in coverage.arcs)
         # Lines count on their own where arcs are only the branches taken (sys.monitoring).
@@ -101,9 +105,9 @@ class Feedback:
         return len(self._lines)
 
     def observe(
-        self, surface: Surface, tool: str, outcome: CallOutcome, coverage: CallCoverage | None
+        self, surface: Surface, tool: str, outcome: CallOutcome, coverage: CallCoverage | None, arguments: Any = None
     ) -> Observed:
-        features = call_features(surface, tool, outcome, coverage)
+        features = call_features(surface, tool, outcome, coverage, arguments)
         if len(self._seen) >= MAX_FEATURES:
             return Observed(features, frozenset())
         new = frozenset(features - self._seen)

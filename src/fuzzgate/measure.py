@@ -121,7 +121,7 @@ class Measurer:
             return None
         if self.signal is SignalKind.OFF:
             return frozenset()
-        return call_features(entry.surface, entry.tool, outcome, coverage)
+        return call_features(entry.surface, entry.tool, outcome, coverage, arguments)
 
     async def _send(
         self, connection: Connection, tool: str, arguments: dict[str, Any], surface: Surface

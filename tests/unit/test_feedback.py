@@ -35,3 +35,11 @@ def test_new_arcs_count_once_and_lines_come_from_arcs() -> None:
     assert more.new == {"a:s.py:4:9"}
     assert (feedback.behaviours, feedback.arcs, feedback.lines) == (1, 3, 3)
     assert lines_of({"a:s.py:4:9", "a:s.py:-1:3"}) == {"s.py:4", "s.py:9", "s.py:3"}
+
+
+def test_an_echo_of_the_request_is_one_behaviour_whatever_it_echoes() -> None:
+    one = call_features(Surface.TOOL, "echo", _ok("you said: blue whale"), None, {"text": "blue whale"})
+    two = call_features(Surface.TOOL, "echo", _ok("you said: quiet river"), None, {"text": "quiet river"})
+    other = call_features(Surface.TOOL, "echo", _ok("you said: nothing at all"), None, {"text": "quiet river"})
+    assert one == two
+    assert other != two
