@@ -43,7 +43,7 @@ from fuzzgate.events import (
 )
 from fuzzgate.feed import Feed
 from fuzzgate.feedback import ARC_PREFIX, LINE_PREFIX, Feedback, Observed, Signal, SignalKind
-from fuzzgate.findings import Finding, Repro, Step, Surface
+from fuzzgate.findings import Finding, Kind, Repro, Step, Surface
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.generate.cases import Case
 from fuzzgate.generate.dictionary import reply_values
@@ -68,9 +68,7 @@ the worker's default): all tools share one generation worker, so a schema too co
 for holds the others up until then."""
 _WATCH_S = 0.05
 _LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
-TRACED_SLOWDOWN = 4.0
-"""How much slower a server runs under the coverage collector at worst (measured: about 3x on
-CPython 3.11 for all its code, the SDK's included; under 1.3x on 3.12+ with sys.monitoring)."""
+
 COLLECT_TIMEOUT_S = 2.0
 """How long the coverage collector may take to hand over a call's arcs before the call counts as
 showing none (a server busy with something else answers late, not never)."""
@@ -220,10 +218,10 @@ class Engine:
         self._replay_began: float | None = None
         self._replay_reported = False
 
-    def _oracles(self, slowdown: float = 1.0) -> Oracles:
+    def _oracles(self) -> Oracles:
         canaries = self.containment.workspace.canaries if self.containment is not None else ()
         return Oracles(
-            slow_s=slowdown * self.config.slow_ms / 1000,
+            slow_s=self.config.slow_ms / 1000,
             scanner=SecretScanner(self.config.secret_patterns, self.canaries),
             redact=self.redact,
             probes=self.probes,
@@ -390,11 +388,6 @@ class Engine:
             self.emit(FeedbackReady(signal.kind.value, signal.note, 0, None))
             return
         if signal.kind is SignalKind.COVERAGE and first.coverage is not None:
-            # A traced interpreter runs all its code slower (CPython 3.11 turns its specializing
-            # interpreter off under a trace function): fuzzing's calls are judged slow against a
-            # threshold that much higher. Replays start servers without the collector, at the
-            # configured threshold, so a slow call reported is slow without fuzzgate's tracer too.
-            self.oracles = self._oracles(TRACED_SLOWDOWN)
             # What start-up, discovery and the protocol probes ran is no call's doing.
             start = await first.coverage.collect(COLLECT_TIMEOUT_S)
             if start is not None:
@@ -606,6 +599,12 @@ class Engine:
                 surface=surface,
             )
             for observation in observations:
+                if observation.kind is Kind.SLOW and connection.coverage is not None:
+                    # A traced interpreter runs all its code slower (CPython 3.11 turns its
+                    # specializing interpreter off under a trace function): the call may be slow
+                    # only because of fuzzgate's collector. Replays start servers without it: a
+                    # slow call none of them shows again is dropped, not reported.
+                    observation = replace(observation, ambiguous=True)
                 finding = self.findings.add(observation, plan.info.name, repro)
                 self.verifier.offer(finding, observation.ambiguous)
                 previous = self._durations.get(finding.fingerprint, 0.0)
