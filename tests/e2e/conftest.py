@@ -50,8 +50,20 @@ def fuzzgate(
     command = [sys.executable, "-m", "fuzzgate", *args]
     if args and args[0] in ("run",) and "--out" not in args:
         command += ["--out", str(out)]
+    if args and args[0] == "run" and not any(a.startswith("--feedback") for a in args) and not _configured(args, cwd):
+        # The coverage collector slows a Python server's every call (about 2x on CPython 3.11):
+        # tests of other things run with behaviour feedback; those of coverage feedback, and
+        # those whose config file sets it, ask for it (`--feedback auto`).
+        command += ["--feedback", "behaviour"]
     proc = subprocess.run(command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, check=False)
     return CliRun(proc.returncode, proc.stdout, proc.stderr, out)
+
+
+def _configured(args: tuple[str, ...], cwd: Path) -> bool:
+    """Whether the run reads a config file that may set `feedback` itself."""
+    if "--config" in args or any(a.startswith("--config=") for a in args):
+        return True
+    return any((cwd / name).exists() for name in ("fuzzgate.toml", "fuzzgate.yaml", "fuzzgate.yml", "wallfacer.toml"))
 
 
 def free_port() -> int:

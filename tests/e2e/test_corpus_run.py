@@ -19,6 +19,7 @@ pytestmark = pytest.mark.e2e
 
 TOOLS = ("split_bill", "parse_config", "get_stock_level", "format_label", "echo", "add", "search")
 FLAGS = (*(f"--include={tool}" for tool in TOOLS), "--timeout", "2s", "--replays", "1", "--seed", "7")
+AUTO = ("--feedback", "auto")  # the default, said: the e2e helper runs others with behaviour feedback
 
 
 def _run(tmp_path: Path, corpus: Path, *extra: str, out: str = "out") -> tuple[Any, dict[str, Any]]:
@@ -36,7 +37,7 @@ def _entries(corpus: Path) -> list[Path]:
 
 def test_a_run_keeps_entries_and_the_next_one_starts_from_them(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
-    first, report = _run(tmp_path, corpus, "--budget", "8s")
+    first, report = _run(tmp_path, corpus, "--budget", "8s", *AUTO)
     feedback = report["feedback"]
     assert feedback["signal"] == "coverage", feedback
     assert feedback["lines"] > 0 and feedback["arcs"] > 0 and feedback["behaviours"] > 0
@@ -52,7 +53,7 @@ def test_a_run_keeps_entries_and_the_next_one_starts_from_them(tmp_path: Path) -
         assert entry["environment"]["fuzzgate"] and entry["feedback"]["signal"] == "coverage"
         assert file.parent.name == "buggy_server"
 
-    second, again = _run(tmp_path, corpus, "--budget", "8s", out="out2")
+    second, again = _run(tmp_path, corpus, "--budget", "8s", *AUTO, out="out2")
     replay = again["corpus"]
     assert replay["cold"] is None and replay["loaded"] == len(files)
     assert replay["replayed"] > 0
@@ -90,13 +91,13 @@ def test_behaviour_feedback_when_coverage_is_not_wanted(tmp_path: Path) -> None:
 
 def test_same_seed_and_corpus_send_the_same_requests(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
-    _run(tmp_path, corpus, "--budget", "6s", "--cases", "12")
+    _run(tmp_path, corpus, "--budget", "6s", "--cases", "12", *AUTO)
     requests = []
     for name in ("a", "b"):
         copy = tmp_path / f"corpus-{name}"
         shutil.copytree(corpus, copy)
         trace = tmp_path / f"trace-{name}.jsonl"
-        _run(tmp_path, copy, "--budget", "60s", "--cases", "12", "--trace", str(trace), out=f"out-{name}")
+        _run(tmp_path, copy, "--budget", "60s", "--cases", "12", "--trace", str(trace), *AUTO, out=f"out-{name}")
         lines = [json.loads(line) for line in trace.read_text().splitlines()]
         requests.append([(line.get("tool"), json.dumps(line.get("arguments"), sort_keys=True)) for line in lines])
     assert requests[0] and requests[0] == requests[1]
