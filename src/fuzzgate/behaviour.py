@@ -4,9 +4,12 @@ tool is still showing anything new.
 A behaviour key is the outcome's status and error code, its text with ids, quoted values, paths
 and numbers abstracted (`check.normalize`; JSON text by its shape), the shape of its structured
 content (keys and value types, not values, nor how many items a list holds), the types of its
-content items, and the templates of the lines the server wrote to stderr during the call (a log line
-saying which branch ran is as telling as the reply). Timing is no part of it: it must not depend on
-load. The scheduler charges a tool that stopped showing new keys more for its time, so the
+content items, and, when the server logged a traceback during the call, the templates of what it
+wrote to stderr. Timing is no part of it: it must not depend on load. That is why other stderr lines
+stay out: a line written just before the reply may be read just after it, depending on which of
+fuzzgate's readers ran first (two runs with the same seed sent different requests); a traceback is
+waited for until stderr goes quiet (`target.connection`), so what it holds does not depend on that.
+The scheduler charges a tool that stopped showing new keys more for its time, so the
 budget goes where behaviour is still being found (as coverage-guided fuzzers favour inputs that
 reach new code, with the reply standing in for coverage).
 """
@@ -17,6 +20,7 @@ import json
 from typing import Any
 
 from fuzzgate.check.normalize import normalize_message, normalize_schema_path
+from fuzzgate.check.patterns import TRACE_START
 from fuzzgate.outcome import CallOutcome
 
 MAX_KEYS_PER_TOOL = 4096
@@ -73,7 +77,10 @@ def _content_types(payload: Any) -> list[str]:
 
 
 def stderr_templates(stderr: str) -> list[str]:
-    """The distinct lines of `stderr` with their payload abstracted, in order, a few at most."""
+    """The distinct lines of `stderr` with their payload abstracted, in order, a few at most; none
+    unless it holds a traceback (see the module docstring)."""
+    if not any(TRACE_START.search(line) for line in stderr[-_MAX_STDERR:].splitlines()):
+        return []
     templates: list[str] = []
     for line in stderr[-_MAX_STDERR:].splitlines():
         template = normalize_message(line[:_MAX_TEXT])

@@ -18,11 +18,15 @@ def test_the_same_code_path_with_other_values_is_one_behaviour() -> None:
     assert a == b
 
 
-def test_stderr_templates_and_tools_tell_behaviours_apart() -> None:
+def test_a_logged_traceback_and_the_tool_tell_behaviours_apart_other_stderr_lines_do_not() -> None:
     quiet = call_features(Surface.TOOL, "get", _ok("done"), None)
+    # A log line may be read before or after the reply, depending on load: not part of the key.
     logged = call_features(Surface.TOOL, "get", _ok("done", stderr="cache miss for key 12\n"), None)
+    traceback = "Traceback (most recent call last):\n  File \"s.py\", line 3, in get\nKeyError: 'x'\n"
+    failed = call_features(Surface.TOOL, "get", _ok("done", stderr=traceback), None)
     other_tool = call_features(Surface.TOOL, "put", _ok("done"), None)
-    assert len({quiet, logged, other_tool}) == 3
+    assert logged == quiet
+    assert len({quiet, failed, other_tool}) == 3
 
 
 def test_new_arcs_count_once_and_lines_come_from_arcs() -> None:
