@@ -43,7 +43,7 @@ from fuzzgate.generate.dictionary import Dictionary
 from fuzzgate.generate.mutate import mutate, shrink_candidates
 from fuzzgate.outcome import CallOutcome, OutcomeStatus
 from fuzzgate.plan import ToolPlan
-from fuzzgate.sequence import rebind
+from fuzzgate.sequence import bindings, rebind
 
 REPLAY_SHARE = 0.25
 """The most of the fuzzing time replaying the stored corpus may take."""
@@ -209,12 +209,7 @@ class LiveCorpus:
 
     def _rebound(self, pending: _Pending, arguments: dict[str, Any]) -> dict[str, Any]:
         """`arguments` with the ids the recorded prefix got replaced by those this server handed out."""
-        bound: dict[Any, Any] = {}
-        for recorded, sent in zip(pending.recorded, pending.sent, strict=False):
-            for old, new in zip(recorded.produced, sent.produced, strict=False):
-                if old != new and isinstance(old, str | int) and not isinstance(old, bool):
-                    bound[old] = new
-        result: dict[str, Any] = rebind(arguments, bound)
+        result: dict[str, Any] = rebind(arguments, bindings(pending.recorded, pending.sent))
         return result
 
     def _seed_pending(self, entry: CorpusEntry) -> _Pending | None:

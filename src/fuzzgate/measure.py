@@ -24,7 +24,7 @@ from fuzzgate.feedback import SignalKind, call_features
 from fuzzgate.findings import Step, Surface
 from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.outcome import CallOutcome, OutcomeStatus
-from fuzzgate.sequence import rebind
+from fuzzgate.sequence import bindings, rebind
 from fuzzgate.session import contained
 from fuzzgate.steps import send_step
 from fuzzgate.target.connection import Connection
@@ -135,12 +135,7 @@ def _produced(tool: str, outcome: CallOutcome) -> tuple[Any, ...]:
 
 
 def _rebound(arguments: dict[str, Any], recorded: list[Step], sent: list[Step]) -> dict[str, Any]:
-    bound: dict[Any, Any] = {}
-    for before, now in zip(recorded, sent, strict=False):
-        for old, new in zip(before.produced, now.produced, strict=False):
-            if old != new and isinstance(old, str | int) and not isinstance(old, bool):
-                bound[old] = new
-    result: dict[str, Any] = rebind(arguments, bound)
+    result: dict[str, Any] = rebind(arguments, bindings(recorded, sent))
     return result
 
 

@@ -168,6 +168,17 @@ def rebind(value: Any, bound: Mapping[Any, Any]) -> Any:
     return value
 
 
+def bindings(recorded: Sequence[Step], sent: Sequence[Step]) -> dict[Any, Any]:
+    """What to rebind: each value a recorded step's reply brought, to the value the same step's
+    reply brought when sent again (by position), where they differ."""
+    bound: dict[Any, Any] = {}
+    for before, now in zip(recorded, sent, strict=False):
+        for old, new in zip(before.produced, now.produced, strict=False):
+            if old != new and isinstance(old, str | int) and not isinstance(old, bool):
+                bound[old] = new
+    return bound
+
+
 REBIND_MIN_CHARS = 6
 """A bound string shorter than this is replaced only where it is the whole value: a short id
 ("7") inside other text is more likely a coincidence than a reference."""

@@ -175,18 +175,7 @@ class _Finder:
                 pending.extend(members)
 
     def _target(self, ref: Any) -> Any:
-        if not isinstance(ref, str) or not ref.startswith("#"):
-            return None
-        node: Any = self.root
-        for token in ref[1:].split("/")[1:]:
-            token = token.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, Mapping) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                return None
-        return node
+        return local_ref(self.root, ref)
 
     def _examples(self, node: Any) -> tuple[str, ...]:
         """The usable examples of the nearest part that has some, then the usable values of the
@@ -242,3 +231,20 @@ def _accepts(checker: Validator, value: Any) -> bool:
     except Exception:
         # A pattern past its time limit, an unresolvable reference: not a value to anchor on.
         return False
+
+
+def local_ref(root: Any, ref: Any) -> Any:
+    """The part of `root` a local `$ref` (`#/$defs/Item`) points at; None for any other reference
+    or a pointer that leads nowhere."""
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        return None
+    node: Any = root
+    for token in ref[1:].split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
+from fuzzgate.generate._anchor import local_ref
 from fuzzgate.generate._model import escape_pointer, json_key
 
 Path: TypeAlias = tuple[str | int, ...]
@@ -199,18 +200,7 @@ class Schemas:
         return View(tuple(parts))
 
     def target(self, ref: Any) -> Any:
-        if not isinstance(ref, str) or not ref.startswith("#"):
-            return None
-        node: Any = self.root
-        for token in ref[1:].split("/")[1:]:
-            token = token.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, Mapping) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                return None
-        return node
+        return local_ref(self.root, ref)
 
     def _branch(self, branches: list[Any], value: Any, depth: int) -> Any:
         """The branch `value` fits best (the first of the best); without a value, the first that
