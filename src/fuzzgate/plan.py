@@ -224,8 +224,13 @@ class Scheduler:
         open_plans = [p for p in self.plans if p.skip_reason is None and p.next_case < self._limit(p)]
         if not open_plans:
             return None
-        least = min(p.used_s for p in open_plans)
-        even = [p for p in open_plans if p.used_s <= least + max(FAIR_SLACK_S, FAIR_SLACK_SHARE * least)]
+        if self.cases is not None:
+            # Every tool gets its `--cases` anyway: round-robin, so the order never reads the clock
+            # (a generator built slowly on a loaded machine would otherwise reorder the tools).
+            even = open_plans
+        else:
+            least = min(p.used_s for p in open_plans)
+            even = [p for p in open_plans if p.used_s <= least + max(FAIR_SLACK_S, FAIR_SLACK_SHARE * least)]
         plan = min(even, key=lambda p: (p.next_case, self._order[(p.info.surface, p.info.name)]))
         index = plan.next_case
         plan.next_case += 1
