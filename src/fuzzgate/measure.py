@@ -10,7 +10,7 @@ run replays its corpus.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -150,9 +150,3 @@ async def measuring(config: Config, seed: int, timebox: TimeBox) -> AsyncIterato
             yield measurer
         finally:
             await measurer._close()
-
-
-def unique_features(features: Mapping[str, frozenset[str]]) -> int:
-    """How many distinct features a set of measurements reaches (for the tools' summaries)."""
-    return len(frozenset().union(*features.values())) if features else 0
-
