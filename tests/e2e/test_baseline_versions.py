@@ -25,9 +25,12 @@ pytestmark = pytest.mark.e2e
 FIXTURE = Path(__file__).parent / "fixtures" / "baseline-format1"
 TOOLS = ("format_label", "batch_export", "split_bill", "parse_config", "get_stock_level", "export_csv", "read_note",
          "debug_env", "sync_repository")  # fmt: skip
+# Bounded by --cases, not by the clock: a time-boxed run sent as many requests as the machine's load
+# allowed, and on a loaded CI machine one of them carried a lone surrogate escape, which this version
+# reports in `transport` (an oracle the released version did not have), so the verdict changed with load.
 RUN_FLAGS = (
     *stdio_target("buggy_server.py"), *(f"--include={tool}" for tool in TOOLS),
-    "--budget", "30s", "--timeout", "2s", "--replays", "1", "--seed", "101",
+    "--cases", "12", "--budget", "240s", "--timeout", "2s", "--replays", "1", "--seed", "101",
 )  # fmt: skip
 
 
@@ -53,9 +56,7 @@ def _assert_all_known(run: CliRun, fixture_fingerprints: set[str] | None = None)
     assert [f["fingerprint"] for f in report["findings"] if f["baseline_state"] != "known"] == []
     assert report["fixed"] == []
     # Fuzzing met planted bugs again, so matches were made by fingerprint, not only by replaying entries.
-    # The time box decides how many it meets: on a loaded CI machine a 20 s run met only the hang, so one
-    # is what the test can demand without turning flaky.
-    assert len(report["findings"]) >= 1, report["findings"]
+    assert len(report["findings"]) >= 3, report["findings"]
     if fixture_fingerprints is not None:
         assert {f["fingerprint"] for f in report["findings"]} <= fixture_fingerprints
 

@@ -10,9 +10,11 @@ refuses it), so those requests go over a raw pipe.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -214,23 +216,55 @@ async def test_a_call_after_delete_kills_the_server(root: Path, tmp_path: Path, 
 # ------------------------------------------------------------------------------ lone surrogates
 
 
-def raw_session(argv: list[str], cwd: Path, lines: list[str]) -> tuple[list[dict[str, Any]], int | None, str]:
-    """Send `lines` after the handshake, close stdin, and read until the server's stdout ends.
-    Returns (replies, exit code or None if still running, stderr)."""
+def raw_session(
+    argv: list[str], cwd: Path, lines: list[str], *, replies_expected: int
+) -> tuple[list[dict[str, Any]], int | None, str]:
+    """Send `lines` after the handshake and read replies until `replies_expected` have come or stdout
+    ends; only then close stdin. Closing it right after writing raced the server: an SDK server that
+    reads EOF may end its session before answering requests still in flight, so under load the last
+    reply was sometimes never written. Returns (replies, exit code or None if still running, stderr)."""
     proc = subprocess.Popen(
         argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     handshake = [
         json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "smoke", "version": "0"}}}),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
     ]  # fmt: skip
+    replies: list[dict[str, Any]] = []
+    enough = threading.Event()
+    stderr_lines: list[str] = []
+
+    def read_replies() -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            if line.strip():
+                replies.append(json.loads(line))
+                if len(replies) >= replies_expected:
+                    enough.set()
+        enough.set()
+
+    readers = [
+        threading.Thread(target=read_replies, daemon=True),
+        threading.Thread(target=lambda: stderr_lines.extend(proc.stderr), daemon=True),  # type: ignore[arg-type]
+    ]
+    for reader in readers:
+        reader.start()
     try:
-        out, err = proc.communicate("\n".join([*handshake, *lines]) + "\n", timeout=DEADLINE_S)
+        proc.stdin.write("\n".join([*handshake, *lines]) + "\n")
+        proc.stdin.flush()
+        enough.wait(DEADLINE_S)
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.close()
+        proc.wait(timeout=DEADLINE_S)
+    except BrokenPipeError:
+        proc.wait(timeout=DEADLINE_S)
     finally:
         proc.kill()
         proc.wait()
-    return [json.loads(line) for line in out.splitlines() if line.strip()], proc.returncode, err
+        for reader in readers:
+            reader.join(DEADLINE_S)
+    return replies, proc.returncode, "".join(stderr_lines)
 
 
 async def test_surrogate_dropper_answers_plain_calls(root: Path) -> None:
@@ -254,6 +288,7 @@ def test_surrogate_dropper_never_answers_then_dies_on_the_next_request(root: Pat
             json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
             json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}),
         ],
+        replies_expected=5,
     )
     assert [reply["id"] for reply in replies] == [1, 2]  # nothing for 3, and dead before 4
     assert code == 1
@@ -268,6 +303,7 @@ def test_an_sdk_server_drops_a_lone_surrogate_request_but_stays_up(root: Path) -
         [sys.executable, str(POLITE), "--root", str(root)],
         root,
         [LONE_SURROGATE_CALL % ("echo", "text"), json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"})],
+        replies_expected=2,
     )
     assert [reply.get("id") for reply in replies] == [1, 4]
     assert code == 0  # it exits normally when stdin closes
