@@ -40,6 +40,10 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--protocol", choices=["auto", "legacy", "2026-07-28"], help="protocol negotiation")
     g.add_argument("--baseline", type=Path, help="baseline directory (default .fuzzgate/baseline)")
     g.add_argument("--corpus", type=Path, help="corpus directory (default .fuzzgate/corpus)")
+    g.add_argument("--shard", metavar="I/N", help="fuzz only the I-th of N stable shares of the tools (see docs/sharding.md)")
+    g.add_argument(
+        "--store", metavar="URL|DIR", help="shared store (redis://host:port/db or a directory) for corpus, findings, statistics"
+    )
     g.add_argument(
         "--feedback",
         choices=["auto", "behaviour", "off"],
@@ -85,6 +89,8 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
         startup_timeout=ns.startup_timeout,
         baseline=ns.baseline,
         corpus=ns.corpus,
+        shard=ns.shard,
+        store=ns.store,
         name=ns.name,
         command=ns.target_command,
         args=tup(ns.target_args),

@@ -37,6 +37,10 @@ class Overrides:
     startup_timeout: str | float | None = None
     baseline: Path | str | None = None
     corpus: Path | str | None = None
+    shard: str | None = None
+    """`I/N`, replacing `[fuzzgate] shard`."""
+    store: str | None = None
+    """A store URL or directory, replacing `[fuzzgate] store`."""
     name: str | None = None
 
     command: str | None = None
@@ -75,6 +79,8 @@ OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
         "startup_timeout": "--startup-timeout",
         "baseline": "--baseline",
         "corpus": "--corpus",
+        "shard": "--shard",
+        "store": "--store",
         "name": "--name",
         "command": "--command",
         "args": "--arg",

@@ -36,6 +36,8 @@ FUZZGATE_KEYS = (
     "out",
     "baseline",
     "corpus",
+    "shard",
+    "store",
     "secret_patterns",
     "slow",
     "max_string",

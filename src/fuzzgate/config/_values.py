@@ -23,6 +23,7 @@ from fuzzgate.config._durations import (
     parse_size,
 )
 from fuzzgate.config._messages import describe
+from fuzzgate.config.model import Shard
 from fuzzgate.errors import ConfigError
 
 _E = TypeVar("_E", bound=StrEnum)
@@ -219,3 +220,19 @@ def as_seed(value: object, where: str) -> int:
         if re.fullmatch(r"\d+", text):
             return int(text)
     raise mismatch(where, expected, value, hint="seeds are whole numbers; a commit hash works as 0x<hex>")
+
+
+_SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+MAX_SHARDS = 256
+
+
+def as_shard(value: object, where: str) -> Shard:
+    """`"I/N"` with 1 <= I <= N <= 256 (a matrix index is 1-based in the flag, as people count)."""
+    expected = f'"I/N" with 1 <= I <= N <= {MAX_SHARDS}, like "2/4"'
+    match = _SHARD.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        raise mismatch(where, expected, value, hint="in a GitHub matrix: --shard ${{ matrix.shard }}/4")
+    index, count = int(match[1]), int(match[2])
+    if not 1 <= index <= count <= MAX_SHARDS:
+        raise mismatch(where, expected, value)
+    return Shard(index, count)

@@ -28,14 +28,19 @@ from fuzzgate.config._values import (
     as_path,
     as_regex_list,
     as_seed,
+    as_shard,
     as_size,
     as_str_list,
     as_str_map,
     beside,
+    mismatch,
 )
 from fuzzgate.config.model import Config, GenerationMode, ProtocolMode
 from fuzzgate.errors import ConfigError
 from fuzzgate.findings import DEFAULT_SEVERITY, Severity
+
+STORE_SCHEMES = ("redis", "rediss", "unix")
+"""The URL schemes `[fuzzgate] store` takes (redis-py's); anything else is a directory."""
 
 _T = TypeVar("_T")
 _E = TypeVar("_E", bound=StrEnum)
@@ -159,6 +164,22 @@ def _seconds(value: object, where: str, _from_flag: bool) -> float:
     return as_millis(value, where) / 1000
 
 
+def _store(config_file: Path | None) -> _Reader[str]:
+    """A store: a `redis://` (or `rediss://`, `unix://`) URL as written, else a directory, which a
+    file's value names relative to the file like the other directories."""
+
+    def read(value: object, where: str, from_flag: bool) -> str:
+        text = as_nonempty_str(str(value) if isinstance(value, Path) else value, where)
+        if "://" in text:
+            scheme = text.split("://", 1)[0].lower()
+            if scheme not in STORE_SCHEMES:
+                raise mismatch(where, "a redis://, rediss:// or unix:// URL, or a directory", text, secret=True)
+            return text
+        return str(_directory(config_file)(text, where, from_flag))
+
+    return read
+
+
 def _directory(config_file: Path | None) -> _Reader[Path]:
     """A directory setting: from a flag, relative to the current directory, as the user typed it;
     from the file, relative to the file's directory."""
@@ -204,6 +225,8 @@ def _fuzzgate_settings(settings: _Settings, config: Config) -> Config:
         out_dir=settings.read("out", directory, beside(config.out_dir, config.source)),
         baseline_dir=settings.read("baseline", directory, beside(config.baseline_dir, config.source)),
         corpus=settings.read("corpus", directory, beside(config.corpus, config.source)),
+        shard=settings.read("shard", _plain(as_shard), config.shard),
+        store=settings.read("store", _store(config.source), config.store),
         secret_patterns=_secret_patterns(settings),
         slow_ms=settings.read("slow", _plain(as_millis), config.slow_ms),
         max_string=settings.read("max_string", _plain(as_size), config.max_string),

@@ -105,6 +105,18 @@ class TargetConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class Shard:
+    """`--shard I/N`: this run fuzzes the I-th of N deterministic shares of the target's tools."""
+
+    index: int
+    """1-based, as the flag spells it."""
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Everything a run needs to know, already validated."""
 
@@ -135,6 +147,11 @@ class Config:
     baseline_dir: Path = Path(".fuzzgate/baseline")
     corpus: Path = Path(".fuzzgate/corpus")
     """The corpus directory (one subdirectory per target); relative like `baseline_dir`."""
+    shard: Shard | None = None
+    """`[fuzzgate] shard` / `--shard I/N`: None fuzzes every tool."""
+    store: str | None = None
+    """`[fuzzgate] store` / `--store URL`: a shared store (`redis://...` or a directory) that runs
+    and workers read seeds from and write corpus, findings and statistics to; None for none."""
 
     severity: dict[Kind, Severity] = field(default_factory=lambda: dict(DEFAULT_SEVERITY))
     extra_severity: dict[str, Severity] = field(default_factory=dict)
