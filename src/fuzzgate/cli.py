@@ -40,9 +40,9 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--protocol", choices=["auto", "legacy", "2026-07-28"], help="protocol negotiation")
     g.add_argument("--baseline", type=Path, help="baseline directory (default .fuzzgate/baseline)")
     g.add_argument("--corpus", type=Path, help="corpus directory (default .fuzzgate/corpus)")
-    g.add_argument("--shard", metavar="I/N", help="fuzz only the I-th of N stable shares of the tools (see docs/sharding.md)")
+    g.add_argument("--shard", metavar="I/N", help="fuzz only the I-th of N stable shares of the tools")
     g.add_argument(
-        "--store", metavar="URL|DIR", help="shared store (redis://host:port/db or a directory) for corpus, findings, statistics"
+        "--store", metavar="URL|DIR", help="shared store (redis://host:port/db or a directory): corpus, findings, stats"
     )
     g.add_argument(
         "--feedback",
