@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs fuzzgate with its test dependencies and the output validators, then runs every check.
+# Installs the system packages the tests use (Node.js, redis-server, chromium: scripts/install-system-packages.sh),
+# fuzzgate with its test dependencies and the output validators, then runs every check.
 # Usage: bash scripts/test.sh [pytest args...]
 # Every validator is required: one that is missing fails its tests instead of skipping them, and
 # only a declared skipif condition may skip (tests/conftest.py). Branch coverage of src/fuzzgate,
@@ -7,6 +8,7 @@
 # args (a subset of the tests) it is reported but not enforced.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/install-system-packages.sh
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[test]"
