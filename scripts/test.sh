@@ -25,4 +25,4 @@ if [[ $# -gt 0 ]]; then
 fi
 # Two workers: most e2e tests wait on servers and budgets, not the CPU (688 s serial, 389 s like this,
 # measured on this 2-core machine). --dist loadscope keeps each module's shared runs on one worker.
-.venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadscope --cov --cov-report=term "${floor[@]}" "$@"
+.venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadscope --cov --cov-report=term --durations=25 "${floor[@]}" "$@"
