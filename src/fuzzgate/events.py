@@ -19,6 +19,8 @@ class RunStarted:
     seed_source: str
     budget_s: float
     mode: str
+    shard: str | None = None
+    """`I/N` when the run fuzzes one share of the tools (`--shard`)."""
 
 
 @dataclass(frozen=True, slots=True)

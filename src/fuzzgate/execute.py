@@ -291,8 +291,10 @@ class Engine:
                 except TimeoutError:
                     raise TargetError("listing the server's tools did not finish within the budget") from None
                 box.mark("discovery")
-                # Once per server, before any tool call: the start-up banner and the protocol probes.
-                await probe_server(self, keeper, first, inventory.tools)
+                # Once per server, before any tool call: the start-up banner and the protocol probes
+                # (in share 1 only of a sharded run: the server as a whole is share 1's).
+                if config.shard is None or config.shard.index == 1:
+                    await probe_server(self, keeper, first, inventory.tools)
                 self._read_only = {tool.name for tool in inventory.tools if tool.read_only_hint}
                 generation_s = min(DEFAULT_TIMEOUT_S, max(1.0, GENERATION_SHARE * config.budget_s))
                 selection = select(

@@ -24,6 +24,7 @@ from fuzzgate.execute import Engine, EngineResult
 from fuzzgate.findings import Finding
 from fuzzgate.fingerprint import current_scheme
 from fuzzgate.live_corpus import Seeds
+from fuzzgate.plan import in_shard, owned_baseline
 from fuzzgate.report import annotations as github_annotations
 from fuzzgate.report import json_report
 from fuzzgate.report.console import ConsoleReporter
@@ -101,13 +102,19 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
         sinks.append(tracer)
     emit = _fan_out(*sinks)
     engine.emit = emit
-    emit(RunStarted(config.target.display_name, choice.seed, choice.source, config.budget_s, config.mode.value))
+    emit(
+        RunStarted(
+            config.target.display_name, choice.seed, choice.source, config.budget_s, config.mode.value,
+            shard=None if config.shard is None else str(config.shard),
+        )
+    )  # fmt: skip
 
     feedback_on = config.target.feedback is not FeedbackMode.OFF
     store = CorpusStore(config.corpus, config.target.display_name) if feedback_on else None
     seeds = _seeds(store)
     try:
-        result = interrupt.run(lambda: engine.run(known, seeds))
+        # A sharded run replays only its own tools' baseline entries (`owned_baseline`).
+        result = interrupt.run(lambda: engine.run(owned_baseline(known, config.shard), seeds))
     finally:
         if tracer is not None:
             tracer.close()
@@ -138,7 +145,11 @@ def build_report(
     repo_root: Path,
 ) -> RunReport:
     # A baseline entry the budget left unreplayed stays known: "fixed" needs evidence.
-    classification = classify(result.findings, known, result.baseline_failing | result.baseline_unverified)
+    found = {f.fingerprint for f in result.findings}
+    # Another share's baseline entries were not replayed here: never fixed by this run, and left out
+    # of its states unless fuzzing met them (`fuzzgate merge` takes them from their own share).
+    considered = [e for e in known if e.fingerprint in found or in_shard(e.surface, e.name, config.shard)]
+    classification = classify(result.findings, considered, result.baseline_failing | result.baseline_unverified)
     draft = RunReport(
         version=__version__,
         hypothesis_version=hypothesis_version(),
@@ -165,6 +176,7 @@ def build_report(
         containment=result.containment,
         feedback=result.feedback,
         corpus=result.corpus,
+        shard=config.shard,
     )
     return replace(draft, verdict=Verdict.FAIL if draft.gating() else Verdict.PASS)
 

@@ -1,6 +1,7 @@
 """Which tools a run fuzzes, blocks and skips, and the fair share of the time budget each gets.
 
-Deciding costs nothing: `select` only filters names and annotations. A tool's case generator is
+Deciding costs nothing: `select` only filters names and annotations (and, under `--shard I/N`,
+keeps the tools whose stable hash falls in share I: `shard_of`). A tool's case generator is
 built on first use (`ToolPlan.prepare`, off the event loop, under a deadline), so a server with
 hundreds of tools starts being fuzzed at once and a schema too costly to generate for is skipped
 with its reason instead of stalling the run.
@@ -9,16 +10,17 @@ with its reason instead of stalling the run.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fuzzgate.config.model import Config
+from fuzzgate.config.model import Config, Shard
 from fuzzgate.discover import Inventory, ToolInfo
-from fuzzgate.findings import Surface
+from fuzzgate.findings import Finding, Surface
 from fuzzgate.generate import CaseGenerator, UnsupportedSchema
 from fuzzgate.generate._worker import GenerationAbandoned, GenerationError
 from fuzzgate.generate.cases import Case
@@ -120,6 +122,43 @@ class ToolPlan:
         return cost + contained
 
 
+def _jump_hash(key: int, buckets: int) -> int:
+    """Lamping and Veach's jump consistent hash: the bucket in [0, buckets) of a 64-bit key. Growing
+    from N to N+1 buckets moves only a 1/(N+1) share of the keys, all of them to the new bucket."""
+    bucket, jump = -1, 0
+    while jump < buckets:
+        bucket = jump
+        key = (key * 2862933555777941757 + 1) & 0xFFFFFFFFFFFFFFFF
+        jump = int((bucket + 1) * (float(1 << 31) / float((key >> 33) + 1)))
+    return bucket
+
+
+def shard_of(surface: Surface, name: str, count: int) -> int:
+    """The share (1-based) of `count` that fuzzes `name`: a hash of its surface and name only, so a
+    tool keeps its share however many tools the server adds or removes, on every machine and
+    Python version. The server as a whole (its protocol probes, its transport findings) is share 1's."""
+    if surface is Surface.SERVER:
+        return 1
+    digest = hashlib.sha256(f"{surface.value}:{name}".encode("utf-8", "surrogatepass")).digest()
+    return _jump_hash(int.from_bytes(digest[:8], "big"), count) + 1
+
+
+def in_shard(surface: Surface, name: str, shard: Shard | None) -> bool:
+    """Whether a run with `--shard` `shard` (None: no sharding) owns `name`."""
+    return shard is None or shard_of(surface, name, shard.count) == shard.index
+
+
+def shard_reason(surface: Surface, name: str, shard: Shard) -> str:
+    """Why a sharded run skips `name`: `merge` and the reports read which share fuzzed it."""
+    return f"in shard {shard_of(surface, name, shard.count)}/{shard.count}"
+
+
+def owned_baseline(baseline: Sequence[Finding], shard: Shard | None) -> list[Finding]:
+    """The baseline entries a run with `shard` replays and may call fixed: those of its own tools.
+    Another share's entries are that share's business (its tools, its budget)."""
+    return [entry for entry in baseline if in_shard(entry.surface, entry.name, shard)]
+
+
 @dataclass(frozen=True, slots=True)
 class Selection:
     plans: tuple[ToolPlan, ...]
@@ -167,6 +206,11 @@ def select(
         counted = tool.surface is Surface.TOOL
         if reason is None and counted and config.max_tools is not None and tools >= config.max_tools:
             reason, status = f"over max_tools ({config.max_tools})", Status.SKIPPED
+        if reason is None and config.shard is not None and not in_shard(tool.surface, tool.name, config.shard):
+            # Decided after max_tools, which counts every share's tools: the shares of a sharded
+            # run together fuzz exactly what the unsharded run would.
+            tools += counted
+            reason, status = shard_reason(tool.surface, tool.name, config.shard), Status.SKIPPED
         if reason is None:
             factory = _generator_factory(tool, config, seed, generation_timeout_s)
             fixed = tool.surface is Surface.RESOURCE and "{" not in tool.name
@@ -180,7 +224,6 @@ def select(
         key=lambda p: not (p.info.surface is Surface.TOOL and looks_read_only(p.info.name, p.info.read_only_hint))
     )
     return Selection(tuple(plans), tuple(entries))
-
 
 
 def _generator_factory(

@@ -109,7 +109,8 @@ def round_probes(config: Config, tools: Sequence[ToolInfo]) -> tuple[ProtocolPro
     """The probes for a server offering `tools`. The `tools/call` probes go to tools fuzzing would
     call (the include and exclude patterns, the destructive guard, `max_tools`), the first in the
     inventory's order: never to a tool the guard blocks."""
-    selection = select(Inventory(tuple(tools), (), (), ()), config, 0)
+    # Share 1 of a sharded run sends what an unsharded run would: the probes' tools are any share's.
+    selection = select(Inventory(tuple(tools), (), (), ()), replace(config, shard=None), 0)
     fuzzed = [plan.info for plan in selection.plans if plan.info.surface is Surface.TOOL]
     first = fuzzed[0].name if fuzzed else None
     nothing = next((t.name for t in fuzzed if not _required(t)), None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from fuzzgate.config.model import Shard
 from fuzzgate.findings import Finding, JSONValue, Severity, Surface
 from fuzzgate.fingerprint import ORIGINAL_SCHEME, in_current_scheme
 from fuzzgate.versions import GeneratorVersions
@@ -233,6 +234,9 @@ class RunReport:
     fuzzgate did not start the server (an HTTP target without a command)."""
     feedback: FeedbackSummary | None = None
     corpus: CorpusSummary | None = None
+    shard: Shard | None = None
+    """The share of the tools this run fuzzed (`--shard I/N`, "I/N" in JSON); None for every tool,
+    and for a report `fuzzgate merge` made of all the shares."""
 
     def generated_by(self) -> GeneratorVersions:
         return GeneratorVersions(fuzzgate=self.version, hypothesis=self.hypothesis_version)
@@ -284,6 +288,7 @@ class RunReport:
             "containment": self.containment,
             "feedback": self.feedback.to_json() if self.feedback is not None else None,
             "corpus": self.corpus.to_json() if self.corpus is not None else None,
+            "shard": None if self.shard is None else str(self.shard),
             "findings": [{**f.to_json(), "baseline_state": self.state_of(f).value} for f in self.findings],
             "fixed": [f.to_json() for f in self.fixed],
         }
@@ -321,4 +326,16 @@ class RunReport:
             containment=None if data.get("containment") is None else str(data["containment"]),
             feedback=FeedbackSummary.from_json(data["feedback"]) if data.get("feedback") else None,
             corpus=CorpusSummary.from_json(data["corpus"]) if data.get("corpus") else None,
+            shard=shard_from_json(data.get("shard")),
         )
+
+
+def shard_from_json(value: JSONValue) -> Shard | None:
+    """`"I/N"` as `report.json` stores it (None, or absent in older reports: not sharded)."""
+    if value is None:
+        return None
+    index, _, count = str(value).partition("/")
+    shard = Shard(int(index), int(count))
+    if not 1 <= shard.index <= shard.count:
+        raise ValueError(f"shard {value!r}: expected I/N with 1 <= I <= N")
+    return shard

@@ -59,6 +59,7 @@ class ConsoleReporter:
             c.print(
                 f"[bold]fuzzgate[/] fuzzing [cyan]{self._shown(event.target)}[/] for {event.budget_s:g}s, "
                 f"mode {event.mode}, seed {event.seed} ({self._shown(event.seed_source)})"
+                + (f", shard {event.shard}" if event.shard else "")
             )
         elif isinstance(event, ServerReady) and event.generation == 0:
             name, protocol = self._shown(event.server_name or "?"), self._shown(event.protocol_version)
@@ -184,13 +185,11 @@ class ConsoleReporter:
         for note in report.notes:
             c.print(f"[yellow]note:[/] {self._shown(note)}")
         gating = report.gating()
+        run = f"seed {report.seed}" + (f", shard {report.shard}" if report.shard is not None else "")
         if report.verdict is Verdict.FAIL:
-            c.print(
-                f"[bold red]FAIL[/]: {len(gating)} new finding(s) at or above {report.fail_on.value} "
-                f"(seed {report.seed})"
-            )
+            c.print(f"[bold red]FAIL[/]: {len(gating)} new finding(s) at or above {report.fail_on.value} ({run})")
         else:
-            c.print(f"[bold green]PASS[/]: no new finding at or above {report.fail_on.value} (seed {report.seed})")
+            c.print(f"[bold green]PASS[/]: no new finding at or above {report.fail_on.value} ({run})")
 
 
 def _triage_label(finding: Finding) -> str:
