@@ -28,6 +28,8 @@ class ServerReady:
     protocol_version: str
     server_name: str | None
     generation: int
+    server_version: str | None = None
+    """As the server reported it (its own words: redact before showing or storing)."""
 
 
 @dataclass(frozen=True, slots=True)
