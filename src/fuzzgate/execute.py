@@ -283,7 +283,8 @@ class Engine:
                 self._startup_s = box.elapsed()
                 box.mark("startup")
                 info = first.server_info
-                self.emit(ServerReady(first.protocol_version, info.name if info else None, 0, info.version if info else None))
+                name, version = (info.name, info.version) if info else (None, None)
+                self.emit(ServerReady(first.protocol_version, name, 0, version))
                 summary = target_summary(config, first)
                 try:
                     with anyio.fail_after(max(0.1, box.remaining())):
