@@ -82,6 +82,10 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "fuzzgate.action",
             "fuzzgate.__main__",
             "fuzzgate.corpus_tools",
+            "fuzzgate.store_sync",
+            "fuzzgate.worker",
+            "fuzzgate.worker_choice",
+            "fuzzgate.worker_writer",
         ),
     ),
 )

@@ -42,6 +42,7 @@ from fuzzgate.session import list_surface, replay_call, replay_findings, run_can
 from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
 from fuzzgate.store.corpus_store import CorpusStore
 from fuzzgate.store.diff import classify
+from fuzzgate.store_sync import RunStore
 from fuzzgate.versions import GeneratorVersions, hypothesis_version, replay_warning
 
 
@@ -100,6 +101,9 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
     if trace is not None:
         tracer = TraceWriter(trace, engine.redact)
         sinks.append(tracer)
+    shared = RunStore(config.store, config.target.display_name) if config.store is not None else None
+    if shared is not None:
+        sinks.append(shared.recorder)
     emit = _fan_out(*sinks)
     engine.emit = emit
     emit(
@@ -112,6 +116,8 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
     feedback_on = config.target.feedback is not FeedbackMode.OFF
     store = CorpusStore(config.corpus, config.target.display_name) if feedback_on else None
     seeds = _seeds(store)
+    if shared is not None and store is not None:
+        seeds = shared.seeds(seeds)
     try:
         # A sharded run replays only its own tools' baseline entries (`owned_baseline`).
         result = interrupt.run(lambda: engine.run(owned_baseline(known, config.shard), seeds))
@@ -126,6 +132,10 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
         # Redacted once more as a whole: every output below is written from this report.
         draft = replace(build_report(config, choice, result, known, repo_root), corpus=corpus)
         report = redact_report(draft, engine.redact)
+        if shared is not None:
+            # Never fails the gate: what the store took, or why it took nothing, is one note.
+            shared.publish(report, result.corpus_added, engine.redact)
+            report = replace(report, notes=(*report.notes, shared.note()))
         box.mark("outputs")
         report = replace(report, timing=dict(box.marks))
         write_outputs(report, config.out_dir, repo_root)
