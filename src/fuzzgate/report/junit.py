@@ -8,7 +8,8 @@ agree. A test case carries at most one `<failure>`: readers disagree on how to c
 gating findings the first (most severe) gives the message and all of them are in the body.
 Known, flaky and below-threshold findings go to `system-out`; blocked and skipped entries are
 `<skipped>` with their reason (a failure, should one have findings, takes precedence).
-`file`/`line` are the location the SARIF report uses.
+`file`/`line` are the location the SARIF report uses. `fuzzgate merge` of several targets writes
+one `<testsuites>` with a suite per target (`render_junit_many`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,16 @@ def case_name(surface: Surface, name: str) -> str:
 
 def render_junit(report: RunReport, repo_root: Path) -> str:
     """The JUnit XML for `report`, file paths relative to `repo_root`."""
+    return render_junit_many([report], repo_root)
+
+
+def render_junit_many(reports: list[RunReport], repo_root: Path) -> str:
+    """The JUnit XML with a test suite per report (per target)."""
+    xml: str = to_xml_report_string([_suite(r, repo_root) for r in reports], prettyprint=True, encoding="utf-8")
+    return xml
+
+
+def _suite(report: RunReport, repo_root: Path) -> TestSuite:
     by_subject: dict[tuple[Surface, str], list[Finding]] = defaultdict(list)
     for finding in report.findings:
         by_subject[(finding.surface, finding.name)].append(finding)
@@ -51,7 +62,7 @@ def render_junit(report: RunReport, repo_root: Path) -> str:
         _case(report, repo_root, gating, SurfaceEntry(surface, name, Status.FUZZED), findings)
         for (surface, name), findings in by_subject.items()
     ]
-    suite = TestSuite(
+    return TestSuite(
         report.target.name,
         cases,
         properties={
@@ -65,8 +76,6 @@ def render_junit(report: RunReport, repo_root: Path) -> str:
             "verdict": report.verdict.value,
         },
     )
-    xml: str = to_xml_report_string([suite], prettyprint=True, encoding="utf-8")
-    return xml
 
 
 def _case(

@@ -18,7 +18,10 @@ Choices, and why:
   summary and the annotations use the same one). URIs are relative to the repository root and
   percent-encoded, without `uriBaseId` (code scanning does not read `originalUriBaseIds`).
 - **Category.** `automationDetails.id` is `fuzzgate/<target>/`, so several servers fuzzed in one
-  repository keep separate alert sets instead of replacing each other's.
+  repository keep separate alert sets instead of replacing each other's. `fuzzgate merge` writes one
+  log with a run per target (`sarif_log_many`), each its own category, within GitHub's limits of
+  `MAX_RUNS` runs per upload and `MAX_RESULTS` results per run: past them it refuses (an upload
+  GitHub rejects would close no alert and open none).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from sarif_om import (
 )
 
 from fuzzgate.commands import repro_command
+from fuzzgate.errors import ReportError
 from fuzzgate.files import write_atomic
 from fuzzgate.findings import DEFAULT_SEVERITY, Finding, JSONValue, Kind, Severity
 from fuzzgate.report.locate import source_location
@@ -55,6 +59,9 @@ from fuzzgate.results import BaselineState, RunReport
 SARIF_FILENAME = "fuzzgate.sarif"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/fuzzgate/fuzzgate"
+MAX_RUNS = 20
+MAX_RESULTS = 25_000
+"""GitHub code scanning's limits for one upload: runs per file, results per run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,8 +307,40 @@ def _result(finding: Finding, report: RunReport, repo_root: Path, rule_index: in
 
 def sarif_log(report: RunReport, repo_root: Path) -> Any:
     """The run as a `sarif_om.SarifLog`."""
+    return SarifLog(version="2.1.0", schema_uri=SARIF_SCHEMA_URI, runs=[_run(report, repo_root)])
+
+
+def sarif_log_many(reports: list[RunReport], repo_root: Path) -> Any:
+    """One log with a run per report (per target: each its own category). Raises `ReportError`
+    past GitHub's limits (`MAX_RUNS`, `MAX_RESULTS`)."""
+    if len(reports) > MAX_RUNS:
+        raise ReportError(
+            f"{len(reports)} targets make {len(reports)} SARIF runs; GitHub code scanning takes at most "
+            f"{MAX_RUNS} per upload",
+            hint=f"merge at most {MAX_RUNS} targets at a time and upload each SARIF file separately",
+        )
+    categories = [_category(report) for report in reports]
+    if len(set(categories)) != len(categories):
+        twice = sorted({c for c in categories if categories.count(c) > 1})
+        raise ReportError(f"two runs would share the SARIF category {twice[0]}: each target needs its own name")
+    for report in reports:
+        results = len(reported_findings(report))
+        if results > MAX_RESULTS:
+            raise ReportError(
+                f"target {report.target.name}: {results} SARIF results; GitHub code scanning takes at most "
+                f"{MAX_RESULTS} per run",
+                hint="accept the known findings into the baseline (`fuzzgate baseline accept`) or raise --fail-on",
+            )
+    return SarifLog(version="2.1.0", schema_uri=SARIF_SCHEMA_URI, runs=[_run(r, repo_root) for r in reports])
+
+
+def _category(report: RunReport) -> str:
+    return f"fuzzgate/{report.target.name}/"
+
+
+def _run(report: RunReport, repo_root: Path) -> Any:
     kinds = list(Kind)
-    run = Run(
+    return Run(
         tool=Tool(
             driver=ToolComponent(
                 name="fuzzgate",
@@ -311,7 +350,7 @@ def sarif_log(report: RunReport, repo_root: Path) -> Any:
                 rules=[_rule(kind) for kind in kinds],
             )
         ),
-        automation_details=RunAutomationDetails(id=f"fuzzgate/{report.target.name}/"),
+        automation_details=RunAutomationDetails(id=_category(report)),
         results=[_result(f, report, repo_root, kinds.index(f.kind)) for f in reported_findings(report)],
         properties={
             "seed": report.seed,
@@ -321,12 +360,17 @@ def sarif_log(report: RunReport, repo_root: Path) -> Any:
             "verdict": report.verdict.value,
         },
     )
-    return SarifLog(version="2.1.0", schema_uri=SARIF_SCHEMA_URI, runs=[run])
 
 
 def render_sarif(report: RunReport, repo_root: Path) -> str:
     """The SARIF log for `report` as JSON text, paths relative to `repo_root`."""
     text: str = to_json(sarif_log(report, repo_root))
+    return text + "\n"
+
+
+def render_sarif_many(reports: list[RunReport], repo_root: Path) -> str:
+    """The SARIF log with a run per report, as JSON text (`sarif_log_many`)."""
+    text: str = to_json(sarif_log_many(reports, repo_root))
     return text + "\n"
 
 

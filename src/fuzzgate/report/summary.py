@@ -4,7 +4,9 @@ It says whether the gate passed, what was fuzzed, and for each new, known and fi
 it is and the command that reproduces it. GitHub takes at most 1 MiB per step summary, so long
 evidence is cut and, past a budget, whole findings are left out with a note saying so (the full
 results are in `report.json`). It shows the target by name only: no command line, URL, env or
-header values, any of which can carry a credential.
+header values, any of which can carry a credential. `fuzzgate merge` of several targets writes one
+page (`render_summary_many`): the overall verdict, a line per target, then each target's section,
+each cut to its share of the limit.
 """
 
 from __future__ import annotations
@@ -25,22 +27,25 @@ SUMMARY_FILENAME = "summary.md"
 SUMMARY_LIMIT = 1024 * 1024
 """GitHub's limit for one step's summary, in bytes."""
 
-_BUDGET = SUMMARY_LIMIT - 16 * 1024
-"""What the findings may use; the rest is room for the closing notes."""
+_CLOSING_ROOM = 16 * 1024
+"""Room left under a limit for the closing notes; the findings may use the rest."""
+_MANY_HEAD_ROOM = 64 * 1024
+"""Room the page of several targets keeps for its head (the table of targets)."""
 _STDERR_LIMIT = 3000
 _ERROR_LIMIT = 2000
 _FRAMES_LIMIT = 40
 _TABLE_ROWS_LIMIT = 1000
 
 
-def render_summary(report: RunReport, repo_root: Path) -> str:
-    """The Markdown summary of `report`, paths relative to `repo_root`; always under `SUMMARY_LIMIT`."""
+def render_summary(report: RunReport, repo_root: Path, *, limit: int = SUMMARY_LIMIT) -> str:
+    """The Markdown summary of `report`, paths relative to `repo_root`; always under `limit` bytes."""
     blocks = list(_blocks(report, repo_root))
+    budget = limit - min(_CLOSING_ROOM, limit // 8)
     out: list[str] = []
     used = 0
     for index, (block, _) in enumerate(blocks):
         size = len(block.encode("utf-8", "backslashreplace")) + 1
-        if used + size > _BUDGET:
+        if used + size > budget:
             left_out = sum(1 for _, is_finding in blocks[index:] if is_finding)
             out.append(
                 f"> **Summary cut:** {left_out} more finding(s) not shown, to stay under GitHub's 1 MiB "
@@ -50,6 +55,27 @@ def render_summary(report: RunReport, repo_root: Path) -> str:
         out.append(block)
         used += size
     return "\n".join(out + _closing(report))
+
+
+def render_summary_many(reports: list[RunReport], repo_root: Path, paths: list[str] | None = None) -> str:
+    """One page for several targets (`fuzzgate merge`): the overall verdict, a row per target
+    (with where its merged `report.json` is, from `paths`), then each target's summary, each
+    within an equal share of `SUMMARY_LIMIT`."""
+    failed = [r for r in reports if r.verdict is Verdict.FAIL]
+    if failed:
+        head = f"# ❌ fuzzgate failed: {len(failed)} of {len(reports)} target(s)\n"
+    else:
+        head = f"# ✅ fuzzgate passed: {len(reports)} target(s)\n"
+    rows = []
+    for index, report in enumerate(reports):
+        mark = "❌ fail" if report.verdict is Verdict.FAIL else "✅ pass"
+        where = _code(paths[index]) if paths is not None else "—"
+        cells = (_code(report.target.name), mark, str(len(report.gating())), str(report.calls), where)
+        rows.append("| " + " | ".join(_cell(c) for c in cells) + " |\n")
+    table = "| Target | Verdict | New failing | Calls | Report |\n|---|---|---:|---:|---|\n" + "".join(rows)
+    share = (SUMMARY_LIMIT - _MANY_HEAD_ROOM) // max(1, len(reports))
+    sections = [render_summary(report, repo_root, limit=share) for report in reports]
+    return "\n".join([head, table, *sections])
 
 
 def _blocks(report: RunReport, repo_root: Path) -> Iterator[tuple[str, bool]]:
@@ -109,6 +135,7 @@ def _head(report: RunReport) -> Iterator[str]:
     server = " ".join(p for p in (report.target.server_name, report.target.server_version) if p)
     facts = [
         ("Seed", f"{_code(str(report.seed))} ({_escape(report.seed_source)})"),
+        *([("Shard", f"{report.shard} of the tools")] if report.shard is not None else []),
         ("Budget", f"{report.budget_s:g} s, ran {report.duration_s:.1f} s"),
         ("Calls", str(report.calls)),
         ("Mode", f"{_escape(report.mode)}, fail on {report.fail_on.value}"),
