@@ -1,4 +1,5 @@
-"""The store stage: findings kept between runs (the baseline) and the diff against them."""
+"""The store stage: findings kept between runs (the baseline), the diff against them, and the shared
+store of many workers (`SharedStore`; its Redis backend is `fuzzgate.store.redis_db`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,17 @@ from fuzzgate.store.database import (
     ReadOnlyDatabase,
 )
 from fuzzgate.store.diff import Classification, classify
+from fuzzgate.store.set_directory import SetDirectoryDatabase
+from fuzzgate.store.shared import (
+    Environment,
+    FindingRecord,
+    SharedStore,
+    StatsSnapshot,
+    StoredFinding,
+    StoreError,
+    WorkerInfo,
+    new_worker_id,
+)
 
 __all__ = [
     "BASELINE_FORMAT",
@@ -21,9 +33,18 @@ __all__ = [
     "Classification",
     "CorpusDatabase",
     "DirectoryDatabase",
+    "Environment",
+    "FindingRecord",
     "InMemoryDatabase",
     "MultiplexedDatabase",
     "ReadOnlyDatabase",
+    "SetDirectoryDatabase",
+    "SharedStore",
+    "StatsSnapshot",
+    "StoreError",
+    "StoredFinding",
+    "WorkerInfo",
     "classify",
+    "new_worker_id",
     "write_atomic",
 ]
