@@ -82,10 +82,12 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "fuzzgate.action",
             "fuzzgate.__main__",
             "fuzzgate.corpus_tools",
+            "fuzzgate.merge",
             "fuzzgate.store_sync",
             "fuzzgate.worker",
             "fuzzgate.worker_choice",
             "fuzzgate.worker_writer",
+            "fuzzgate.report_command",
         ),
     ),
 )

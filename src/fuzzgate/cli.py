@@ -168,6 +168,20 @@ def _cmd_corpus(ns: argparse.Namespace, console: Console) -> int:
     return corpus_tools.reduce_command(config, console, ns.action, seed_flag=ns.seed)
 
 
+def _cmd_merge(ns: argparse.Namespace, console: Console) -> int:
+    from fuzzgate.findings import Severity
+    from fuzzgate.merge import merge_command
+
+    fail_on = None if ns.fail_on is None else Severity(ns.fail_on)
+    return merge_command(console, ns.dirs, out=ns.out, fail_on=fail_on, quiet=ns.quiet)
+
+
+def _cmd_report(ns: argparse.Namespace, console: Console) -> int:
+    from fuzzgate.report_command import report_command
+
+    return report_command(console, ns.store, ns.out, target=ns.target, secret_patterns=tuple(ns.secret_pattern or ()))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fuzzgate",
@@ -223,6 +237,20 @@ def build_parser() -> argparse.ArgumentParser:
     for action in actions.choices.values():
         _add_config_flags(action)
     corpus.set_defaults(handler=_cmd_corpus)
+
+    merge = sub.add_parser("merge", help="merge the outputs of `run --shard` jobs (or of several targets): one verdict")
+    merge.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="an output directory of `fuzzgate run`")
+    merge.add_argument("--out", type=Path, default=Path(".fuzzgate/out"), help="where to write (default .fuzzgate/out)")
+    merge.add_argument("--fail-on", choices=["low", "medium", "high", "critical"], help="default: the runs' own")
+    merge.add_argument("-q", "--quiet", action="store_true", help="print only one line per target")
+    merge.set_defaults(handler=_cmd_merge)
+
+    report = sub.add_parser("report", help="draw one self-contained HTML page over a shared store (no worker needed)")
+    report.add_argument("--store", required=True, metavar="URL|DIR", help="redis://host:port/db or a directory")
+    report.add_argument("--out", type=Path, default=Path(".fuzzgate/report.html"), help="page to write")
+    report.add_argument("--target", metavar="NAME", help="only this target (default: every target in the store)")
+    report.add_argument("--secret-pattern", action="append", metavar="REGEX", help="extra secret pattern to redact")
+    report.set_defaults(handler=_cmd_report)
     return parser
 
 
