@@ -1,0 +1,675 @@
+"""Issue 12 measured: `fuzzgate work` processes sharing one Redis store on this machine, the store's
+cost per call, and workers (and Redis) killed and restarted mid-run with the store counted before
+and after.
+
+    python bench/workers.py [--seconds S | --minutes M] [--cycle S] [--poll S] [--counts 1,2,4]
+                            [--parts scaling,cost,kill] [--cases N] [--rounds N] [--kill-every S]
+                            [--seed N] [--quick] [--out FILE]
+    python bench/workers.py --markdown [--out FILE]     # the section again, from a results file
+
+Server: bench/servers/nested.py (six planted bugs NST-1 .. NST-6, one per tool; a Python stdio
+server, so the workers' default feedback is coverage). It opens no sockets and calls nothing outside
+the machine, so nothing here runs inside netjail; fuzzgate's own sandbox (`--sandbox auto`) is on as
+usual. Results go to bench/.work/results/workers.json (runs under bench/.work/workers/), and the
+Markdown section is printed.
+
+- **Scaling.** For each worker count (1, 2, 4), a fresh `redis-server` on a free loopback port
+  (`--appendonly yes --appendfsync always`, its own directory) and that many `fuzzgate work --store
+  redis://...` processes, started together, each for the same wall-clock duration (default 180 s,
+  cycles of `--cycle` seconds). Every `--poll` seconds this script reads the store itself
+  (`SharedStore`): distinct planted bugs (a finding on an NST tool of a kind the catalog accepts for
+  that bug; `bench/servers/catalog.py`), distinct fingerprints, corpus entries, calls (the sum of
+  every worker's latest statistics). The server's own ground truth (`bench/ground_truth.py`) says
+  which bugs were really triggered and when, whatever any worker reported. At the end every worker
+  gets SIGTERM; its exit code and the seconds it took to exit are kept.
+- **Store cost per call.** The same deterministic `fuzzgate run --cases N --seed 1 --feedback
+  behaviour` on nested with no store, with `--store DIR` and with `--store redis://...` (a fresh
+  directory or Redis database each time), alternated, `--rounds` rounds; wall time and calls/s as
+  ratios against the no-store run of the same round. Then SharedStore operations on Redis timed
+  one by one (add_corpus of one new entry over the run's corpus, write_stats of a snapshot shaped
+  like a worker's, record_findings of one record), against the mean call time of that round's
+  no-store run.
+- **Kill and restart.** Three workers for the duration; every `--kill-every` seconds (drawn from a
+  seeded RNG: 0.7-1.3 times it, the seed printed and kept) one worker, chosen by the same RNG, gets
+  SIGKILL and a new one starts; once, near the middle, redis-server gets SIGKILL and starts again
+  on the same port and directory (appendfsync always: an acknowledged write is on disk). Before and
+  after each event the store's finding fingerprints and corpus keys are read: what was there before
+  must still be there after, and the findings view must hold each fingerprint once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bugs import TRUTH_FILE, TRUTH_SOCKET, fresh_dir, server_command
+from ground_truth import collector
+from procs import FUZZGATE, RESULTS, WORK, free_port, kill_group, log, run_fuzzgate, save_json, wait_for_port
+from scoring import read_ground_truth
+from servers.catalog import BUGS, fuzzgate_kinds
+from workers_tables import markdown
+
+RUNS = WORK / "workers"
+REDIS_SERVER = os.environ.get("REDIS_SERVER", "/usr/bin/redis-server")
+TARGET = "nested"
+NESTED = [b for b in BUGS if b.server == "nested"]
+STOP_GRACE_S = 60.0
+"""How long a worker may take to exit after SIGTERM before it is killed (and counted as not exiting 0)."""
+
+
+# ------------------------------------------------------------------------------- redis-server
+
+
+class Redis:
+    """One redis-server on 127.0.0.1:`port`, data in `data` (append-only file, fsynced on every write)."""
+
+    def __init__(self, data: Path, port: int | None = None) -> None:
+        self.data = data
+        self.port = port or free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def db_url(self, db: int) -> str:
+        return f"redis://127.0.0.1:{self.port}/{db}"
+
+    def start(self) -> None:
+        self.data.mkdir(parents=True, exist_ok=True)
+        argv = [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.data)]
+        argv += ["--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "yes"]
+        argv += ["--daemonize", "no", "--logfile", str(self.data / "redis.log")]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+        self.starts += 1
+        wait_for_port(self.port, 30)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown save; only what the append-only file already holds survives."""
+        if self.proc and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc:
+            kill_group(self.proc, 5.0)
+
+
+@contextlib.contextmanager
+def redis_server(data: Path) -> Iterator[Redis]:
+    server = Redis(fresh_dir(data))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+# ------------------------------------------------------------------------------- workers
+
+
+@dataclass
+class Worker:
+    """One `fuzzgate work` process (the leader of its own process group)."""
+
+    index: int
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    started: float
+    stopped: float | None = None
+    exit_code: int | None = None
+    how: str = ""
+    """"sigterm" or "sigkill" (by this script), or "" while it runs."""
+    exit_s: float | None = None
+    """Seconds from SIGTERM to its exit."""
+    leftover: list[int] = field(default_factory=list)
+    """Processes of its group still alive after it exited (killed then)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "pid": self.proc.pid,
+            "log": str(self.log_path),
+            "ran_s": round((self.stopped or time.time()) - self.started, 1),
+            "exit_code": self.exit_code,
+            "how": self.how,
+            "exit_s": self.exit_s,
+            "leftover": self.leftover,
+        }
+
+
+def worker_argv(store: str, truth: Path, root: Path, cycle: float, seed: int) -> list[str]:
+    command = server_command(TARGET, truth, root)
+    argv = [FUZZGATE, "work", "--store", store, "--name", TARGET, "--cycle", f"{cycle:g}s", "--seed", str(seed)]
+    return [*argv, "--command", command[0], *(f"--arg={a}" for a in command[1:])]
+
+
+def start_worker(index: int, store: str, truth: Path, work: Path, cycle: float, seed: int) -> Worker:
+    root = work / f"w{index}"
+    root.mkdir(parents=True, exist_ok=True)
+    log_path = work / f"worker-{index}.log"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    env.pop("GITHUB_ACTIONS", None)
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    with open(log_path, "ab") as out:
+        proc = subprocess.Popen(
+            worker_argv(store, truth, root, cycle, seed),
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return Worker(index, proc, log_path, time.time())
+
+
+def _group_members(pgid: int) -> list[int]:
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid:
+            members.append(int(stat.parent.name))
+    return members
+
+
+def _reap_group(worker: Worker) -> None:
+    worker.leftover = [p for p in _group_members(worker.proc.pid) if p != worker.proc.pid]
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(worker.proc.pid, signal.SIGKILL)
+
+
+def stop_workers(workers: list[Worker]) -> None:
+    """SIGTERM every running worker at once (to the worker process only, as a supervisor would),
+    then wait for each; one still running after STOP_GRACE_S is killed."""
+    sent = time.monotonic()
+    running = [w for w in workers if w.proc.poll() is None and not w.how]
+    for w in running:
+        w.how = "sigterm"
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(w.proc.pid, signal.SIGTERM)
+    for w in running:
+        try:
+            w.proc.wait(max(0.1, STOP_GRACE_S - (time.monotonic() - sent)))
+            w.exit_s = round(time.monotonic() - sent, 2)
+        except subprocess.TimeoutExpired:
+            w.how = f"sigterm, then sigkill after {STOP_GRACE_S:g} s"
+            kill_group(w.proc, 1.0)
+        w.exit_code = w.proc.returncode
+        w.stopped = time.time()
+        _reap_group(w)
+
+
+def kill_worker(worker: Worker) -> None:
+    """SIGKILL the worker process alone (a crash, an OOM kill); its server is left to notice."""
+    worker.how = "sigkill"
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(worker.proc.pid, signal.SIGKILL)
+    worker.proc.wait(10)
+    worker.exit_code = worker.proc.returncode
+    worker.stopped = time.time()
+
+
+# ------------------------------------------------------------------------------- reading the store
+
+
+def open_store(url: str, retry_for: float = 5.0) -> Any:
+    from fuzzgate.store.shared import SharedStore
+
+    return SharedStore.open(url, retry_for=retry_for)
+
+
+def bug_of(name: str, kind: str) -> str | None:
+    """The planted bug a finding on tool `name` of kind `kind` is, or None."""
+    for bug in NESTED:
+        if bug.name == name and kind in fuzzgate_kinds(bug):
+            return bug.id
+    return None
+
+
+def snapshot(store: Any) -> dict[str, Any]:
+    """What the store holds now, as this script reads it (every target, though only one is fuzzed)."""
+    from fuzzgate.store.shared import corpus_key, findings_key
+
+    at = time.time()
+    findings = store.findings()
+    keys: list[str] = []
+    raw_corpus = raw_findings = 0
+    calls = behaviours = 0
+    stats_workers = 0
+    for target in store.targets():
+        keys += [f"{target}/{e.key}" for e in store.corpus(target).entries]
+        raw_corpus += len(store.db.fetch(corpus_key(target)))
+        raw_findings += len(store.db.fetch(findings_key(target)))
+        for snap in store.stats(target):
+            stats_workers += 1
+            calls += sum(t.calls for t in snap.tools.values())
+            behaviours += sum(t.behaviours for t in snap.tools.values())
+    fingerprints = [f"{f.target}/{f.finding.fingerprint}" for f in findings]
+    bugs = sorted({b for f in findings if (b := bug_of(f.finding.name, str(f.finding.kind)))})
+    return {
+        "at": at,
+        "fingerprints": sorted(fingerprints),
+        "duplicates": len(fingerprints) - len(set(fingerprints)),
+        "findings": [
+            {
+                "fingerprint": f.finding.fingerprint,
+                "kind": str(f.finding.kind),
+                "name": f.finding.name,
+                "state": f.state,
+                "workers": len(f.workers),
+                "count": f.finding.count,
+                "bug": bug_of(f.finding.name, str(f.finding.kind)),
+                "first_seen": f.first_seen,
+            }
+            for f in findings
+        ],
+        "bugs": bugs,
+        "corpus_keys": sorted(keys),
+        "raw_corpus_values": raw_corpus,
+        "raw_finding_records": raw_findings,
+        "calls": calls,
+        "behaviours": behaviours,
+        "stats_workers": stats_workers,
+        "workers_seen": len(store.workers()),
+        "load": os.getloadavg()[0],
+    }
+
+
+def brief(snap: dict[str, Any], keep_keys: bool = False) -> dict[str, Any]:
+    """A poll as kept in the results: counts (and the keys, where an event needs them)."""
+    out = {k: v for k, v in snap.items() if k not in ("fingerprints", "corpus_keys", "findings")}
+    out["fingerprint_count"] = len(snap["fingerprints"])
+    out["corpus"] = len(snap["corpus_keys"])
+    if keep_keys:
+        out["fingerprints"] = snap["fingerprints"]
+        out["corpus_keys"] = snap["corpus_keys"]
+    return out
+
+
+def read_snapshot(url: str, attempts: int = 3) -> dict[str, Any] | None:
+    for attempt in range(attempts):
+        try:
+            with open_store(url) as store:
+                return snapshot(store)
+        except Exception as exc:  # a poll during a Redis restart: say so, try again
+            log(f"  store read failed ({attempt + 1}/{attempts}): {exc}")
+            time.sleep(1.0)
+    return None
+
+
+# ------------------------------------------------------------------------------- 1. scaling
+
+
+def scaling_run(count: int, seconds: float, cycle: float, poll: float, base_seed: int) -> dict[str, Any]:
+    work = fresh_dir(RUNS / f"scaling-{count}")
+    truth = work / TRUTH_FILE
+    polls: list[dict[str, Any]] = []
+    with collector(work / TRUTH_SOCKET, truth) as socket_path, redis_server(work / "redis") as redis:
+        log(f"scaling: {count} worker(s) on {redis.url} for {seconds:g} s")
+        started = time.time()
+        workers = [start_worker(i, redis.url, socket_path, work, cycle, base_seed + i) for i in range(count)]
+        try:
+            deadline = started + seconds
+            next_poll = started + poll
+            while True:
+                now = time.time()
+                if now >= deadline:
+                    break
+                time.sleep(max(0.0, min(next_poll, deadline) - now))
+                if time.time() >= next_poll:
+                    snap = read_snapshot(redis.url)
+                    if snap:
+                        snap["t"] = round(snap["at"] - started, 1)
+                        polls.append(brief(snap))
+                        log(f"  t={snap['t']:.0f}s: {_line(snap)}")
+                    next_poll += poll
+            end = read_snapshot(redis.url)
+            stop_workers(workers)
+        finally:
+            for w in workers:
+                if w.proc.poll() is None:
+                    kill_group(w.proc)
+        after = read_snapshot(redis.url)
+    gt = read_ground_truth(truth)
+    result = {
+        "workers": count,
+        "seconds": seconds,
+        "started": started,
+        "polls": polls,
+        "end": brief(end, keep_keys=True) if end else None,
+        "after_stop": brief(after, keep_keys=True) if after else None,
+        "findings": after["findings"] if after else [],
+        "triggered": {b: round(t - started, 1) for b, t in sorted(gt.first_trigger.items())},
+        "triggers": dict(gt.triggers),
+        "worker_exits": [w.to_json() for w in workers],
+    }
+    if end:
+        end["t"] = round(end["at"] - started, 1)
+        result["end"]["t"] = end["t"]
+    return result
+
+
+def _line(snap: dict[str, Any]) -> str:
+    return (
+        f"{len(snap['bugs'])} bugs {snap['bugs']}, {len(snap['fingerprints'])} fingerprints, "
+        f"{len(snap['corpus_keys'])} corpus, {snap['calls']} calls, load {snap['load']:.1f}"
+    )
+
+
+# ------------------------------------------------------------------------------- 2. store cost
+
+
+def cost_runs(cases: int, rounds: int, micro_ops: int) -> dict[str, Any]:
+    work = fresh_dir(RUNS / "cost")
+    runs: list[dict[str, Any]] = []
+    micro: list[dict[str, Any]] = []
+    with collector(work / TRUTH_SOCKET, work / TRUTH_FILE) as socket_path, redis_server(work / "redis") as redis:
+        for k in range(1, rounds + 1):
+            # Alternate the order so no mode always runs first (a warm page cache, a cooler CPU).
+            modes = ["none", "dir", "redis"]
+            modes = modes[k - 1 :] + modes[: k - 1]
+            for mode in modes:
+                run_dir = fresh_dir(work / f"round{k}-{mode}")
+                store = {"none": None, "dir": str(run_dir / "store"), "redis": redis.db_url(k)}[mode]
+                runs.append(cost_run(mode, k, store, run_dir, socket_path, cases))
+            base = next(r for r in runs if r["round"] == k and r["mode"] == "none")
+            micro.append(micro_measure(redis.db_url(k), redis.db_url(8 + k), micro_ops, base))
+    return {"cases": cases, "rounds": rounds, "runs": runs, "micro": micro}
+
+
+def cost_run(mode: str, k: int, store: str | None, run_dir: Path, truth: Path, cases: int) -> dict[str, Any]:
+    root = run_dir / "root"
+    root.mkdir()
+    command = server_command(TARGET, truth, root)
+    args = ["--command", command[0], *(f"--arg={a}" for a in command[1:]), "--name", TARGET]
+    args += ["--cases", str(cases), "--budget", "600s", "--seed", "1", "--feedback", "behaviour"]
+    args += ["--baseline", str(run_dir / "baseline"), "--corpus", str(run_dir / "corpus")]
+    args += ["--store", store] if store else []
+    log(f"cost: round {k}, {mode}" + (f" ({store})" if store else ""))
+    run = run_fuzzgate(args, run_dir / "out", cwd=root, timeout_s=900)
+    (run_dir / "console.txt").write_text(run.output)
+    report = run.report or {}
+    result = {
+        "mode": mode,
+        "round": k,
+        "store": store,
+        "exit_code": run.exit_code,
+        "wall_s": round(run.wall_s, 2),
+        "calls": report.get("calls"),
+        "duration_s": report.get("duration_s"),
+        "run_rate": round(run.run_rate, 1),
+        "loop_rate": round(run.loop_rate, 1),
+        "findings": len(report.get("findings") or []),
+    }
+    log(f"  {result}")
+    return result
+
+
+def micro_measure(source_url: str, url: str, ops: int, base: dict[str, Any]) -> dict[str, Any]:
+    """SharedStore operations on Redis, one at a time, over a copy of a run's store (its corpus and
+    statistics, so each operation reads and writes what a worker's would)."""
+    from fuzzgate.corpus import CorpusEntry
+    from fuzzgate.findings import Finding, Kind, Repro, Severity, Surface
+    from fuzzgate.store.corpus_store import entry_bytes
+    from fuzzgate.store.records import Environment, FindingRecord, StatsSnapshot, TimelinePoint, ToolStats
+    from fuzzgate.store.shared import corpus_key
+
+    with open_store(source_url) as source, open_store(url) as store:
+        source.copy_to(store)  # db `url` is new: nothing else is in it
+        held = store.corpus(TARGET).entries
+        template = held[0] if held else CorpusEntry(tool="render_theme", arguments={"theme": "plain", "depth": 1})
+        timings: dict[str, list[float]] = {"add_corpus": [], "write_stats": [], "record_findings": []}
+        env = Environment(fuzzgate="bench", server=None, commit=None)
+        now = time.time()
+        timeline = tuple(TimelinePoint(now + i, i * 10, i, i, 0) for i in range(240))
+        tools = {b.name: ToolStats(calls=1000, seconds=10.0, behaviours=50, corpus_added=20) for b in NESTED}
+        repro = Repro(seed=1, case_index=0, arguments={"theme": "xylophone-7", "depth": 9}, transport="stdio")
+        for i in range(ops):
+            entry = replace(template, arguments={**template.arguments, "bench_probe": i})
+            t0 = time.perf_counter()
+            store.add_corpus(TARGET, [entry])
+            timings["add_corpus"].append(time.perf_counter() - t0)
+            store.db.delete(corpus_key(TARGET), entry_bytes(entry))  # keep the corpus at the run's size
+            snap = StatsSnapshot("bench-micro", TARGET, env, i + 1, time.time(), tools, timeline)
+            t0 = time.perf_counter()
+            store.write_stats(snap)
+            timings["write_stats"].append(time.perf_counter() - t0)
+            finding = Finding(
+                Kind.CRASH, Severity.CRITICAL, Surface.TOOL, "render_theme", "bench", f"bench-{i % 10}", repro
+            )
+            record = FindingRecord(TARGET, finding, "seen", "bench-micro", env, now, time.time())
+            t0 = time.perf_counter()
+            store.record_findings([record])
+            timings["record_findings"].append(time.perf_counter() - t0)
+        corpus_size = len(held)
+    call_ms = 1000.0 / base["loop_rate"] if base.get("loop_rate") else None
+    out: dict[str, Any] = {"round": base["round"], "ops": ops, "corpus": corpus_size, "call_ms": call_ms}
+    for name, values in timings.items():
+        ms = sorted(v * 1000 for v in values)
+        out[name] = {
+            "median_ms": round(statistics.median(ms), 3),
+            "p90_ms": round(ms[int(len(ms) * 0.9) - 1], 3),
+            "of_call": round(statistics.median(ms) / call_ms, 3) if call_ms else None,
+        }
+    log(f"  micro: {out}")
+    return out
+
+
+# ------------------------------------------------------------------------------- 3. kill and restart
+
+
+def kill_run(seconds: float, cycle: float, every: float, seed: int, base_seed: int, settle: float) -> dict[str, Any]:
+    rng = random.Random(seed)
+    work = fresh_dir(RUNS / "kill")
+    truth = work / TRUTH_FILE
+    events: list[dict[str, Any]] = []
+    log(f"kill: 3 workers for {seconds:g} s, a kill every ~{every:g} s, RNG seed {seed}")
+    with collector(work / TRUTH_SOCKET, truth) as socket_path, redis_server(work / "redis") as redis:
+        started = time.time()
+        index = 0
+        workers: list[Worker] = []
+        for _ in range(3):
+            workers.append(start_worker(index, redis.url, socket_path, work, cycle, base_seed + index))
+            index += 1
+        deadline = started + seconds
+        times: list[float] = []
+        t = started
+        while True:
+            t += every * rng.uniform(0.7, 1.3)
+            if t > deadline - settle:
+                break
+            times.append(t)
+        # Redis goes down once, between the two kills nearest the middle.
+        middle = started + seconds / 2
+        redis_at = min(times, key=lambda x: abs(x - middle)) + every * 0.5 if times else middle
+        plan = sorted([(x, "kill") for x in times] + [(redis_at, "redis")])
+        try:
+            for at, what in plan:
+                time.sleep(max(0.0, at - time.time()))
+                before = read_snapshot(redis.url)
+                event: dict[str, Any] = {"what": what, "t": round(time.time() - started, 1)}
+                if what == "kill":
+                    alive = [w for w in workers if w.proc.poll() is None and not w.how]
+                    victim = rng.choice(alive)
+                    kill_worker(victim)
+                    new = start_worker(index, redis.url, socket_path, work, cycle, base_seed + index)
+                    index += 1
+                    workers.append(new)
+                    event.update(killed=victim.index, started=new.index)
+                    log(f"  t={event['t']:.0f}s: SIGKILL worker {victim.index}, started worker {new.index}")
+                else:
+                    redis.kill()
+                    down = time.time()
+                    time.sleep(3.0)  # the workers see the store gone and retry with backoff
+                    redis.start()
+                    event["down_s"] = round(time.time() - down, 1)
+                    log(f"  t={event['t']:.0f}s: redis-server SIGKILLed and restarted ({event['down_s']} s down)")
+                time.sleep(settle)
+                after = read_snapshot(redis.url)
+                event.update(compare(before, after))
+                event["alive_after"] = sum(1 for w in workers if w.proc.poll() is None)
+                events.append(event)
+                log(f"    {json.dumps({k: v for k, v in event.items() if k not in ('lost_fingerprints',)})}")
+            time.sleep(max(0.0, deadline - time.time()))
+            end = read_snapshot(redis.url)
+            stop_workers(workers)
+        finally:
+            for w in workers:
+                if w.proc.poll() is None:
+                    kill_group(w.proc)
+        after = read_snapshot(redis.url)
+    gt = read_ground_truth(truth)
+    return {
+        "seed": seed,
+        "seconds": seconds,
+        "every": every,
+        "settle_s": settle,
+        "events": events,
+        "end": brief(end) if end else None,
+        "after_stop": brief(after) if after else None,
+        "final": compare(end, after),
+        "findings": after["findings"] if after else [],
+        "triggered": {b: round(t - started, 1) for b, t in sorted(gt.first_trigger.items())},
+        "worker_exits": [w.to_json() for w in workers],
+    }
+
+
+def compare(before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any]:
+    if before is None or after is None:
+        return {"error": "the store could not be read " + ("before" if before is None else "after")}
+    lost_fp = sorted(set(before["fingerprints"]) - set(after["fingerprints"]))
+    lost_corpus = sorted(set(before["corpus_keys"]) - set(after["corpus_keys"]))
+    return {
+        "fingerprints_before": len(before["fingerprints"]),
+        "fingerprints_after": len(after["fingerprints"]),
+        "corpus_before": len(before["corpus_keys"]),
+        "corpus_after": len(after["corpus_keys"]),
+        "calls_before": before["calls"],
+        "calls_after": after["calls"],
+        "bugs_before": before["bugs"],
+        "bugs_after": after["bugs"],
+        "lost_fingerprints": lost_fp,
+        "lost_corpus": lost_corpus,
+        "duplicates_after": after["duplicates"],
+        "raw_finding_records_after": after["raw_finding_records"],
+    }
+
+
+# ------------------------------------------------------------------------------- the measurement
+
+
+def measure(ns: argparse.Namespace) -> dict[str, Any]:
+    parts = ns.parts.split(",")
+    result: dict[str, Any] = {
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(ns).items() if k != "markdown"},
+        "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "fuzzgate": _fuzzgate_version(),
+        "commit": _git_head(),
+        "cpus": os.cpu_count(),
+        "redis": _redis_version(),
+        "scaling": [],
+        "cost": None,
+        "kill": None,
+        "errors": [],
+    }
+    log(f"kill RNG seed {ns.seed}; workers' seeds from {ns.worker_seed}")
+    if "scaling" in parts:
+        for count in (int(c) for c in ns.counts.split(",")):
+            try:
+                result["scaling"].append(scaling_run(count, ns.seconds, ns.cycle, ns.poll, ns.worker_seed))
+            except Exception as exc:  # one broken run must not lose the others
+                result["errors"].append(f"scaling {count}: {exc!r}")
+                log(f"  failed: {exc!r}")
+            save_json(ns.out, result)
+    if "cost" in parts:
+        try:
+            result["cost"] = cost_runs(ns.cases, ns.rounds, ns.micro_ops)
+        except Exception as exc:
+            result["errors"].append(f"cost: {exc!r}")
+            log(f"  failed: {exc!r}")
+        save_json(ns.out, result)
+    if "kill" in parts:
+        try:
+            result["kill"] = kill_run(ns.seconds, ns.cycle, ns.kill_every, ns.seed, ns.worker_seed + 100, ns.settle)
+        except Exception as exc:
+            result["errors"].append(f"kill: {exc!r}")
+            log(f"  failed: {exc!r}")
+    result["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %z")
+    save_json(ns.out, result)
+    return result
+
+
+def _fuzzgate_version() -> str:
+    out = subprocess.run([FUZZGATE, "--version"], capture_output=True, text=True, check=False)
+    return (out.stdout or out.stderr).strip()
+
+
+def _redis_version() -> str:
+    out = subprocess.run([REDIS_SERVER, "--version"], capture_output=True, text=True, check=False)
+    return out.stdout.strip()
+
+
+def _git_head() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
+    return out.stdout.strip()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    length = p.add_mutually_exclusive_group()
+    length.add_argument("--seconds", type=float, help="wall-clock seconds per scaling run and for the kill run (180)")
+    length.add_argument("--minutes", type=float, help="the same in minutes")
+    p.add_argument("--cycle", type=float, default=30.0, help="seconds per worker cycle (fuzzgate work --cycle)")
+    p.add_argument("--poll", type=float, default=10.0, help="seconds between reads of the store")
+    p.add_argument("--counts", default="1,2,4", help="worker counts of the scaling runs")
+    p.add_argument("--parts", default="scaling,cost,kill")
+    p.add_argument("--cases", type=int, default=200, help="--cases of each store-cost run")
+    p.add_argument("--rounds", type=int, default=3, help="rounds of the store-cost runs")
+    p.add_argument("--micro-ops", type=int, default=200, help="timed SharedStore operations of each kind per round")
+    p.add_argument("--kill-every", type=float, default=30.0, help="mean seconds between worker kills")
+    p.add_argument("--settle", type=float, default=8.0, help="seconds after an event before the store is read again")
+    p.add_argument("--seed", type=int, help="seed of the kill schedule (default: drawn, printed, kept)")
+    p.add_argument("--worker-seed", type=int, default=1, help="worker i of a run gets --seed WORKER_SEED+i")
+    p.add_argument("--quick", action="store_true", help="25 s runs, 1 and 2 workers, 1 cost round of 30 cases")
+    p.add_argument("--out", type=Path, default=RESULTS / "workers.json")
+    p.add_argument("--markdown", action="store_true", help="print the section of --out and stop")
+    ns = p.parse_args()
+    if ns.markdown:
+        print(markdown(json.loads(ns.out.read_text())))
+        return
+    if ns.minutes is not None:
+        ns.seconds = ns.minutes * 60
+    if ns.quick:
+        ns.seconds = ns.seconds or 25.0
+        ns.counts, ns.rounds, ns.cases, ns.micro_ops = "1,2", 1, 30, 50
+        ns.cycle, ns.poll, ns.kill_every = min(ns.cycle, 10.0), min(ns.poll, 5.0), min(ns.kill_every, 8.0)
+        ns.settle = min(ns.settle, 3.0)
+    ns.seconds = ns.seconds or 180.0
+    if ns.seed is None:
+        ns.seed = random.SystemRandom().randrange(1, 2**31)
+    del ns.minutes
+    shutil.rmtree(RUNS, ignore_errors=True)
+    result = measure(ns)
+    print(markdown(result))
+    log(f"wrote {ns.out}")
+
+
+if __name__ == "__main__":
+    main()
