@@ -20,18 +20,25 @@ from fuzzgate.store.database import (
     ReadOnlyDatabase,
     write_atomic,
 )
+from fuzzgate.store.redis_db import RedisDatabase
+from fuzzgate.store.set_directory import SetDirectoryDatabase
 
 Factory = Callable[[Path], CorpusDatabase]
 
 SET_BACKENDS: dict[str, Factory] = {
     "memory": lambda _: InMemoryDatabase(),
     "multiplexed": lambda _: MultiplexedDatabase(InMemoryDatabase(), InMemoryDatabase()),
+    "set-directory": lambda tmp: SetDirectoryDatabase(tmp / "sets"),
 }
 ALL_BACKENDS: dict[str, Factory] = {**SET_BACKENDS, "directory": lambda tmp: DirectoryDatabase(tmp / "db")}
 
 
-@pytest.fixture(params=sorted(ALL_BACKENDS))
+@pytest.fixture(params=sorted([*ALL_BACKENDS, "redis"]))
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> CorpusDatabase:
+    if request.param == "redis":
+        # A real redis-server (tests/redis_server.py); a missing binary fails the test.
+        server = request.getfixturevalue("redis_server")
+        return RedisDatabase.from_url(server.url, retry_for=5)
     return ALL_BACKENDS[request.param](tmp_path)
 
 

@@ -43,7 +43,9 @@ BATCH = 1000
 """Values per `SADD` in `save_many`: one round trip for a typical corpus, no huge commands."""
 
 _T = TypeVar("_T")
-_CONNECT_ERROR = re.compile(r"Error -?\d+ connecting to \S+?\.\s*(.*?)\.?$")
+_CONNECT_ERROR = re.compile(r"Error -?\d+ connecting to \S+?\.\s+(.*?)\.?$")
+"""redis-py's "Error 111 connecting to 127.0.0.1:6390. Connection refused.": the address ends at the
+first ". " (an address has dots, never a dot and a space)."""
 
 
 class RedisDatabase(CorpusDatabase):
