@@ -182,6 +182,26 @@ def _cmd_report(ns: argparse.Namespace, console: Console) -> int:
     return report_command(console, ns.store, ns.out, target=ns.target, secret_patterns=tuple(ns.secret_pattern or ()))
 
 
+def _cmd_work(ns: argparse.Namespace, console: Console) -> int:
+    from fuzzgate.config import parse_duration
+    from fuzzgate.worker import WorkOptions, load_configs, work
+
+    # --budget bounds the whole work (none by default); each cycle's engine run gets --cycle.
+    total, ns.budget = ns.budget, None
+    options = WorkOptions(
+        cycle_s=parse_duration(ns.cycle, what="--cycle"),
+        budget_s=None if total is None else parse_duration(total, what="--budget"),
+        cycles=ns.cycles,
+        nice=ns.nice,
+        tools=ns.tools,
+    )
+
+    def warn(message: str) -> None:
+        console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
+
+    return work(load_configs(load(ns, console), ns.also, _overrides(ns), warn), console, options)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fuzzgate",
@@ -251,6 +271,17 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--target", metavar="NAME", help="only this target (default: every target in the store)")
     report.add_argument("--secret-pattern", action="append", metavar="REGEX", help="extra secret pattern to redact")
     report.set_defaults(handler=_cmd_report)
+
+    work = sub.add_parser("work", help="fuzz until stopped, in cycles, sharing corpus, findings and stats via --store")
+    work.add_argument("--cycle", default="60s", help="each cycle's budget (default 60s); --budget bounds all")
+    work.add_argument("--cycles", type=int, metavar="N", help="stop after N cycles (default: until stopped)")
+    work.add_argument("--tools", type=int, default=4, metavar="N", help="tools fuzzed per cycle (default 4)")
+    work.add_argument("--nice", type=int, default=10, metavar="N", help="lower the priority by N (default 10)")
+    work.add_argument(
+        "--also", action="append", type=Path, default=[], metavar="CONFIG", help="another target's config (repeatable)"
+    )
+    _add_config_flags(work)
+    work.set_defaults(handler=_cmd_work)
     return parser
 
 
