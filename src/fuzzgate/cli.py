@@ -194,6 +194,7 @@ def _cmd_work(ns: argparse.Namespace, console: Console) -> int:
         cycles=ns.cycles,
         nice=ns.nice,
         tools=ns.tools,
+        wait_s=parse_duration(ns.wait, what="--wait"),
     )
 
     def warn(message: str) -> None:
@@ -277,12 +278,41 @@ def build_parser() -> argparse.ArgumentParser:
     work.add_argument("--cycles", type=int, metavar="N", help="stop after N cycles (default: until stopped)")
     work.add_argument("--tools", type=int, default=4, metavar="N", help="tools fuzzed per cycle (default 4)")
     work.add_argument("--nice", type=int, default=10, metavar="N", help="lower the priority by N (default 10)")
+    work.add_argument("--wait", default="30s", help="how long to wait for the store at start (default 30s)")
     work.add_argument(
         "--also", action="append", type=Path, default=[], metavar="CONFIG", help="another target's config (repeatable)"
     )
     _add_config_flags(work)
     work.set_defaults(handler=_cmd_work)
+
+    store = sub.add_parser("store", help="export, import, merge or show a shared store (a directory or redis:// URL)")
+    store_actions = store.add_subparsers(dest="action", metavar="ACTION", required=True)
+    export = store_actions.add_parser("export", help="copy the --store into DEST, or its corpus into --corpus-dir")
+    export.add_argument("dest", nargs="?", metavar="DEST", help="a directory or redis:// URL to add every value to")
+    imports = store_actions.add_parser("import", help="add SRC (a store), or a run's --corpus-dir, to the --store")
+    imports.add_argument("source", nargs="?", metavar="SRC", help="a store directory or redis:// URL")
+    imports.add_argument("--target", metavar="NAME", help="with --corpus-dir: the target a one-target directory is of")
+    merging = store_actions.add_parser("merge", help="union stores into the --store; each worker's latest stats kept")
+    merging.add_argument("sources", nargs="+", metavar="SRC", help="a store directory or redis:// URL")
+    store_actions.add_parser("show", help="targets, corpus sizes, findings by state and workers of the --store")
+    for action in store_actions.choices.values():
+        action.add_argument("--store", required=True, metavar="URL|DIR", help="redis://host:port/db or a directory")
+    for action in (export, imports):
+        action.add_argument("--corpus-dir", type=Path, metavar="DIR", help="a run's corpus directory, one per target")
+    store.set_defaults(handler=_cmd_store)
     return parser
+
+
+def _cmd_store(ns: argparse.Namespace, console: Console) -> int:
+    from fuzzgate import store_tools
+
+    if ns.action == "export":
+        return store_tools.export_command(console, ns.store, ns.dest, ns.corpus_dir)
+    if ns.action == "import":
+        return store_tools.import_command(console, ns.source, ns.store, ns.corpus_dir, ns.target)
+    if ns.action == "merge":
+        return store_tools.merge_command(console, ns.sources, ns.store)
+    return store_tools.show_command(console, ns.store)
 
 
 def _print_error(console: Console, error: FuzzgateError) -> None:

@@ -59,7 +59,7 @@ from fuzzgate.worker_writer import StoreWriter
 FLUSH_S = 5.0
 """How often a cycle hands its new entries, bugs and statistics to the writer."""
 CONNECT_S = 30.0
-"""How long a worker waits for the store at start before it gives up (exit 2)."""
+"""How long a worker waits for the store at start before it gives up (exit 2), by default."""
 READ_RETRY_S = 10.0
 """How long one store operation retries a lost connection before the worker's own loop waits."""
 STOP_DRAIN_S = 20.0
@@ -79,6 +79,8 @@ class WorkOptions:
     nice: int = 10
     tools: int = 4
     """Tools fuzzed per cycle (more when more were never fuzzed)."""
+    wait_s: float = CONNECT_S
+    """How long to wait for the store at start."""
 
 
 def load_configs(main: Config, also: Sequence[Path], overrides: Overrides, warn: Callable[[str], None]) -> list[Config]:
@@ -102,8 +104,8 @@ def work(configs: Sequence[Config], console: Console, options: WorkOptions) -> i
         raise UsageError(f"--cycle: at least {MIN_CYCLE_S:.0f}s (a cycle starts a server and replays seeds)")
     if options.nice:
         os.nice(options.nice)
-    reader = SharedStore.open(spec, retry_for=CONNECT_S)
-    reader.targets()  # unreachable after CONNECT_S: StoreError, exit 2
+    reader = SharedStore.open(spec, retry_for=options.wait_s)
+    reader.targets()  # unreachable after the wait: StoreError, exit 2
     reader.close()
     reader = SharedStore.open(spec, retry_for=READ_RETRY_S)
     return _Worker(configs, console, options, reader, spec).run()
