@@ -151,13 +151,14 @@ class Worker:
         }
 
 
-def worker_argv(store: str, truth: Path, root: Path, cycle: float, seed: int) -> list[str]:
+def worker_argv(store: str, truth: Path, root: Path, cycle: float) -> list[str]:
+    """A worker draws each cycle's seed from its own random id: no `--seed`, and no two runs alike."""
     command = server_command(TARGET, truth, root)
-    argv = [FUZZGATE, "work", "--store", store, "--name", TARGET, "--cycle", f"{cycle:g}s", "--seed", str(seed)]
+    argv = [FUZZGATE, "work", "--store", store, "--name", TARGET, "--cycle", f"{cycle:g}s"]
     return [*argv, "--command", command[0], *(f"--arg={a}" for a in command[1:])]
 
 
-def start_worker(index: int, store: str, truth: Path, work: Path, cycle: float, seed: int) -> Worker:
+def start_worker(index: int, store: str, truth: Path, work: Path, cycle: float) -> Worker:
     root = work / f"w{index}"
     root.mkdir(parents=True, exist_ok=True)
     log_path = work / f"worker-{index}.log"
@@ -166,7 +167,7 @@ def start_worker(index: int, store: str, truth: Path, work: Path, cycle: float, 
     env.pop("GITHUB_STEP_SUMMARY", None)
     with open(log_path, "ab") as out:
         proc = subprocess.Popen(
-            worker_argv(store, truth, root, cycle, seed),
+            worker_argv(store, truth, root, cycle),
             cwd=root,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -317,14 +318,14 @@ def read_snapshot(url: str, attempts: int = 3) -> dict[str, Any] | None:
 # ------------------------------------------------------------------------------- 1. scaling
 
 
-def scaling_run(count: int, seconds: float, cycle: float, poll: float, base_seed: int) -> dict[str, Any]:
+def scaling_run(count: int, seconds: float, cycle: float, poll: float) -> dict[str, Any]:
     work = fresh_dir(RUNS / f"scaling-{count}")
     truth = work / TRUTH_FILE
     polls: list[dict[str, Any]] = []
     with collector(work / TRUTH_SOCKET, truth) as socket_path, redis_server(work / "redis") as redis:
         log(f"scaling: {count} worker(s) on {redis.url} for {seconds:g} s")
         started = time.time()
-        workers = [start_worker(i, redis.url, socket_path, work, cycle, base_seed + i) for i in range(count)]
+        workers = [start_worker(i, redis.url, socket_path, work, cycle) for i in range(count)]
         try:
             deadline = started + seconds
             next_poll = started + poll
@@ -475,7 +476,7 @@ def micro_measure(source_url: str, url: str, ops: int, base: dict[str, Any]) -> 
 # ------------------------------------------------------------------------------- 3. kill and restart
 
 
-def kill_run(seconds: float, cycle: float, every: float, seed: int, base_seed: int, settle: float) -> dict[str, Any]:
+def kill_run(seconds: float, cycle: float, every: float, seed: int, settle: float) -> dict[str, Any]:
     rng = random.Random(seed)
     work = fresh_dir(RUNS / "kill")
     truth = work / TRUTH_FILE
@@ -486,7 +487,7 @@ def kill_run(seconds: float, cycle: float, every: float, seed: int, base_seed: i
         index = 0
         workers: list[Worker] = []
         for _ in range(3):
-            workers.append(start_worker(index, redis.url, socket_path, work, cycle, base_seed + index))
+            workers.append(start_worker(index, redis.url, socket_path, work, cycle))
             index += 1
         deadline = started + seconds
         times: list[float] = []
@@ -509,7 +510,7 @@ def kill_run(seconds: float, cycle: float, every: float, seed: int, base_seed: i
                     alive = [w for w in workers if w.proc.poll() is None and not w.how]
                     victim = rng.choice(alive)
                     kill_worker(victim)
-                    new = start_worker(index, redis.url, socket_path, work, cycle, base_seed + index)
+                    new = start_worker(index, redis.url, socket_path, work, cycle)
                     index += 1
                     workers.append(new)
                     event.update(killed=victim.index, started=new.index)
@@ -589,11 +590,11 @@ def measure(ns: argparse.Namespace) -> dict[str, Any]:
         "kill": None,
         "errors": [],
     }
-    log(f"kill RNG seed {ns.seed}; workers' seeds from {ns.worker_seed}")
+    log(f"kill schedule RNG seed {ns.seed}")
     if "scaling" in parts:
         for count in (int(c) for c in ns.counts.split(",")):
             try:
-                result["scaling"].append(scaling_run(count, ns.seconds, ns.cycle, ns.poll, ns.worker_seed))
+                result["scaling"].append(scaling_run(count, ns.seconds, ns.cycle, ns.poll))
             except Exception as exc:  # one broken run must not lose the others
                 result["errors"].append(f"scaling {count}: {exc!r}")
                 log(f"  failed: {exc!r}")
@@ -607,7 +608,7 @@ def measure(ns: argparse.Namespace) -> dict[str, Any]:
         save_json(ns.out, result)
     if "kill" in parts:
         try:
-            result["kill"] = kill_run(ns.seconds, ns.cycle, ns.kill_every, ns.seed, ns.worker_seed + 100, ns.settle)
+            result["kill"] = kill_run(ns.seconds, ns.cycle, ns.kill_every, ns.seed, ns.settle)
         except Exception as exc:
             result["errors"].append(f"kill: {exc!r}")
             log(f"  failed: {exc!r}")
@@ -646,7 +647,6 @@ def main() -> None:
     p.add_argument("--kill-every", type=float, default=30.0, help="mean seconds between worker kills")
     p.add_argument("--settle", type=float, default=8.0, help="seconds after an event before the store is read again")
     p.add_argument("--seed", type=int, help="seed of the kill schedule (default: drawn, printed, kept)")
-    p.add_argument("--worker-seed", type=int, default=1, help="worker i of a run gets --seed WORKER_SEED+i")
     p.add_argument("--quick", action="store_true", help="25 s runs, 1 and 2 workers, 1 cost round of 30 cases")
     p.add_argument("--out", type=Path, default=RESULTS / "workers.json")
     p.add_argument("--markdown", action="store_true", help="print the section of --out and stop")

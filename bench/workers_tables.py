@@ -16,15 +16,24 @@ def _points(run: dict[str, Any]) -> list[dict[str, Any]]:
     return points
 
 
+def step_s(run: dict[str, Any]) -> float:
+    """The tables' step: a minute, or 10 s for a smoke run shorter than two minutes."""
+    return 60.0 if run["seconds"] >= 120 else 10.0
+
+
 def at_minute(run: dict[str, Any], minute: int) -> dict[str, Any] | None:
-    """The reading nearest to `minute` minutes after the start (within 6 s), else None."""
-    target = 60.0 * minute
+    """The reading nearest to `minute` steps after the start (within 6 s), else None."""
+    target = step_s(run) * minute
     near = [p for p in _points(run) if abs(p["t"] - target) <= 6.0]
     return min(near, key=lambda p: abs(p["t"] - target)) if near else None
 
 
 def _minutes(run: dict[str, Any]) -> list[int]:
-    return list(range(1, int(run["seconds"] // 60) + 1))
+    return list(range(1, int(run["seconds"] // step_s(run)) + 1))
+
+
+def _unit(run: dict[str, Any]) -> str:
+    return "min" if step_s(run) == 60 else "× 10 s"
 
 
 def _cell(p: dict[str, Any] | None) -> str:
@@ -54,9 +63,11 @@ def scaling_tables(runs: list[dict[str, Any]]) -> list[str]:
         f"Each run: a fresh redis-server, the workers started together and stopped with SIGTERM after "
         f"{seconds:g} s. Cells: planted bugs found / distinct fingerprints / corpus entries in the store.",
         "",
-        "| workers | " + " | ".join(f"{m} min" for m in minutes) + " | calls (all workers) | calls/s | "
+        "| workers | "
+        + " | ".join(f"{m} {_unit(runs[0])}" for m in minutes)
+        + " | after SIGTERM | calls (all workers) | calls/s | "
         "bugs triggered (server's ground truth) | SIGTERM |",
-        "| --- |" + " --- |" * (len(minutes) + 4),
+        "| --- |" + " --- |" * (len(minutes) + 5),
     ]
     for run in runs:
         end = run.get("end") or {}
@@ -64,9 +75,10 @@ def scaling_tables(runs: list[dict[str, Any]]) -> list[str]:
         rate = calls / end["t"] if end.get("t") else 0.0
         triggered = ", ".join(f"{b} {t:.0f} s" for b, t in run["triggered"].items()) or "none"
         cells = " | ".join(_cell(at_minute(run, m)) for m in minutes)
-        out.append(f"| {run['workers']} | {cells} | {calls} | {rate:.0f} | {triggered} | {_exits(run)} |")
-    out += ["", "Per minute (what each minute added, all workers together):", ""]
-    out += ["| workers | minute | calls/s | corpus + | fingerprints + | bugs + | load (1 min avg) |"]
+        final = _cell(run.get("after_stop"))
+        out.append(f"| {run['workers']} | {cells} | {final} | {calls} | {rate:.0f} | {triggered} | {_exits(run)} |")
+    out += ["", f"Per {'minute' if step_s(runs[0]) == 60 else '10 s'} (what each added, all workers together):", ""]
+    out += ["| workers | step | calls/s | corpus + | fingerprints + | bugs + | load (1 min avg) |"]
     out += ["| --- | --- | --- | --- | --- | --- | --- |"]
     for run in runs:
         prev: dict[str, Any] = {"t": 0.0, "calls": 0, "corpus": 0, "fingerprint_count": 0, "bugs": []}
