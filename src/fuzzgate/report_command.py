@@ -60,9 +60,7 @@ def read_store(store: SharedStore, target: str | None = None, *, now: float | No
 def open_for_reading(spec: str) -> SharedStore:
     """The store at `spec`; a directory must exist (a typo would otherwise draw an empty page)."""
     if not is_url(spec) and not Path(spec).is_dir():
-        raise StoreError(
-            f"{spec}: no store here (not a directory)", hint="pass the directory or redis:// URL workers write to"
-        )
+        raise StoreError(f"{spec}: no store here (not a directory)")
     return SharedStore.open(spec, retry_for=REPORT_RETRY_S)
 
 
