@@ -80,5 +80,6 @@ def report_command(
             + (f"; {len(data.skipped)} value(s) in the store could not be read" if data.skipped else "")
         ),
         highlight=False,
+        soft_wrap=True,
     )
     return int(ExitCode.OK)

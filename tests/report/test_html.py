@@ -23,6 +23,7 @@ from fuzzgate.store.database import InMemoryDatabase
 from fuzzgate.store.records import STATES
 from fuzzgate.store.shared import FindingRecord, SharedStore, StoredFinding, WorkerInfo
 from tests.e2e.conftest import free_port, fuzzgate
+from tests.redis_server import RedisServer
 from tests.report.chromium import DomTree
 from tests.report.store_factory import ENV, FINDINGS, HOSTILE_MESSAGE, OLD_ENV, T0, TARGET, TOKEN, fill, finding
 
@@ -234,3 +235,20 @@ def test_unknown_target_names_the_ones_there(tmp_path: Path) -> None:
     run = fuzzgate("report", "--store", str(root), "--target", "alpha", cwd=tmp_path)
     assert run.code == 0, run.stderr
     assert (tmp_path / ".fuzzgate" / "report.html").is_file()
+
+
+def test_report_over_a_real_redis_never_shows_its_password(tmp_path: Path) -> None:
+    password = "pw-0f9e8d7c6b5a"
+    with RedisServer(tmp_path / "redis", password=password) as server:
+        filled = SharedStore.open(server.url)
+        fill(filled)
+        filled.close()
+        out = tmp_path / "report.html"
+        run = fuzzgate("report", "--store", server.url, "--out", str(out), cwd=tmp_path)
+    assert run.code == 0, run.stderr
+    assert "2 target(s), 5 finding(s), 2 worker(s); 1 value(s) in the store could not be read" in run.stdout
+    page = out.read_text()
+    assert password not in page and password not in run.stdout
+    dom = DomTree(page)
+    assert len(dom.find("article", "finding")) == 5
+    assert f"redis://:***@127.0.0.1:{server.port}/0" in [e.text for e in dom.find("code")]
