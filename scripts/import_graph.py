@@ -88,6 +88,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "fuzzgate.worker_choice",
             "fuzzgate.worker_writer",
             "fuzzgate.report_command",
+            "fuzzgate.store_tools",
         ),
     ),
 )

@@ -44,8 +44,9 @@ def free_port() -> int:
 class RedisServer:
     """One `redis-server` process on 127.0.0.1:`port` with its data in `directory`."""
 
-    def __init__(self, directory: Path, port: int | None = None) -> None:
+    def __init__(self, directory: Path, port: int | None = None, *, password: str | None = None) -> None:
         self.directory = Path(directory)
+        self.password = password
         self.directory.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
         self.binary = redis_binary()
@@ -54,7 +55,8 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def argv(self) -> list[str]:
         return [
@@ -67,6 +69,7 @@ class RedisServer:
             "--dir", str(self.directory),
             "--daemonize", "no",
             "--logfile", "",
+            *(["--requirepass", self.password] if self.password else []),
         ]  # fmt: skip
 
     def start(self) -> None:
@@ -94,8 +97,15 @@ class RedisServer:
     def ping(self) -> bool:
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=1) as conn:
-                conn.sendall(b"PING\r\n")
-                return conn.recv(64).startswith(b"+PONG")
+                auth = f"AUTH {self.password}\r\n".encode() if self.password else b""
+                conn.sendall(auth + b"PING\r\n")
+                reply = b""
+                while reply.count(b"\r\n") < (2 if auth else 1):
+                    chunk = conn.recv(256)
+                    if not chunk:
+                        break
+                    reply += chunk
+                return reply.endswith(b"+PONG\r\n")
         except OSError:
             return False
 

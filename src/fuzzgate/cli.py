@@ -297,6 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     store_actions.add_parser("show", help="targets, corpus sizes, findings by state and workers of the --store")
     for action in store_actions.choices.values():
         action.add_argument("--store", required=True, metavar="URL|DIR", help="redis://host:port/db or a directory")
+        action.add_argument("--retry-for", type=float, default=10.0, metavar="S", help="retry Redis S s (default 10)")
     for action in (export, imports):
         action.add_argument("--corpus-dir", type=Path, metavar="DIR", help="a run's corpus directory, one per target")
     store.set_defaults(handler=_cmd_store)
@@ -306,13 +307,14 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_store(ns: argparse.Namespace, console: Console) -> int:
     from fuzzgate import store_tools
 
+    retry = ns.retry_for
     if ns.action == "export":
-        return store_tools.export_command(console, ns.store, ns.dest, ns.corpus_dir)
+        return store_tools.export_command(console, ns.store, ns.dest, ns.corpus_dir, retry_for=retry)
     if ns.action == "import":
-        return store_tools.import_command(console, ns.source, ns.store, ns.corpus_dir, ns.target)
+        return store_tools.import_command(console, ns.source, ns.store, ns.corpus_dir, ns.target, retry_for=retry)
     if ns.action == "merge":
-        return store_tools.merge_command(console, ns.sources, ns.store)
-    return store_tools.show_command(console, ns.store)
+        return store_tools.merge_command(console, ns.sources, ns.store, retry_for=retry)
+    return store_tools.show_command(console, ns.store, retry_for=retry)
 
 
 def _print_error(console: Console, error: FuzzgateError) -> None:

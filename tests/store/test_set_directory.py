@@ -71,6 +71,7 @@ def test_dotfiles_readmes_and_empty_directories_are_not_values(tmp_path: Path) -
     (tmp_path / "README.md").write_text("about this store")
     (tmp_path / "k" / "x" / ".0123.json.tmp").write_text("half")
     (tmp_path / "k" / "x" / "notes.txt").write_text("hi")
+    (tmp_path / "k" / "x" / "README.json").write_text("{}")
     (tmp_path / "k" / "empty").mkdir()
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "a.json").write_text("{}")
@@ -78,6 +79,12 @@ def test_dotfiles_readmes_and_empty_directories_are_not_values(tmp_path: Path) -
     assert list(db.fetch(b"k/x")) == [b"v"]
     db.delete(b"k/x", b"v")
     assert list(db.keys()) == []
+
+
+def test_json_objects_and_other_values_are_named_for_viewers() -> None:
+    assert value_name(b'{"format": 1}').endswith(".json")
+    assert value_name(b"files server").endswith(".txt")
+    assert value_name(b"a") != value_name(b"b")
 
 
 def test_a_file_edited_by_hand_is_still_a_value(tmp_path: Path) -> None:

@@ -4,18 +4,19 @@
 Key `a/b/c` is the directory `<root>/a/b/c`, each `/`-separated part percent-quoted where it is not
 a safe file name (`%2F`-style escapes; a leading dot as `%2E`, an empty part as `%`), so every key
 maps to exactly one directory and back. Each value is one file in its key's directory, named by a
-hash of its bytes (`<16 hex>.json`) and holding them verbatim. The shared store's keys thus read
-as `fuzzgate/1/corpus/<target>/3f1c....json`.
+hash of its bytes and holding them verbatim: `<16 hex>.json` for a JSON object (every record of
+the shared store), `<16 hex>.txt` for anything else (a target name). The shared store's keys thus
+read as `fuzzgate/1/corpus/<target>/3f1c....json`.
 
 - A missing directory is an empty database; reads never create anything.
 - Writes go through `write_atomic` (temporary file, fsync, rename): a killed writer leaves the
   value whole or absent. Saving an existing value does nothing, so writers on one tree need no
   lock: two of them saving the same value write the same file.
-- `keys()` walks the tree: every directory holding at least one value file is a key. Dotfiles
-  (temporary files of an interrupted write, `.gitkeep`) and files not ending in `.json` are not
-  values, so a README can sit anywhere.
-- A file whose bytes are not what its name says (edited by hand) is still a value; deleting that
-  value by its bytes then leaves the file, as with Hypothesis.
+- `keys()` walks the tree: every directory holding at least one value file is a key. Only files
+  named like values are values: temporary files of an interrupted write (dotfiles), a README or a
+  `.gitkeep` are not, so they can sit anywhere.
+- A value file edited by hand is still a value, though its name no longer matches its bytes;
+  deleting that value by its bytes then leaves the file, as with Hypothesis.
 
 Failures to list, read or write raise `StoreError` naming the path.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote_from_bytes, unquote_to_bytes
@@ -32,7 +34,7 @@ from fuzzgate.files import write_atomic
 from fuzzgate.store.database import CorpusDatabase
 from fuzzgate.store.shared import StoreError
 
-SUFFIX = ".json"
+_VALUE_FILE = re.compile(r"[0-9a-f]{16}\.(?:json|txt)")
 _SAFE = "-_.~@+=,"
 _EMPTY = "%"
 """An empty key part: `quote` never writes a bare `%`, so nothing else reads as this."""
@@ -51,12 +53,14 @@ def unquote_part(name: str) -> bytes:
 
 
 def value_name(value: bytes) -> str:
-    """The file name of `value`: the first 16 hex digits of its SHA-256, then `.json`."""
-    return hashlib.sha256(value).hexdigest()[:16] + SUFFIX
+    """The file name of `value`: the first 16 hex digits of its SHA-256, then `.json` for what
+    looks like a JSON object (so viewers highlight it), `.txt` for anything else."""
+    suffix = ".json" if value.lstrip()[:1] == b"{" else ".txt"
+    return hashlib.sha256(value).hexdigest()[:16] + suffix
 
 
 def _is_value_file(name: str) -> bool:
-    return name.endswith(SUFFIX) and not name.startswith(".")
+    return _VALUE_FILE.fullmatch(name) is not None
 
 
 class SetDirectoryDatabase(CorpusDatabase):

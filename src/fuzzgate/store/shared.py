@@ -234,9 +234,10 @@ class SharedStore:
             )
         return CorpusLoad(loaded, tuple(skipped), cold)
 
-    def add_corpus(self, target: str, entries: Iterable[CorpusEntry]) -> int:
+    def add_corpus(self, target: str, entries: Iterable[CorpusEntry], *, cap: bool = True) -> int:
         """Write the entries whose key is not stored yet, at most `MAX_ENTRIES_PER_TOOL` per tool
-        (workers writing at the same moment may pass it by a few). Returns how many were written."""
+        (workers writing at the same moment may pass it by a few; `cap=False`, for an import that
+        keeps every input, lifts it). Returns how many were written."""
         entries = list(entries)
         if not entries:
             return 0
@@ -245,7 +246,7 @@ class SharedStore:
         counts = Counter((entry.surface, entry.tool) for entry in held)
         new: list[bytes] = []
         for entry in entries:
-            if entry.key in keys or counts[entry.surface, entry.tool] >= MAX_ENTRIES_PER_TOOL:
+            if entry.key in keys or (cap and counts[entry.surface, entry.tool] >= MAX_ENTRIES_PER_TOOL):
                 continue
             keys.add(entry.key)
             counts[entry.surface, entry.tool] += 1
@@ -327,6 +328,7 @@ class SharedStore:
         removed). Returns how many values of each kind were new there, and `skipped`: values that
         did not parse (their reasons are in `skipped`)."""
         counts = dict.fromkeys((*KINDS, "skipped"), 0)
+        targets_before = set(other.targets())
         keys = sorted(k for k in self.db.keys() if k.startswith(PREFIX.encode()))  # noqa: SIM118
         for key in keys:
             kind, target = _split(key)
@@ -351,6 +353,8 @@ class SharedStore:
             new = [value for value in good if value not in there]
             other._save_all(key, new)
             counts[kind] += len(new)
+        # Targets a value named are registered as it is copied: count what is new at the end.
+        counts["targets"] = len(set(other.targets()) - targets_before)
         return counts
 
     def compact(self) -> int:
