@@ -49,6 +49,7 @@ import signal
 import statistics
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -263,7 +264,8 @@ def snapshot(store: Any) -> dict[str, Any]:
             calls += sum(t.calls for t in snap.tools.values())
             behaviours += sum(t.behaviours for t in snap.tools.values())
     fingerprints = [f"{f.target}/{f.finding.fingerprint}" for f in findings]
-    bugs = sorted({b for f in findings if (b := bug_of(f.finding.name, str(f.finding.kind)))})
+    per_bug = Counter(b for f in findings if (b := bug_of(f.finding.name, str(f.finding.kind))))
+    bugs = sorted(per_bug)
     return {
         "at": at,
         "fingerprints": sorted(fingerprints),
@@ -282,6 +284,7 @@ def snapshot(store: Any) -> dict[str, Any]:
             for f in findings
         ],
         "bugs": bugs,
+        "fingerprints_per_bug": dict(sorted(per_bug.items())),
         "corpus_keys": sorted(keys),
         "raw_corpus_values": raw_corpus,
         "raw_finding_records": raw_findings,
@@ -304,6 +307,29 @@ def brief(snap: dict[str, Any], keep_keys: bool = False) -> dict[str, Any]:
     return out
 
 
+@dataclass
+class Seen:
+    """Every fingerprint and corpus key any reading of the store held: the last reading must hold them all."""
+
+    fingerprints: set[str] = field(default_factory=set)
+    corpus: set[str] = field(default_factory=set)
+
+    def add(self, snap: dict[str, Any] | None) -> None:
+        if snap:
+            self.fingerprints.update(snap["fingerprints"])
+            self.corpus.update(snap["corpus_keys"])
+
+    def missing(self, final: dict[str, Any] | None) -> dict[str, Any]:
+        if final is None:
+            return {"error": "the store could not be read at the end"}
+        return {
+            "seen_fingerprints": len(self.fingerprints),
+            "seen_corpus": len(self.corpus),
+            "missing_fingerprints": sorted(self.fingerprints - set(final["fingerprints"])),
+            "missing_corpus": sorted(self.corpus - set(final["corpus_keys"])),
+        }
+
+
 def read_snapshot(url: str, attempts: int = 3) -> dict[str, Any] | None:
     for attempt in range(attempts):
         try:
@@ -322,6 +348,7 @@ def scaling_run(count: int, seconds: float, cycle: float, poll: float) -> dict[s
     work = fresh_dir(RUNS / f"scaling-{count}")
     truth = work / TRUTH_FILE
     polls: list[dict[str, Any]] = []
+    seen = Seen()
     with collector(work / TRUTH_SOCKET, truth) as socket_path, redis_server(work / "redis") as redis:
         log(f"scaling: {count} worker(s) on {redis.url} for {seconds:g} s")
         started = time.time()
@@ -336,12 +363,14 @@ def scaling_run(count: int, seconds: float, cycle: float, poll: float) -> dict[s
                 time.sleep(max(0.0, min(next_poll, deadline) - now))
                 if time.time() >= next_poll:
                     snap = read_snapshot(redis.url)
+                    seen.add(snap)
                     if snap:
                         snap["t"] = round(snap["at"] - started, 1)
                         polls.append(brief(snap))
                         log(f"  t={snap['t']:.0f}s: {_line(snap)}")
                     next_poll += poll
             end = read_snapshot(redis.url)
+            seen.add(end)
             stop_workers(workers)
         finally:
             for w in workers:
@@ -351,6 +380,7 @@ def scaling_run(count: int, seconds: float, cycle: float, poll: float) -> dict[s
     gt = read_ground_truth(truth)
     result = {
         "workers": count,
+        "kept": seen.missing(after),
         "seconds": seconds,
         "started": started,
         "polls": polls,
@@ -481,6 +511,7 @@ def kill_run(seconds: float, cycle: float, every: float, seed: int, settle: floa
     work = fresh_dir(RUNS / "kill")
     truth = work / TRUTH_FILE
     events: list[dict[str, Any]] = []
+    seen = Seen()
     log(f"kill: 3 workers for {seconds:g} s, a kill every ~{every:g} s, RNG seed {seed}")
     with collector(work / TRUTH_SOCKET, truth) as socket_path, redis_server(work / "redis") as redis:
         started = time.time()
@@ -505,6 +536,7 @@ def kill_run(seconds: float, cycle: float, every: float, seed: int, settle: floa
             for at, what in plan:
                 time.sleep(max(0.0, at - time.time()))
                 before = read_snapshot(redis.url)
+                seen.add(before)
                 event: dict[str, Any] = {"what": what, "t": round(time.time() - started, 1)}
                 if what == "kill":
                     alive = [w for w in workers if w.proc.poll() is None and not w.how]
@@ -524,12 +556,14 @@ def kill_run(seconds: float, cycle: float, every: float, seed: int, settle: floa
                     log(f"  t={event['t']:.0f}s: redis-server SIGKILLed and restarted ({event['down_s']} s down)")
                 time.sleep(settle)
                 after = read_snapshot(redis.url)
+                seen.add(after)
                 event.update(compare(before, after))
                 event["alive_after"] = sum(1 for w in workers if w.proc.poll() is None)
                 events.append(event)
                 log(f"    {json.dumps({k: v for k, v in event.items() if k not in ('lost_fingerprints',)})}")
             time.sleep(max(0.0, deadline - time.time()))
             end = read_snapshot(redis.url)
+            seen.add(end)
             stop_workers(workers)
         finally:
             for w in workers:
@@ -539,6 +573,7 @@ def kill_run(seconds: float, cycle: float, every: float, seed: int, settle: floa
     gt = read_ground_truth(truth)
     return {
         "seed": seed,
+        "kept": seen.missing(after),
         "seconds": seconds,
         "every": every,
         "settle_s": settle,

@@ -46,8 +46,9 @@ def _exits(run: dict[str, Any]) -> str:
     zero = sum(1 for c in codes if c == 0)
     slowest = max((w["exit_s"] for w in exits if w["exit_s"] is not None), default=None)
     text = f"{zero} of {len(codes)} exited 0"
-    if zero != len(codes):
-        text += " (" + ", ".join(str(c) for c in codes) + ")"
+    odd = [w for w in exits if w["exit_code"] != 0]
+    if odd:
+        text += " (" + ", ".join(f"exit {w['exit_code']} after {w['ran_s']:.0f} s of life" for w in odd) + ")"
     if slowest is not None:
         text += f", slowest {slowest:.1f} s"
     left = sum(len(w["leftover"]) for w in exits)
@@ -122,6 +123,21 @@ def scaling_tables(runs: list[dict[str, Any]]) -> list[str]:
         text = ", ".join(f"{n}× {k}" for k, n in sorted(kinds.items())) or "none"
         others.append(f"{run['workers']} worker(s): {text}")
     out += ["", "Findings that are no planted bug: " + "; ".join(others) + "."]
+    kept = []
+    for run in runs:
+        k = run.get("kept") or {}
+        per_bug = (run.get("after_stop") or {}).get("fingerprints_per_bug") or {}
+        several = [f"{b} under {n}" for b, n in per_bug.items() if n > 1]
+        if "error" in k or not k:
+            kept.append(f"{run['workers']} worker(s): {k.get('error', 'not checked')}")
+            continue
+        missing = len(k["missing_fingerprints"]) + len(k["missing_corpus"])
+        kept.append(
+            f"{run['workers']} worker(s): {missing} of {k['seen_fingerprints']} fingerprints and {k['seen_corpus']} "
+            "corpus keys seen in any reading missing after the stop"
+            + (f"; one bug under several fingerprints: {', '.join(several)}" if several else "")
+        )
+    out += ["", "Kept: " + "; ".join(kept) + "."]
     return out
 
 
@@ -203,6 +219,13 @@ def kill_tables(kill: dict[str, Any] | None) -> list[str]:
     final = kill.get("final") or {}
     end = kill.get("after_stop") or {}
     killed = sum(1 for w in kill["worker_exits"] if w["how"] == "sigkill")
+    kept = kill.get("kept") or {}
+    kept_text = (
+        kept.get("error", "not checked")
+        if "error" in kept or not kept
+        else f"{len(kept['missing_fingerprints']) + len(kept['missing_corpus'])} of the {kept['seen_fingerprints']} "
+        f"fingerprints and {kept['seen_corpus']} corpus keys any reading held were missing at the end"
+    )
     out += [
         "",
         f"Over the run: {lost_total} finding(s) or corpus entr(y/ies) present before an event and missing "
@@ -210,7 +233,7 @@ def kill_tables(kill: dict[str, Any] | None) -> list[str]:
         f"{len(end.get('bugs', []))} planted bugs ({', '.join(end.get('bugs', [])) or 'none'}), "
         f"{end.get('fingerprint_count', '-')} fingerprints, {end.get('corpus', '-')} corpus entries, "
         f"{end.get('calls', '-')} calls; {end.get('raw_finding_records', '-')} finding records behind the "
-        f"view. Stopping the survivors: {_exits(kill)}"
+        f"view; {kept_text}. Stopping the survivors: {_exits(kill)}"
         + (f"; lost at the stop: {len(final.get('lost_fingerprints', [])) + len(final.get('lost_corpus', []))}"
            if "lost_fingerprints" in final else "")
         + ".",
