@@ -351,6 +351,7 @@ def scaling_run(count: int, seconds: float, cycle: float, poll: float) -> dict[s
     seen = Seen()
     with collector(work / TRUTH_SOCKET, truth) as socket_path, redis_server(work / "redis") as redis:
         log(f"scaling: {count} worker(s) on {redis.url} for {seconds:g} s")
+        cpu0 = cpu_times()
         started = time.time()
         workers = [start_worker(i, redis.url, socket_path, work, cycle) for i in range(count)]
         try:
@@ -370,6 +371,7 @@ def scaling_run(count: int, seconds: float, cycle: float, poll: float) -> dict[s
                         log(f"  t={snap['t']:.0f}s: {_line(snap)}")
                     next_poll += poll
             end = read_snapshot(redis.url)
+            cpu1 = cpu_times()
             seen.add(end)
             stop_workers(workers)
         finally:
@@ -380,6 +382,7 @@ def scaling_run(count: int, seconds: float, cycle: float, poll: float) -> dict[s
     gt = read_ground_truth(truth)
     result = {
         "workers": count,
+        "cpu_busy": busy_share(cpu0, cpu1),
         "kept": seen.missing(after),
         "seconds": seconds,
         "started": started,
@@ -395,6 +398,19 @@ def scaling_run(count: int, seconds: float, cycle: float, poll: float) -> dict[s
         end["t"] = round(end["at"] - started, 1)
         result["end"]["t"] = end["t"]
     return result
+
+
+def cpu_times() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine, from /proc/stat."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_share(start: tuple[int, int], end: tuple[int, int]) -> float:
+    """The share of the machine's CPU time (all cores) that was busy between two readings."""
+    total = end[1] - start[1]
+    return round((end[0] - start[0]) / total, 3) if total else 0.0
 
 
 def _line(snap: dict[str, Any]) -> str:

@@ -66,9 +66,9 @@ def scaling_tables(runs: list[dict[str, Any]]) -> list[str]:
         "",
         "| workers | "
         + " | ".join(f"{m} {_unit(runs[0])}" for m in minutes)
-        + " | after SIGTERM | calls (all workers) | calls/s | "
+        + " | after SIGTERM | calls (all workers) | calls/s | CPU busy | "
         "bugs triggered (server's ground truth) | SIGTERM |",
-        "| --- |" + " --- |" * (len(minutes) + 5),
+        "| --- |" + " --- |" * (len(minutes) + 6),
     ]
     for run in runs:
         end = run.get("end") or {}
@@ -77,7 +77,10 @@ def scaling_tables(runs: list[dict[str, Any]]) -> list[str]:
         triggered = ", ".join(f"{b} {t:.0f} s" for b, t in run["triggered"].items()) or "none"
         cells = " | ".join(_cell(at_minute(run, m)) for m in minutes)
         final = _cell(run.get("after_stop"))
-        out.append(f"| {run['workers']} | {cells} | {final} | {calls} | {rate:.0f} | {triggered} | {_exits(run)} |")
+        busy = _pct(run.get("cpu_busy"))
+        out.append(
+            f"| {run['workers']} | {cells} | {final} | {calls} | {rate:.0f} | {busy} | {triggered} | {_exits(run)} |"
+        )
     out += ["", f"Per {'minute' if step_s(runs[0]) == 60 else '10 s'} (what each added, all workers together):", ""]
     out += ["| workers | step | calls/s | corpus + | fingerprints + | bugs + | load (1 min avg) |"]
     out += ["| --- | --- | --- | --- | --- | --- | --- |"]
@@ -97,22 +100,26 @@ def scaling_tables(runs: list[dict[str, Any]]) -> list[str]:
                 + f" | {p['load']:.1f} |"
             )
             prev = p
-    out += ["", "Seconds to the first reading (every 10 s) that held each planted bug in the store:", ""]
+    out += ["", "Seconds to the first reading of the store that held each planted bug (in brackets: its first trigger, "
+            "by the server's ground truth):", ""]  # fmt: skip
     from servers.catalog import BUGS
 
     nested = [b for b in BUGS if b.server == "nested"]
     out += ["| bug | " + " | ".join(f"{r['workers']} worker(s)" for r in runs) + " |"]
     out += ["| --- |" + " --- |" * len(runs)]
     for bug in nested:
-        cells = []
+        row = []
         for run in runs:
-            seen = next((p["t"] for p in _points(run) if bug.id in p["bugs"]), None)
+            points = [*_points(run), *([run["after_stop"]] if run.get("after_stop") else [])]
+            seen = next((p.get("t") for p in points if bug.id in p["bugs"]), None)
             trig = run["triggered"].get(bug.id)
-            cell = "-" if seen is None else f"{seen:.0f} s"
-            if trig is not None and seen is None:
-                cell += f" (triggered at {trig:.0f} s, not reported)"
-            cells.append(cell)
-        out.append(f"| {bug.id} {bug.bug_class} | " + " | ".join(cells) + " |")
+            cell = "-" if seen is None and trig is None else ("after the stop" if seen is None else f"{seen:.0f} s")
+            if trig is not None:
+                cell += f" ({trig:.0f} s)"
+            if trig is not None and bug.id not in (run.get("after_stop") or {}).get("bugs", []):
+                cell += ", not reported"
+            row.append(cell)
+        out.append(f"| {bug.id} {bug.bug_class} | " + " | ".join(row) + " |")
     others = []
     for run in runs:
         kinds: dict[str, int] = {}
@@ -239,6 +246,10 @@ def kill_tables(kill: dict[str, Any] | None) -> list[str]:
         + ".",
     ]  # fmt: skip
     return out
+
+
+def _pct(share: float | None) -> str:
+    return "-" if share is None else f"{share * 100:.0f}%"
 
 
 def _ratios(values: list[float | None]) -> str:
