@@ -86,6 +86,9 @@ KINDS = ("targets", "corpus", "findings", "stats", "workers")
 
 URL_SCHEMES = ("redis://", "rediss://", "unix://")
 
+ENTRY_CACHE = 200_000
+"""Parsed corpus values a store remembers at most (a few hundred MB at worst); past it, it starts over."""
+
 
 class StoreError(FuzzgateError):
     """The shared store cannot be reached, read or written; the message names the store."""
@@ -164,6 +167,10 @@ class SharedStore:
         self._own: dict[tuple[str, ...], bytes] = {}
         """The last value this process wrote per record identity, to delete when it writes the next."""
         self._registered: set[str] = set()
+        self._entries: dict[bytes, tuple[CorpusEntry, str] | str] = {}
+        """Corpus values parsed before (the entry and its key, or why it is not one): a worker
+        reads the corpus before every batch it adds, and parsing thousands of entries (hashing
+        each for its key) each time would cost far more than fetching them."""
 
     @classmethod
     def open(cls, spec: str, *, retry_for: float = 30.0) -> SharedStore:
@@ -214,16 +221,7 @@ class SharedStore:
 
     def corpus(self, target: str) -> CorpusLoad:
         """`target`'s entries, one per key, sorted by key; values that are not entries are skipped."""
-        key = corpus_key(target)
-        entries: dict[str, CorpusEntry] = {}
-        skipped: list[str] = []
-        for value in sorted(self.db.fetch(key)):
-            try:
-                entry = read_entry(value)
-            except CorpusFormatError as exc:
-                skipped.append(self._skip(key, value, str(exc)))
-                continue
-            entries.setdefault(entry.key, entry)
+        entries, skipped = self._corpus(target)
         loaded = tuple(entries[k] for k in sorted(entries))
         cold = None
         if not loaded:
@@ -241,19 +239,34 @@ class SharedStore:
         entries = list(entries)
         if not entries:
             return 0
-        held = self.corpus(target).entries
-        keys = {entry.key for entry in held}
-        counts = Counter((entry.surface, entry.tool) for entry in held)
+        held, _ = self._corpus(target)
+        keys = set(held)
+        counts = Counter((entry.surface, entry.tool) for entry in held.values())
         new: list[bytes] = []
         for entry in entries:
-            if entry.key in keys or (cap and counts[entry.surface, entry.tool] >= MAX_ENTRIES_PER_TOOL):
+            key = entry.key
+            if key in keys or (cap and counts[entry.surface, entry.tool] >= MAX_ENTRIES_PER_TOOL):
                 continue
-            keys.add(entry.key)
+            keys.add(key)
             counts[entry.surface, entry.tool] += 1
             new.append(entry_bytes(entry))
         self._register(target)
         self._save_all(corpus_key(target), new)
         return len(new)
+
+    def _corpus(self, target: str) -> tuple[dict[str, CorpusEntry], list[str]]:
+        """`target`'s entries by key (the first value in byte order wins a key), and the skips."""
+        key = corpus_key(target)
+        entries: dict[str, CorpusEntry] = {}
+        skipped: list[str] = []
+        for value in sorted(self.db.fetch(key)):
+            parsed = self._entry(value)
+            if isinstance(parsed, str):
+                skipped.append(self._skip(key, value, parsed))
+                continue
+            entry, entry_key = parsed
+            entries.setdefault(entry_key, entry)
+        return entries, skipped
 
     # --- findings ---------------------------------------------------------------------------------
 
@@ -374,6 +387,19 @@ class SharedStore:
         return deleted
 
     # --- internals --------------------------------------------------------------------------------
+
+    def _entry(self, value: bytes) -> tuple[CorpusEntry, str] | str:
+        parsed = self._entries.get(value)
+        if parsed is None:
+            try:
+                entry = read_entry(value)
+                parsed = (entry, entry.key)
+            except CorpusFormatError as exc:
+                parsed = str(exc)
+            if len(self._entries) >= ENTRY_CACHE:
+                self._entries.clear()
+            self._entries[value] = parsed
+        return parsed
 
     def _replace(self, key: bytes, identity: tuple[str, ...], value: bytes) -> None:
         self.db.save(key, value)
