@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fuzzgate.corpus import CorpusEntry
 from fuzzgate.findings import Finding, Kind, Repro, Severity, Surface
@@ -19,10 +23,12 @@ from fuzzgate.store.shared import (
     ToolStats,
     WorkerInfo,
     corpus_key,
+    finding_state,
     findings_key,
     mask_url,
     new_worker_id,
     stats_key,
+    thin_timeline,
 )
 
 ENV = Environment("0.1.0", "example 1.0", "abc1234def")
@@ -345,3 +351,47 @@ def test_passwords_are_masked(url: str, masked: str) -> None:
 
 def test_store_error_exits_2() -> None:
     assert int(StoreError("x").exit_code) == 2
+
+
+# --- records -------------------------------------------------------------------------------------
+
+
+@given(st.integers(min_value=0, max_value=600), st.integers(min_value=2, max_value=300))
+def test_thinning_keeps_the_ends_in_order_within_the_limit(n: int, limit: int) -> None:
+    points = [TimelinePoint(float(i), i, 0, 0, 0) for i in range(n)]
+    thinned = thin_timeline(points, limit)
+    assert len(thinned) == min(n, limit)
+    assert [p.at for p in thinned] == sorted({p.at for p in thinned})
+    if n:
+        assert thinned[0] == points[0] and thinned[-1] == points[-1]
+
+
+def test_environment_label_and_detection(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ENV.label() == "fuzzgate 0.1.0, server example 1.0, commit abc1234"
+    assert Environment("0.1.0").label() == "fuzzgate 0.1.0"
+    monkeypatch.setenv("GITHUB_SHA", "0123456789abcdef")
+    detected = Environment.detect("srv 2.0")
+    assert (detected.server, detected.commit) == ("srv 2.0", "0123456789abcdef")
+    assert Environment.from_json(detected.to_json()) == detected
+
+
+def test_a_record_of_an_unknown_state_is_refused() -> None:
+    with pytest.raises(ValueError, match="state 'fixed'"):
+        record("w1", state="fixed")
+
+
+def test_finding_state_follows_the_triage_flags() -> None:
+    base = finding()
+    assert finding_state(base) == "confirmed"
+    assert finding_state(replace(base, flaky=True)) == "flaky"
+    assert finding_state(replace(base, reproduced=0, replays=0, unconfirmed=True)) == "unconfirmed"
+    assert finding_state(replace(base, reproduced=0, replays=0)) == "seen"
+
+
+def test_records_round_trip_through_their_canonical_bytes() -> None:
+    rec = record("w1", arguments={"text": "caf\u00e9 \udc80"})
+    store = SharedStore(InMemoryDatabase(), "m")
+    store.record_findings([rec])
+    (value,) = store.db.fetch(findings_key("srv"))
+    assert value.isascii()
+    assert store.finding_records("srv") == [rec]
