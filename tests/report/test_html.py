@@ -15,13 +15,27 @@ from hypothesis import strategies as st
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.commands import repro_command
 from fuzzgate.errors import UsageError
-from fuzzgate.report.html import StoreData, TargetData, environment_groups, render_html, subject_rows
+from fuzzgate.report.html import (
+    StoreData,
+    TargetData,
+    environment_groups,
+    render_html,
+    subject_rows,
+    target_series,
+)
 from fuzzgate.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from fuzzgate.report.timeline_svg import count_ticks, counted, step_path, summed, time_ticks
 from fuzzgate.report_command import read_store
 from fuzzgate.store.database import InMemoryDatabase
 from fuzzgate.store.records import STATES
-from fuzzgate.store.shared import FindingRecord, SharedStore, StoredFinding, WorkerInfo
+from fuzzgate.store.shared import (
+    FindingRecord,
+    SharedStore,
+    StatsSnapshot,
+    StoredFinding,
+    TimelinePoint,
+    WorkerInfo,
+)
 from tests.e2e.conftest import free_port, fuzzgate
 from tests.redis_server import RedisServer
 from tests.report.chromium import DomTree
@@ -252,3 +266,13 @@ def test_report_over_a_real_redis_never_shows_its_password(tmp_path: Path) -> No
     dom = DomTree(page)
     assert len(dom.find("article", "finding")) == 5
     assert f"redis://:***@127.0.0.1:{server.port}/0" in [e.text for e in dom.find("code")]
+
+
+def test_a_worker_counted_nothing_when_it_started() -> None:
+    # A run writes one timeline point, at its end: the plot rises from its start, not a flat line.
+    snapshot = StatsSnapshot("w", "t", ENV, 1, T0 + 60, {}, (TimelinePoint(T0 + 60, 10, 7, 3, 1),))
+    target = TargetData("t", stats=(snapshot,))
+    series = target_series(target, [snapshot], {"w": T0})
+    assert series["behaviours"] == ((T0, 0), (T0 + 60, 7))
+    assert series["corpus"] == ((T0, 0), (T0 + 60, 3))
+    assert target_series(target, [snapshot])["behaviours"] == ((T0 + 60, 7),)

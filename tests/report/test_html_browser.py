@@ -22,6 +22,8 @@ from tests.e2e.conftest import fuzzgate
 from tests.report.chromium import DomTree, file_url, load
 from tests.report.store_factory import FINDINGS, HOSTILE_MESSAGE, SVG_BREAKER, TARGET, TOKEN, fill
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -144,12 +144,26 @@ def subject_rows(target: TargetData, current: Sequence[StatsSnapshot]) -> list[S
     ]
 
 
-def target_series(target: TargetData, current: Sequence[StatsSnapshot]) -> dict[str, Series]:
+def target_series(
+    target: TargetData, current: Sequence[StatsSnapshot], started: Mapping[str, float] | None = None
+) -> dict[str, Series]:
     """The plotted counts of a target: behaviours and corpus entries summed over the workers'
-    timelines, and distinct findings by the time any worker first saw them."""
+    timelines, and distinct findings by the time any worker first saw them.
+
+    A worker whose start is known (`started`, by worker id) counted 0 then: a run writes one point
+    at its end, and the plot should show what it added, not a flat line."""
+    started = started or {}
+
+    def points(snapshot: StatsSnapshot, field: str) -> list[tuple[float, int]]:
+        line = [(p.at, int(getattr(p, field))) for p in snapshot.timeline]
+        begin = started.get(snapshot.worker)
+        if begin is not None and line and begin < line[0][0]:
+            line.insert(0, (begin, 0))
+        return line
+
     return {
-        "behaviours": summed([(p.at, p.behaviours) for p in s.timeline] for s in current),
-        "corpus": summed([(p.at, p.corpus) for p in s.timeline] for s in current),
+        "behaviours": summed(points(s, "behaviours") for s in current),
+        "corpus": summed(points(s, "corpus") for s in current),
         "findings": counted(found.first_seen for found in target.findings),
     }
 
@@ -280,7 +294,8 @@ class _Page:
         yield "<h3>Tools, prompts and resources</h3>"
         yield self._subjects_table(subject_rows(target, current))
         yield "<h3>Over time</h3>"
-        yield self._charts(target_series(target, current))
+        started = {w.id: w.started for w in self.data.workers}
+        yield self._charts(target_series(target, current, started))
         yield from self._findings(index, target)
         yield "</section>"
 

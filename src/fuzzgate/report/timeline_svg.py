@@ -56,7 +56,7 @@ def counted(times: Iterable[float]) -> Series:
 class Frame:
     """The plot's geometry, in SVG user units."""
 
-    width: int = 520
+    width: int = 500
     height: int = 220
     left: int = 64
     right: int = 20
