@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzzgate.corpus import CorpusEntry
@@ -395,3 +395,54 @@ def test_records_round_trip_through_their_canonical_bytes() -> None:
     (value,) = store.db.fetch(findings_key("srv"))
     assert value.isascii()
     assert store.finding_records("srv") == [rec]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+def _shapes_of(template: dict[str, object]) -> st.SearchStrategy[dict[str, object]]:
+    """`template` with some fields replaced by arbitrary JSON: values a buggy or newer writer left."""
+    keys = sorted(template)
+    return st.fixed_dictionaries(
+        {key: st.one_of(st.just(template[key]), _json) for key in keys},
+        optional={"extra": _json},
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    finding_value=_shapes_of(record("w").to_json()),
+    stats_value=_shapes_of(snapshot("w", 1).to_json()),
+    worker_value=_shapes_of(WorkerInfo("w", "h", 1, 1.0, 2.0).to_json()),
+    corpus_value=_shapes_of(entry("divide", 1).to_json()),
+    nested=_shapes_of(record("w").to_json()["finding"]),  # type: ignore[arg-type]
+)
+def test_no_stored_value_makes_a_read_raise(
+    finding_value: dict[str, object],
+    stats_value: dict[str, object],
+    worker_value: dict[str, object],
+    corpus_value: dict[str, object],
+    nested: dict[str, object],
+) -> None:
+    import json
+
+    store = SharedStore(InMemoryDatabase(), "m")
+    store.db.save(b"fuzzgate/1/targets", b"srv")
+    for key, value in (
+        (findings_key("srv"), finding_value),
+        (findings_key("srv"), {**record("w").to_json(), "finding": nested}),
+        (stats_key("srv"), stats_value),
+        (b"fuzzgate/1/workers", worker_value),
+        (corpus_key("srv"), corpus_value),
+    ):
+        store.db.save(key, json.dumps(value, allow_nan=True).encode())
+    store.findings()
+    store.stats("srv")
+    store.workers()
+    store.corpus("srv")
+    store.copy_to(SharedStore(InMemoryDatabase(), "other"))
+    store.compact()

@@ -61,6 +61,10 @@ def load(value: bytes) -> dict[str, Any]:
     return obj
 
 
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, ArithmeticError)
+"""What converting a field of the wrong shape raises (`int(1e999)` is an OverflowError)."""
+
+
 def _malformed(kind: str, exc: Exception) -> RecordError:
     return RecordError(f"malformed {kind} ({type(exc).__name__}: {exc})")
 
@@ -155,7 +159,7 @@ class WorkerInfo:
                 targets=tuple(str(t) for t in data.get("targets") or ()),
                 state=str(data.get("state", "running")),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except _MALFORMED as exc:
             raise _malformed("worker", exc) from None
 
 
@@ -274,7 +278,7 @@ class StatsSnapshot:
             )
         except RecordError:
             raise
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except _MALFORMED as exc:
             raise _malformed("statistics", exc) from None
 
 
@@ -332,7 +336,7 @@ class FindingRecord:
             )
         except RecordError:
             raise
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except _MALFORMED as exc:
             raise _malformed("finding record", exc) from None
 
 

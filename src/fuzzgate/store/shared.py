@@ -355,8 +355,8 @@ class SharedStore:
             for value in sorted(self.db.fetch(key)):
                 try:
                     check(value)
-                except (RecordError, CorpusFormatError) as exc:
-                    self._skip(key, value, str(exc))
+                except _UNREADABLE as exc:
+                    self._skip(key, value, _reason(exc))
                     counts["skipped"] += 1
                     continue
                 good.append(value)
@@ -394,8 +394,8 @@ class SharedStore:
             try:
                 entry = read_entry(value)
                 parsed = (entry, entry.key)
-            except CorpusFormatError as exc:
-                parsed = str(exc)
+            except _UNREADABLE as exc:
+                parsed = _reason(exc)
             if len(self._entries) >= ENTRY_CACHE:
                 self._entries.clear()
             self._entries[value] = parsed
@@ -423,8 +423,8 @@ class SharedStore:
         for value in sorted(self.db.fetch(key)):
             try:
                 parsed.append((value, parse(load(value))))
-            except RecordError as exc:
-                self._skip(key, value, str(exc))
+            except _UNREADABLE as exc:
+                self._skip(key, value, _reason(exc))
         return parsed
 
     def _skip(self, key: bytes, value: bytes, reason: str) -> str:
@@ -447,6 +447,17 @@ class SharedStore:
         for value in stale:
             self.db.delete(key, value)
         return len(stale)
+
+
+_UNREADABLE = (CorpusFormatError, KeyError, TypeError, ValueError, AttributeError, ArithmeticError, RecursionError)
+"""What parsing a stored value can raise: each is a reason to skip the value, never an error. The
+parsers raise `RecordError` / `CorpusFormatError` with words; the rest is for shapes they missed."""
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, (RecordError, CorpusFormatError)):
+        return str(exc)
+    return f"malformed value ({type(exc).__name__}: {exc})"
 
 
 def _split(key: bytes) -> tuple[str, str]:
