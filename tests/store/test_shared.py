@@ -419,7 +419,7 @@ def _shapes_of(template: dict[str, object]) -> st.SearchStrategy[dict[str, objec
     stats_value=_shapes_of(snapshot("w", 1).to_json()),
     worker_value=_shapes_of(WorkerInfo("w", "h", 1, 1.0, 2.0).to_json()),
     corpus_value=_shapes_of(entry("divide", 1).to_json()),
-    nested=_shapes_of(record("w").to_json()["finding"]),  # type: ignore[arg-type]
+    nested=_shapes_of(record("w").to_json()["finding"]),
 )
 def test_no_stored_value_makes_a_read_raise(
     finding_value: dict[str, object],
