@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from fuzzgate.report.html import (
     render_html,
     subject_rows,
     target_series,
+    visible_text,
 )
 from fuzzgate.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from fuzzgate.report.timeline_svg import count_ticks, counted, step_path, summed, time_ticks
@@ -167,6 +169,8 @@ def test_any_text_stays_text(name: str, message: str, target: str) -> None:
     }
     assert len(dom.find("script")) == 1
     assert len(dom.find("article")) == 1
+    # The text itself arrives, as the reader would see it.
+    assert [e.text for e in dom.find("p", "message")] == [visible_text(Redactor(()).text(message))]
 
 
 def test_empty_store_says_there_is_nothing_yet() -> None:
@@ -276,3 +280,14 @@ def test_a_worker_counted_nothing_when_it_started() -> None:
     assert series["behaviours"] == ((T0, 0), (T0 + 60, 7))
     assert series["corpus"] == ((T0, 0), (T0 + 60, 3))
     assert target_series(target, [snapshot])["behaviours"] == ((T0 + 60, 7),)
+
+
+def test_long_evidence_is_cut_after_redaction() -> None:
+    long_stderr = "x" * 5000 + f" token {TOKEN} " + "tail"
+    found = finding("ee" * 8, "t", "m")
+    found = replace(found, details=replace(found.details, stderr=long_stderr, frames=tuple(f"f{i}" for i in range(50))))
+    data = StoreData("memory", T0, (TargetData("t", findings=(StoredFinding("t", found, "seen", ("w",), T0, T0),)),))
+    (evidence,) = DomTree(render_html(data)).find("pre")[1:]
+    assert TOKEN not in evidence.text and "[REDACTED] tail" in evidence.text
+    assert "earlier characters cut" in evidence.text and "10 more frames cut" in evidence.text
+    assert len(evidence.text) < 4000

@@ -63,7 +63,7 @@ class StoreData:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
-def _visible(text: str) -> str:
+def visible_text(text: str) -> str:
     """Control characters and lone surrogates (fuzzed input a server echoed) as escapes a reader
     can see, instead of characters a browser drops or replaces."""
     return _CONTROL.sub(
@@ -168,6 +168,12 @@ def target_series(
     }
 
 
+_ERROR_LIMIT = 2000
+_STDERR_LIMIT = 3000
+_FRAMES_LIMIT = 40
+"""Evidence is cut as in the job summary: the page stays readable, and the whole record is in the store."""
+
+
 class _Page:
     """Builds the page; `text` is the one way a string from the store gets into it."""
 
@@ -176,12 +182,12 @@ class _Page:
         self.redact = redact
 
     def text(self, value: str) -> str:
-        return html.escape(_visible(self.redact.text(value)))
+        return html.escape(visible_text(self.redact.text(value)))
 
     def kept(self, value: str) -> str:
         """A fingerprint or a repro command: not redacted (a redacted argument no longer
         reproduces the bug; `redaction` keeps repros for the same reason), still escaped."""
-        return html.escape(_visible(value))
+        return html.escape(visible_text(value))
 
     def render(self) -> str:
         data = self.data
@@ -192,7 +198,7 @@ class _Page:
             '<meta name="referrer" content="no-referrer">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f'<meta name="generator" content="fuzzgate {html.escape(__version__)}">\n'
-            f"<title>{html.escape(_visible(title))}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+            f"<title>{html.escape(visible_text(title))}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
         )
         body = "\n".join(self._body())
         return f"{head}{body}\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
@@ -438,16 +444,22 @@ class _Page:
         )
 
     def _evidence(self, found: StoredFinding) -> str:
+        # Redacted whole before any cut: a secret cut in two no longer matches its pattern.
         details = found.finding.details
         parts = []
         if details.error:
-            parts.append(f"error: {details.error}")
+            parts.append(f"error: {self.redact.cut(details.error, _ERROR_LIMIT, ' [… cut]')}")
         if details.location is not None:
             parts.append(f"traceback points at: {details.location[0]}:{details.location[1]}")
         if details.frames:
-            parts += ["frames:", *(f"  {frame}" for frame in details.frames)]
+            parts += ["frames:", *(f"  {frame}" for frame in details.frames[:_FRAMES_LIMIT])]
+            if len(details.frames) > _FRAMES_LIMIT:
+                parts.append(f"  … {len(details.frames) - _FRAMES_LIMIT} more frames cut")
         if details.stderr:
-            parts += ["server stderr (last lines):", details.stderr]
+            stderr = self.redact.text(details.stderr)
+            if len(stderr) > _STDERR_LIMIT:
+                stderr = f"[… {len(stderr) - _STDERR_LIMIT} earlier characters cut]\n{stderr[-_STDERR_LIMIT:]}"
+            parts += ["server stderr (last lines):", stderr]
         if not parts:
             return ""
         return f"<details><summary>Evidence</summary><pre>{self.text(chr(10).join(parts))}</pre></details>"
