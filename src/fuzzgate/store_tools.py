@@ -32,7 +32,7 @@ from fuzzgate.corpus import slug
 from fuzzgate.errors import ExitCode, UsageError
 from fuzzgate.store.corpus_store import CorpusStore, targets
 from fuzzgate.store.records import STATES
-from fuzzgate.store.shared import KINDS, SharedStore, is_url
+from fuzzgate.store.shared import KINDS, PREFIX, SharedStore, is_url
 
 CLI_RETRY_S = 10.0
 """How long a command retries a Redis it cannot reach before it says so (a worker waits longer)."""
@@ -44,8 +44,15 @@ SHOWN_SKIPS = 10
 def open_store(spec: str, *, retry_for: float = CLI_RETRY_S, must_exist: bool = False) -> SharedStore:
     """The store at `spec`; with `must_exist`, a directory that is not there is a usage error
     (a mistyped source would otherwise read as an empty store)."""
-    if not is_url(spec) and must_exist and not Path(spec).is_dir():
-        raise UsageError(f"{spec} is not a store directory", hint="pass an existing directory or a redis:// URL")
+    if not is_url(spec) and must_exist:
+        path = Path(spec)
+        if not path.is_dir():
+            raise UsageError(f"{spec} is not a store directory", hint="pass an existing directory or a redis:// URL")
+        if not (path / PREFIX.split("/")[0]).is_dir() and targets(path):
+            raise UsageError(
+                f"{spec} is a run's corpus directory, not a store",
+                hint="import it with --corpus-dir, e.g. fuzzgate store import --corpus-dir DIR --store URL",
+            )
     store = SharedStore.open(spec, retry_for=retry_for)
     if is_url(spec):
         ping = getattr(store.db, "ping", None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fuzzgate.corpus import CorpusEntry
 from fuzzgate.findings import Surface
 from fuzzgate.store.corpus_store import CorpusStore
@@ -11,6 +13,8 @@ from fuzzgate.store.shared import SharedStore, WorkerInfo, corpus_key, findings_
 from tests.e2e.conftest import CliRun, fuzzgate
 from tests.redis_server import RedisServer, free_port
 from tests.store.test_shared import record, snapshot
+
+pytestmark = pytest.mark.e2e
 
 PASSWORD = "hunter2-s3cret"
 
@@ -125,6 +129,13 @@ def test_a_missing_source_directory_is_a_usage_error(tmp_path: Path) -> None:
     run = fuzzgate("store", "export", "out", "--store", "nowhere", cwd=tmp_path)
     assert run.code == 2 and "nowhere is not a store directory" in run.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_run_corpus_given_as_a_store_says_to_use_corpus_dir(tmp_path: Path) -> None:
+    CorpusStore(tmp_path / "corpus", "calc").add(entries("divide", 1)[0])
+    run = fuzzgate("store", "import", "corpus", "--store", "store", cwd=tmp_path)
+    assert run.code == 2 and "is a run's corpus directory, not a store" in run.stderr
+    assert "--corpus-dir" in run.stderr
 
 
 def test_an_export_writes_no_secret(tmp_path: Path) -> None:
