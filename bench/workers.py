@@ -48,6 +48,7 @@ import shutil
 import signal
 import statistics
 import subprocess
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -57,7 +58,18 @@ from typing import Any
 
 from bugs import TRUTH_FILE, TRUTH_SOCKET, fresh_dir, server_command
 from ground_truth import collector
-from procs import FUZZGATE, RESULTS, WORK, free_port, kill_group, log, run_fuzzgate, save_json, wait_for_port
+from procs import (
+    FUZZGATE,
+    RESULTS,
+    WORK,
+    _descendants,
+    free_port,
+    kill_group,
+    log,
+    run_fuzzgate,
+    save_json,
+    wait_for_port,
+)
 from scoring import read_ground_truth
 from servers.catalog import BUGS, fuzzgate_kinds
 from workers_tables import markdown
@@ -179,29 +191,22 @@ def start_worker(index: int, store: str, truth: Path, work: Path, cycle: float) 
     return Worker(index, proc, log_path, time.time())
 
 
-def _group_members(pgid: int) -> list[int]:
-    members = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid:
-            members.append(int(stat.parent.name))
-    return members
+def _alive(procs: list[tuple[int, str]]) -> list[int]:
+    """Those of (pid, start time) still running (a reused pid has another start time)."""
+    return [pid for pid, start in procs if _start_time(pid) == start]
 
 
-def _reap_group(worker: Worker) -> None:
-    worker.leftover = [p for p in _group_members(worker.proc.pid) if p != worker.proc.pid]
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(worker.proc.pid, signal.SIGKILL)
+def _below(worker: Worker) -> list[tuple[int, str]]:
+    return [(pid, start) for pid in _descendants(worker.proc.pid) if (start := _start_time(pid))]
 
 
 def stop_workers(workers: list[Worker]) -> None:
     """SIGTERM every running worker at once (to the worker process only, as a supervisor would),
-    then wait for each; one still running after STOP_GRACE_S is killed."""
+    then wait for each; one still running after STOP_GRACE_S is killed. Processes of a worker
+    (servers, sandboxes) still alive 5 s after it exited are its `leftover` (then killed)."""
     sent = time.monotonic()
     running = [w for w in workers if w.proc.poll() is None and not w.how]
+    below = {w.index: _below(w) for w in running}
     for w in running:
         w.how = "sigterm"
         with contextlib.suppress(ProcessLookupError):
@@ -215,17 +220,66 @@ def stop_workers(workers: list[Worker]) -> None:
             kill_group(w.proc, 1.0)
         w.exit_code = w.proc.returncode
         w.stopped = time.time()
-        _reap_group(w)
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and any(_alive(procs) for procs in below.values()):
+        time.sleep(0.25)
+    for w in running:
+        w.leftover = _alive(below[w.index])
+        for pid in w.leftover:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
 
-def kill_worker(worker: Worker) -> None:
-    """SIGKILL the worker process alone (a crash, an OOM kill); its server is left to notice."""
+def kill_worker(worker: Worker) -> list[tuple[int, str]]:
+    """SIGKILL the worker process alone (a crash, an OOM kill); its server is left to notice. Returns
+    the worker's descendants at the moment of the kill (its servers, their sandboxes), each with its
+    start time, so a reused pid is never taken for one of them."""
+    below = _below(worker)
     worker.how = "sigkill"
     with contextlib.suppress(ProcessLookupError):
         os.kill(worker.proc.pid, signal.SIGKILL)
     worker.proc.wait(10)
     worker.exit_code = worker.proc.returncode
     worker.stopped = time.time()
+    return below
+
+
+def _start_time(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+ORPHAN_WAIT_S = 60.0
+
+
+def watch_orphans(procs: list[tuple[int, str]], event: dict[str, Any]) -> threading.Thread:
+    """Watch a killed worker's processes (its servers, their sandboxes) in the background: how long
+    they lived on after it (`orphans_gone_s`), and which were still alive after ORPHAN_WAIT_S
+    (`orphans`, killed then so they cost no more CPU)."""
+    killed_at = time.monotonic()
+
+    def watch() -> None:
+        while time.monotonic() - killed_at < ORPHAN_WAIT_S:
+            if not _alive(procs):
+                event["orphans_gone_s"] = round(time.monotonic() - killed_at, 1)
+                event["orphans"] = []
+                return
+            time.sleep(0.25)
+        event["orphans"] = []
+        for pid in _alive(procs):
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            event["orphans"].append(f"{pid} {cmdline.strip()[:120]}")
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
 
 
 # ------------------------------------------------------------------------------- reading the store
@@ -527,6 +581,7 @@ def kill_run(seconds: float, cycle: float, every: float, seed: int, settle: floa
     work = fresh_dir(RUNS / "kill")
     truth = work / TRUTH_FILE
     events: list[dict[str, Any]] = []
+    watchers: list[threading.Thread] = []
     seen = Seen()
     log(f"kill: 3 workers for {seconds:g} s, a kill every ~{every:g} s, RNG seed {seed}")
     with collector(work / TRUTH_SOCKET, truth) as socket_path, redis_server(work / "redis") as redis:
@@ -557,7 +612,7 @@ def kill_run(seconds: float, cycle: float, every: float, seed: int, settle: floa
                 if what == "kill":
                     alive = [w for w in workers if w.proc.poll() is None and not w.how]
                     victim = rng.choice(alive)
-                    kill_worker(victim)
+                    watchers.append(watch_orphans(kill_worker(victim), event))
                     new = start_worker(index, redis.url, socket_path, work, cycle)
                     index += 1
                     workers.append(new)
@@ -586,6 +641,8 @@ def kill_run(seconds: float, cycle: float, every: float, seed: int, settle: floa
                 if w.proc.poll() is None:
                     kill_group(w.proc)
         after = read_snapshot(redis.url)
+    for watcher in watchers:
+        watcher.join()
     gt = read_ground_truth(truth)
     return {
         "seed": seed,

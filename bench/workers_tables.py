@@ -203,8 +203,8 @@ def kill_tables(kill: dict[str, Any] | None) -> list[str]:
         f"store read just before each event and {kill['settle_s']:g} s after it.",
         "",
         "| t | event | fingerprints before → after | corpus before → after | calls before → after "
-        "| lost | duplicates in the findings view | workers alive after |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| lost | duplicates in the findings view | workers alive after | the killed worker's servers |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for e in events:
         what = (
@@ -213,13 +213,13 @@ def kill_tables(kill: dict[str, Any] | None) -> list[str]:
             else (f"redis-server SIGKILL, restart ({e.get('down_s')} s down)")
         )
         if "error" in e:
-            out.append(f"| {e['t']:.0f} s | {what} | {e['error']} | | | | | {e['alive_after']} |")
+            out.append(f"| {e['t']:.0f} s | {what} | {e['error']} | | | | | {e['alive_after']} | |")
             continue
         lost = len(e["lost_fingerprints"]) + len(e["lost_corpus"])
         out.append(
             f"| {e['t']:.0f} s | {what} | {e['fingerprints_before']} → {e['fingerprints_after']} "
             f"| {e['corpus_before']} → {e['corpus_after']} | {e['calls_before']} → {e['calls_after']} "
-            f"| {lost} | {e['duplicates_after']} | {e['alive_after']} |"
+            f"| {lost} | {e['duplicates_after']} | {e['alive_after']} | {_orphans(e)} |"
         )
     lost_total = sum(len(e.get("lost_fingerprints", [])) + len(e.get("lost_corpus", [])) for e in events)
     dups = max((e.get("duplicates_after", 0) for e in events), default=0)
@@ -246,6 +246,15 @@ def kill_tables(kill: dict[str, Any] | None) -> list[str]:
         + ".",
     ]  # fmt: skip
     return out
+
+
+def _orphans(event: dict[str, Any]) -> str:
+    if event["what"] != "kill":
+        return ""
+    if event.get("orphans"):
+        alive = "; ".join(o.split(" ", 1)[1][:60] for o in event["orphans"])
+        return f"{len(event['orphans'])} still alive after a minute: {alive}"
+    return f"gone after {event['orphans_gone_s']:.1f} s" if "orphans_gone_s" in event else "?"
 
 
 def _pct(share: float | None) -> str:
