@@ -250,7 +250,9 @@ class _Worker:
             time.sleep(min(FAILED_CYCLE_PAUSE_S, cycle_s))
             return
         self.cycle = None
-        self._finish(cycle, result)
+        with interrupt.deferred():
+            # A signal now waits until the cycle's findings are handed over whole.
+            self._finish(cycle, result)
         self._log(
             f"cycle {self.cycles} on {target.name} ({what}), seed {seed}: {result.calls} calls, "
             f"{len(loaded.entries)} seeds, {len(result.corpus_added)} entries kept, {len(result.findings)} findings"
