@@ -24,7 +24,7 @@ DOCS_PAGES = (DOCS_PAGE, CORPUS_PAGE)
 CORPUS_PATH = ".fuzzgate/corpus"
 RESTORE = "actions/cache/restore@"
 SAVE = "actions/cache/save@"
-EXPECTED = {"fuzzgate-pr.yml", "fuzzgate-nightly.yml", "fuzzgate-cli.yml", "fuzzgate-http.yml"}
+EXPECTED = {"fuzzgate-pr.yml", "fuzzgate-nightly.yml", "fuzzgate-cli.yml", "fuzzgate-http.yml", "sharded-gate.yml"}
 ACTION_REF = "your-org/fuzzgate@v0"
 
 _BROKEN_WORKFLOW = """\
@@ -180,6 +180,7 @@ _CACHING = {
     "fuzzgate-pr.yml": lambda: _load(WORKFLOWS_DIR / "fuzzgate-pr.yml"),
     "fuzzgate-nightly.yml": lambda: _load(WORKFLOWS_DIR / "fuzzgate-nightly.yml"),
     "fuzzgate-cli.yml": lambda: _load(WORKFLOWS_DIR / "fuzzgate-cli.yml"),
+    "sharded-gate.yml": lambda: _load(WORKFLOWS_DIR / "sharded-gate.yml"),
     "github-action.md": lambda: _docs_blocks(DOCS_PAGE)[0],
     "corpus.md": lambda: _docs_blocks(CORPUS_PAGE)[0],
 }
@@ -253,3 +254,35 @@ def test_artifacts_of_dot_directories_include_hidden_files(tmp_path: Path) -> No
             # upload-artifact@v4 skips hidden files and directories unless told otherwise.
             if uses.startswith("actions/upload-artifact@") and str(step["with"]["path"]).startswith("."):
                 assert step["with"].get("include-hidden-files") is True, f"{path.name}: {step}"
+
+
+def test_the_sharded_gate_fuzzes_every_share_and_gates_once_on_the_merge() -> None:
+    workflow = _load(WORKFLOWS_DIR / "sharded-gate.yml")
+    fuzz, gate = workflow["jobs"]["fuzz"], workflow["jobs"]["gate"]
+    shards = fuzz["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, len(shards) + 1)) and fuzz["strategy"]["fail-fast"] is False
+    run = next(str(step["run"]) for step in fuzz["steps"] if "fuzzgate run" in str(step.get("run", "")))
+    assert f'--shard "${{{{ matrix.shard }}}}/{len(shards)}"' in run
+    # Findings (exit 1) go on to the merge; any other failure fails the shard.
+    assert '[ "$status" -gt 1 ]' in run
+    handed = next(
+        step for step in fuzz["steps"] if str(step.get("uses", "")).startswith("actions/upload-artifact@")
+        and step["with"]["path"] == ".fuzzgate/out"
+    )  # fmt: skip
+    assert handed["with"]["if-no-files-found"] == "error"
+    assert gate["needs"] == "fuzz" and "!cancelled()" in gate["if"]
+    assert gate["permissions"] == {"contents": "read", "security-events": "write", "checks": "write"}
+    download = next(step for step in gate["steps"] if "download-artifact" in str(step.get("uses", "")))
+    assert handed["with"]["name"].startswith(download["with"]["pattern"].rstrip("*"))
+    merge = next(step for step in gate["steps"] if "fuzzgate merge" in str(step.get("run", "")))
+    assert f"{download['with']['path']}/*" in merge["run"]
+    # The merge's exit code is the gate's: nothing swallows it.
+    assert "continue-on-error" not in merge and "||" not in merge["run"]
+    uploads = [
+        step for job in workflow["jobs"].values() for step in job["steps"] if "upload-sarif" in str(step.get("uses"))
+    ]
+    assert len(uploads) == 1 and uploads[0] in gate["steps"]
+    assert uploads[0]["with"]["sarif_file"] == ".fuzzgate/out/fuzzgate.sarif"
+    assert str(uploads[0]["if"]).startswith("always()")
+    junit = _step_using(workflow, "mikepenz/action-junit-report@v4")
+    assert junit["with"]["report_paths"] == ".fuzzgate/out/junit.xml" and str(junit["if"]).startswith("always()")
