@@ -24,7 +24,7 @@ from fuzzgate.execute import Engine, EngineResult
 from fuzzgate.findings import Finding
 from fuzzgate.fingerprint import current_scheme
 from fuzzgate.live_corpus import Seeds
-from fuzzgate.plan import in_shard, owned_baseline
+from fuzzgate.plan import in_shard, owned_baseline, shard_split
 from fuzzgate.report import annotations as github_annotations
 from fuzzgate.report import json_report
 from fuzzgate.report.console import ConsoleReporter
@@ -239,6 +239,8 @@ def list_tools(config: Config, console: Console, *, seed_flag: str | None) -> in
     choice = choose_seed(seed_flag, config.seed, os.environ, Path.cwd())
     listing = interrupt.run(lambda: list_surface(config, choice.seed))
     print_listing(console, config.target.display_name, listing, redactor_for(config, canary_environment(choice.seed)))
+    if config.shard is not None:
+        console.print(shard_split(config.shard, listing.decisions))
     return ExitCode.OK
 
 

@@ -159,6 +159,20 @@ def owned_baseline(baseline: Sequence[Finding], shard: Shard | None) -> list[Fin
     return [entry for entry in baseline if in_shard(entry.surface, entry.name, shard)]
 
 
+def shard_split(shard: Shard, decisions: Sequence[SurfaceEntry]) -> str:
+    """`fuzzgate tools --shard I/N`: how many of what an unsharded run would fuzz each share takes."""
+    taken = [
+        shard_of(e.surface, e.name, shard.count)
+        for e in decisions
+        if e.status is Status.FUZZED or (e.reason or "").startswith("in shard ")
+    ]
+    shares = ", ".join(f"{i}/{shard.count}: {taken.count(i)}" for i in range(1, shard.count + 1))
+    return (
+        f"shard {shard} fuzzes {taken.count(shard.index)} of {len(taken)} ({shares}); "
+        "shard 1 also sends the protocol probes"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Selection:
     plans: tuple[ToolPlan, ...]

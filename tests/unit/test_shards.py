@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from fuzzgate.config.model import Config, Shard, TargetConfig, TargetKind
 from fuzzgate.discover import Inventory, ToolInfo
 from fuzzgate.findings import Surface
-from fuzzgate.plan import in_shard, owned_baseline, select, shard_of
-from fuzzgate.results import RunReport, Status, shard_from_json
+from fuzzgate.plan import in_shard, owned_baseline, select, shard_of, shard_split
+from fuzzgate.results import RunReport, Status, SurfaceEntry, shard_from_json
 from tests.report.report_factory import make_finding, sample_report
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -132,3 +132,18 @@ def test_the_report_records_the_shard(tmp_path: Path) -> None:
     del data["shard"]  # a report from before sharding
     assert RunReport.from_json(data).shard is None
     assert shard_from_json("3/3") == Shard(3, 3)
+
+
+def test_tools_shows_the_split() -> None:
+    inv = inventory(*(tool(f"t{i}") for i in range(12)), tool("delete_all"))
+    shard = Shard(2, 3)
+    decisions = [*select(inv, replace(CONFIG, shard=shard), 0).entries]
+    decisions += [
+        SurfaceEntry(p.info.surface, p.info.name, Status.FUZZED)
+        for p in select(inv, replace(CONFIG, shard=shard), 0).plans
+    ]
+    sizes = [sum(1 for i in range(12) if shard_of(Surface.TOOL, f"t{i}", 3) == k) for k in (1, 2, 3)]
+    assert shard_split(shard, decisions) == (
+        f"shard 2/3 fuzzes {sizes[1]} of 12 (1/3: {sizes[0]}, 2/3: {sizes[1]}, 3/3: {sizes[2]}); "
+        "shard 1 also sends the protocol probes"
+    )
