@@ -110,14 +110,12 @@ def scaling_tables(runs: list[dict[str, Any]]) -> list[str]:
     for bug in nested:
         row = []
         for run in runs:
-            points = [*_points(run), *([run["after_stop"]] if run.get("after_stop") else [])]
-            seen = next((p.get("t") for p in points if bug.id in p["bugs"]), None)
+            final = (run.get("after_stop") or {}).get("bugs", [])
+            seen = next((p["t"] for p in _points(run) if bug.id in p["bugs"]), None)
             trig = run["triggered"].get(bug.id)
-            cell = "-" if seen is None and trig is None else ("after the stop" if seen is None else f"{seen:.0f} s")
+            cell = f"{seen:.0f} s" if seen is not None else ("at the stop" if bug.id in final else "-")
             if trig is not None:
-                cell += f" ({trig:.0f} s)"
-            if trig is not None and bug.id not in (run.get("after_stop") or {}).get("bugs", []):
-                cell += ", not reported"
+                cell += f" ({trig:.0f} s)" + ("" if bug.id in final else ", never reported")
             row.append(cell)
         out.append(f"| {bug.id} {bug.bug_class} | " + " | ".join(row) + " |")
     others = []
