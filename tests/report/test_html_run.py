@@ -10,7 +10,7 @@ import pytest
 from fuzzgate.commands import repro_command
 from fuzzgate.findings import Finding
 from tests.e2e.conftest import fuzzgate, stdio_target
-from tests.report.chromium import DomTree, file_url, load
+from tests.report.chromium import chromium, file_url
 
 pytestmark = pytest.mark.e2e
 
@@ -32,9 +32,10 @@ def test_report_shows_what_a_run_wrote(tmp_path: Path) -> None:
     assert drawn.code == 0, drawn.stderr
     assert f"1 target(s), {len(findings)} finding(s), 1 worker(s)" in drawn.stdout
 
-    loaded = load(file_url(page))
-    assert loaded.console == ()
-    dom = DomTree(loaded.dom)
+    with chromium() as browser:
+        tab = browser.open(file_url(page))
+        assert tab.problems == []
+        dom = tab.dom()
     codes = [e.text for e in dom.find("code")]
     commands = [e.text for e in dom.find("code", "command")]
     for data in findings:
