@@ -44,7 +44,7 @@ import contextlib
 import json
 import os
 import random
-import shutil
+import re
 import signal
 import statistics
 import subprocess
@@ -646,6 +646,7 @@ def kill_run(seconds: float, cycle: float, every: float, seed: int, settle: floa
     gt = read_ground_truth(truth)
     return {
         "seed": seed,
+        "store_messages": store_messages(workers),
         "kept": seen.missing(after),
         "seconds": seconds,
         "every": every,
@@ -658,6 +659,22 @@ def kill_run(seconds: float, cycle: float, every: float, seed: int, settle: floa
         "triggered": {b: round(t - started, 1) for b, t in sorted(gt.first_trigger.items())},
         "worker_exits": [w.to_json() for w in workers],
     }
+
+
+def store_messages(workers: list[Worker]) -> dict[str, int]:
+    """What the workers said about the store being away (the Redis restart): each distinct line,
+    numbers blurred and the worker's id left out, with how many times it was said."""
+    said: dict[str, int] = {}
+    for w in workers:
+        for line in w.log_path.read_text(errors="replace").splitlines():
+            text = re.sub(r"^\[[^]]+\] ", "", line)
+            routine = text.startswith(("fuzzing ", "stopped after", "stopping ")) or (
+                text.startswith("cycle ") and " failed" not in text
+            )
+            if not routine and re.search(r"\bstore\b|redis|cannot connect|retry|retrying|waiting", text, re.I):
+                key = re.sub(r"\d+(\.\d+)?", "N", text)[:200]
+                said[key] = said.get(key, 0) + 1
+    return said
 
 
 def compare(before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any]:
@@ -773,7 +790,6 @@ def main() -> None:
     if ns.seed is None:
         ns.seed = random.SystemRandom().randrange(1, 2**31)
     del ns.minutes
-    shutil.rmtree(RUNS, ignore_errors=True)
     result = measure(ns)
     print(markdown(result))
     log(f"wrote {ns.out}")

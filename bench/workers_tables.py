@@ -243,6 +243,12 @@ def kill_tables(kill: dict[str, Any] | None) -> list[str]:
            if "lost_fingerprints" in final else "")
         + ".",
     ]  # fmt: skip
+    said = kill.get("store_messages") or {}
+    if said:
+        lines = "; ".join(f"{n}× “{text}”" for text, n in sorted(said.items(), key=lambda kv: -kv[1])[:6])
+        out += ["", f"What the workers said about the store (numbers blurred to N): {lines}."]
+    else:
+        out += ["", "The workers' logs say nothing about the store being away."]
     return out
 
 
