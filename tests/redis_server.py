@@ -54,6 +54,15 @@ class RedisServer:
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
+    def socket(self) -> Path:
+        """The Unix socket it also listens on (a short path: sockets allow about 100 bytes)."""
+        return self.directory / "redis.sock"
+
+    @property
+    def unix_url(self) -> str:
+        return f"unix://{self.socket}?db=0"
+
+    @property
     def url(self) -> str:
         auth = f":{self.password}@" if self.password else ""
         return f"redis://{auth}127.0.0.1:{self.port}/0"
@@ -69,6 +78,7 @@ class RedisServer:
             "--dir", str(self.directory),
             "--daemonize", "no",
             "--logfile", "",
+            "--unixsocket", str(self.socket),
             *(["--requirepass", self.password] if self.password else []),
         ]  # fmt: skip
 

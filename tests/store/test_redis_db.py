@@ -56,6 +56,13 @@ def test_the_shared_store_over_redis(redis_server: RedisServer) -> None:
     other.close()
 
 
+def test_the_shared_store_over_a_unix_socket(redis_server: RedisServer) -> None:
+    store = SharedStore.open(redis_server.unix_url, retry_for=5)
+    store.record_findings([record("w1")])
+    assert [f.workers for f in SharedStore.open(redis_server.url).findings()] == [("w1",)]
+    store.close()
+
+
 def test_acknowledged_writes_survive_a_redis_restart(redis_server: RedisServer) -> None:
     store = SharedStore.open(redis_server.url, retry_for=5)
     store.record_findings([record("w1")])

@@ -64,16 +64,18 @@ class RedisDatabase(CorpusDatabase):
     def from_url(cls, url: str, *, retry_for: float = 30.0, prefix: bytes = b"") -> RedisDatabase:
         """A database on the Redis server at `url` (`redis://`, `rediss://`, `unix://`). Nothing is
         sent until the first operation."""
+        # TCP only: a Unix socket connection takes no keepalive option.
+        tcp = {} if url.startswith("unix:") else {"socket_keepalive": True}
         try:
             client = redis.Redis.from_url(
                 url,
                 socket_timeout=SOCKET_TIMEOUT,
                 socket_connect_timeout=SOCKET_TIMEOUT,
-                socket_keepalive=True,
                 health_check_interval=HEALTH_CHECK_INTERVAL,
                 # This class retries (longer, with its own backoff); redis-py's own retries would
                 # only hide how long an operation has been failing.
                 retry=Retry(NoBackoff(), 0),
+                **tcp,
             )
         except ValueError as exc:
             raise StoreError(
