@@ -434,8 +434,9 @@ class _Page:
         )
         if command.split()[2:3] == [f.fingerprint]:
             repro += (
-                '<p class="note">This repro is a sequence or too large to inline: <code>fuzzgate replay</code> '
-                "finds the fingerprint in the last report or the baseline.</p>"
+                '<p class="note">Not a single tool call a command line can hold (a sequence, a prompt, a '
+                "resource, a large input): <code>fuzzgate replay</code> finds the fingerprint in the last "
+                "report or the baseline.</p>"
             )
         return (
             f'<article class="finding state-{state}" id="{anchor}" data-state="{state}">{head}'
