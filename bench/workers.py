@@ -20,8 +20,11 @@ Markdown section is printed.
   (`SharedStore`): distinct planted bugs (a finding on an NST tool of a kind the catalog accepts for
   that bug; `bench/servers/catalog.py`), distinct fingerprints, corpus entries, calls (the sum of
   every worker's latest statistics). The server's own ground truth (`bench/ground_truth.py`) says
-  which bugs were really triggered and when, whatever any worker reported. At the end every worker
-  gets SIGTERM; its exit code and the seconds it took to exit are kept.
+  which bugs were really triggered and when, whatever any worker reported; the machine's CPU busy
+  share (/proc/stat) over the run says how much of the 2 cores the run had. At the end every
+  worker gets SIGTERM (the worker process alone, as a supervisor sends it); its exit code, the
+  seconds it took to exit and any of its processes alive 5 s later are kept. Each worker draws its
+  cycles' seeds from its own random id, so no two runs are alike: one run per count is one sample.
 - **Store cost per call.** The same deterministic `fuzzgate run --cases N --seed 1 --feedback
   behaviour` on nested with no store, with `--store DIR` and with `--store redis://...` (a fresh
   directory or Redis database each time), alternated, `--rounds` rounds; wall time and calls/s as
@@ -34,7 +37,10 @@ Markdown section is printed.
   SIGKILL and a new one starts; once, near the middle, redis-server gets SIGKILL and starts again
   on the same port and directory (appendfsync always: an acknowledged write is on disk). Before and
   after each event the store's finding fingerprints and corpus keys are read: what was there before
-  must still be there after, and the findings view must hold each fingerprint once.
+  must still be there after, and the findings view must hold each fingerprint once; at the end,
+  everything any reading held must still be there. A killed worker's servers are watched (by pid
+  and start time) until they exit, and the workers' logs searched for what they said while the
+  store was away.
 """
 
 from __future__ import annotations
