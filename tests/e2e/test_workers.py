@@ -199,3 +199,31 @@ def test_work_without_a_store_or_with_a_bad_cycle_is_a_usage_error(tmp_path: Pat
         proc = subprocess.run([*base, *extra], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
         assert proc.returncode == 2, proc.stdout + proc.stderr
         assert words in proc.stderr
+
+
+def test_one_worker_fuzzes_several_targets_and_picks_the_unfuzzed_one_first(tmp_path: Path) -> None:
+    also = tmp_path / "fast.toml"
+    also.write_text(
+        f'[target]\nkind = "stdio"\ncommand = {str(sys.executable)!r}\nargs = [{str(SERVERS / "fast_server.py")!r}]\n'
+        '\n[fuzzgate]\nname = "fast"\n',
+        encoding="utf-8",
+    )
+    store_dir = tmp_path / "store"
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "fuzzgate", "work", "--store", str(store_dir), "--also", str(also),
+            "--command", sys.executable, f"--arg={SERVERS / 'clean_server.py'}",
+            "--cycle", "6s", "--cycles", "2", "--replays", "0", "--feedback", "behaviour", "--nice", "0",
+        ],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "cycle 1 on clean_server (every tool)" in proc.stdout, proc.stdout
+    assert "cycle 2 on fast (every tool)" in proc.stdout, proc.stdout
+    store = SharedStore.open(str(store_dir))
+    assert set(store.targets()) == {"clean_server", "fast"}
+    for target in ("clean_server", "fast"):
+        [snapshot] = store.stats(target)
+        assert sum(tool.calls for tool in snapshot.tools.values()) > 0
+    [worker] = store.workers()
+    assert worker.state == "stopped" and set(worker.targets) == {"clean_server", "fast"}
