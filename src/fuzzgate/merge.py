@@ -32,6 +32,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from fuzzgate import interrupt
 from fuzzgate.config.model import Shard
 from fuzzgate.corpus import slug
 from fuzzgate.errors import ExitCode, ReportError, UsageError
@@ -400,7 +401,9 @@ def merge_command(
     inputs = [read_report(path) for path in dirs]
     targets = merge_reports(inputs, fail_on)
     repo_root = repository_root(Path.cwd())
-    written = write_outputs(targets, out, repo_root)
+    with interrupt.deferred():
+        # A signal waits until the last file is written: a merge never leaves half its outputs.
+        written = write_outputs(targets, out, repo_root)
     reporter = ConsoleReporter(console)
     for target in targets:
         report = target.report
