@@ -70,8 +70,13 @@ class ConsoleReporter:
                 f"  {len(event.resources)} resources, {len(event.resource_templates)} resource templates, "
                 f"{len(event.prompts)} prompts listed{fuzzed}"
             )
+            # Another shard's tools are most of a sharded run's list: counted, not listed one by one.
+            elsewhere = {e for e in event.entries if (e.reason or "").startswith("in shard ")}
+            if elsewhere:
+                c.print(f"  {len(elsewhere)} in other shards (`fuzzgate tools --shard` lists them)")
             for entry in event.entries:
-                c.print(f"  [yellow]{entry.status.value}[/] {self._shown(entry.name)}: {self._shown(entry.reason)}")
+                if entry not in elsewhere:
+                    c.print(f"  [yellow]{entry.status.value}[/] {self._shown(entry.name)}: {self._shown(entry.reason)}")
         elif isinstance(event, FeedbackReady):
             self._signal = event.signal
             c.print(f"  feedback: {self._shown(event.note)}")
