@@ -17,6 +17,7 @@ from fuzzgate.check.secrets import Redactor
 from fuzzgate.commands import repro_command
 from fuzzgate.errors import UsageError
 from fuzzgate.report.html import (
+    SILENT_AFTER_S,
     StoreData,
     TargetData,
     environment_groups,
@@ -24,6 +25,7 @@ from fuzzgate.report.html import (
     subject_rows,
     target_series,
     visible_text,
+    worker_state,
 )
 from fuzzgate.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from fuzzgate.report.timeline_svg import count_ticks, counted, step_path, summed, time_ticks
@@ -291,3 +293,26 @@ def test_long_evidence_is_cut_after_redaction() -> None:
     assert TOKEN not in evidence.text and "[REDACTED] tail" in evidence.text
     assert "earlier characters cut" in evidence.text and "10 more frames cut" in evidence.text
     assert len(evidence.text) < 4000
+
+
+def test_a_running_worker_without_heartbeats_is_silent(store: SharedStore) -> None:
+    worker = WorkerInfo("w", "h", 1, T0, T0 + 100, ("t",), "running")
+    assert worker_state(worker, T0 + 130) == "running"
+    assert worker_state(worker, T0 + 100 + SILENT_AFTER_S + 1) == "silent"
+    assert worker_state(replace(worker, state="stopped"), T0 + 9999) == "stopped"
+    dom = DomTree(render_html(read_store(store, now=T0 + 2000)))
+    assert "silent " in [e.text for e in dom.find("td")]
+    (overview,) = [
+        p
+        for p in re.findall(r'<p class="facts">.*?</p>', render_html(read_store(store, now=T0 + 2000)))
+        if "worker(s)" in p
+    ]
+    assert "<b>2</b> worker(s), 0 running, 1 silent" in overview
+    assert "<b>5</b> finding(s): 2 confirmed, 1 flaky, 1 unconfirmed, 1 seen" in overview
+    assert [e.text for e in dom.find("button", "filter")] == [
+        "All (5)",
+        "confirmed (2)",
+        "flaky (1)",
+        "unconfirmed (1)",
+        "seen (1)",
+    ]

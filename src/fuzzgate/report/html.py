@@ -168,6 +168,18 @@ def target_series(
     }
 
 
+SILENT_AFTER_S = 60.0
+"""A worker beats every 5 s: one that says `running` but has not beaten for this long was killed
+or cut off (a killed worker cannot say it stopped)."""
+
+
+def worker_state(worker: WorkerInfo, now: float) -> str:
+    """`running`, `stopped`, or `silent`: running by its last word, but no heartbeat lately."""
+    if worker.state == "running" and now - worker.seen > SILENT_AFTER_S:
+        return "silent"
+    return worker.state
+
+
 _ERROR_LIMIT = 2000
 _STDERR_LIMIT = 3000
 _FRAMES_LIMIT = 40
@@ -230,14 +242,16 @@ class _Page:
         data = self.data
         states: Counter[str] = Counter(found.state for target in data.targets for found in target.findings)
         total = sum(states.values())
-        running = sum(1 for w in data.workers if w.state == "running")
+        workers = Counter(worker_state(w, data.generated) for w in data.workers)
         corpus = sum(sum(t.corpus.values()) for t in data.targets)
         yield (
             f'<p class="facts"><span><b>{len(data.targets)}</b> target(s)</span>'
             f"<span><b>{total}</b> finding(s): "
             + ", ".join(f"{states[s]} {s}" for s in STATES)
             + f"</span><span><b>{corpus}</b> corpus entries</span>"
-            f"<span><b>{len(data.workers)}</b> worker(s), {running} running</span></p>"
+            f"<span><b>{len(data.workers)}</b> worker(s), {workers['running']} running"
+            + (f", {workers['silent']} silent" if workers["silent"] else "")
+            + "</span></p>"
         )
         if len(data.targets) > 1:
             links = " · ".join(
@@ -269,7 +283,7 @@ class _Page:
                 f"<code>{self.text(w.id)}</code>",
                 self.text(w.host),
                 str(w.pid),
-                self.text(w.state),
+                self._worker_state(w),
                 _when(w.started),
                 f'{_when(w.seen)} <span class="muted">({_ago(now, w.seen)})</span>',
             ]
@@ -282,6 +296,13 @@ class _Page:
                 cells.append("—")
             rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         return f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
+
+    def _worker_state(self, worker: WorkerInfo) -> str:
+        state = worker_state(worker, self.data.generated)
+        if state == "silent":
+            quiet = _ago(self.data.generated, worker.seen).removesuffix(" ago")
+            return f'silent <span class="muted">(says running; no heartbeat for {quiet})</span>'
+        return self.text(state)
 
     def _target(self, index: int, target: TargetData) -> Iterator[str]:
         groups = environment_groups(target.stats)
