@@ -268,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="draw one self-contained HTML page over a shared store (no worker needed)")
     report.add_argument("--store", required=True, metavar="URL|DIR", help="redis://host:port/db or a directory")
-    report.add_argument("--out", type=Path, default=Path(".fuzzgate/report.html"), help="page to write")
+    report.add_argument("--out", type=Path, help="page to write (default .fuzzgate/report.html)")
     report.add_argument("--target", metavar="NAME", help="only this target (default: every target in the store)")
     report.add_argument("--secret-pattern", action="append", metavar="REGEX", help="extra secret pattern to redact")
     report.set_defaults(handler=_cmd_report)

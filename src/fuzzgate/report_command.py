@@ -65,10 +65,11 @@ def open_for_reading(spec: str) -> SharedStore:
 
 
 def report_command(
-    console: Console, spec: str, out: Path, *, target: str | None = None, secret_patterns: tuple[str, ...] = ()
+    console: Console, spec: str, out: Path | None, *, target: str | None = None, secret_patterns: tuple[str, ...] = ()
 ) -> int:
-    """Draw the page of the store at `spec` into `out` (atomically). A store that cannot be read
-    raises `StoreError` (exit 2) before anything is written."""
+    """Draw the page of the store at `spec` into `out` (default `DEFAULT_OUT`), atomically. A store
+    that cannot be read raises `StoreError` (exit 2) before anything is written."""
+    out = out or DEFAULT_OUT
     with open_for_reading(spec) as store:
         data = read_store(store, target)
     page = render_html(data, Redactor((), secret_patterns))

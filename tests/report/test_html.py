@@ -38,6 +38,7 @@ from fuzzgate.store.shared import (
     StatsSnapshot,
     StoredFinding,
     TimelinePoint,
+    ToolStats,
     WorkerInfo,
 )
 from tests.e2e.conftest import free_port, fuzzgate
@@ -316,3 +317,23 @@ def test_a_running_worker_without_heartbeats_is_silent(store: SharedStore) -> No
         "unconfirmed (1)",
         "seen (1)",
     ]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), 1e300, -1.0])
+def test_times_no_worker_could_write_do_not_break_the_page(bad: float) -> None:
+    # Python's json reads NaN and Infinity, and a store holds whatever was written to it.
+    point = TimelinePoint(bad, 1, 1, 1, 1)
+    snapshot = StatsSnapshot(
+        "w", "t", ENV, 1, bad, {"x": ToolStats(calls=1, last_new=bad)}, (point, replace(point, at=T0))
+    )
+    found = StoredFinding("t", finding("ab" * 8, "x", "m"), "seen", ("w",), bad, bad)
+    data = StoreData(
+        "memory",
+        T0,
+        (TargetData("t", findings=(found,), stats=(snapshot,)),),
+        (WorkerInfo("w", "h", 1, bad, bad, ("t",), "running"),),
+    )
+    dom = DomTree(render_html(data))
+    assert "(no valid time)" in [e.text for e in dom.find("td")]
+    assert len(dom.find("article")) == 1
+    assert target_series(data.targets[0], [snapshot], {"w": bad})["behaviours"] == ((T0, 1),)

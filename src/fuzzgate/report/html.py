@@ -28,10 +28,8 @@ from fuzzgate import __version__
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.commands import repro_command, sequence_text, subject_label
 from fuzzgate.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
-from fuzzgate.report.timeline_svg import Series, chart, counted, span_of, summed
+from fuzzgate.report.timeline_svg import Series, chart, counted, plausible, span_of, summed
 from fuzzgate.store.records import STATES, Environment, StatsSnapshot, StoredFinding, WorkerInfo
-
-REPORT_FILENAME = "report.html"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +70,14 @@ def visible_text(text: str) -> str:
 
 
 def _when(at: float) -> str:
+    if not plausible(at):
+        return "(no valid time)"
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
 
 
 def _ago(now: float, at: float) -> str:
+    if not plausible(at):
+        return "unknown"
     seconds = max(0.0, now - at)
     if seconds < 90:
         return f"{seconds:.0f} s ago"

@@ -17,15 +17,23 @@ from dataclasses import dataclass
 Series = tuple[tuple[float, int], ...]
 """`(unix time, count)` points, times increasing: the count from that time until the next point."""
 
+LATEST_TIME = 253402300799.0
+"""23:59:59 UTC on 31 December 9999: later (or infinite, or NaN) is not a time a worker wrote."""
+
+
+def plausible(at: float) -> bool:
+    """Whether `at` can be a time a worker wrote; a store may hold anything (`1e300`, `NaN`)."""
+    return 0.0 <= at <= LATEST_TIME
+
 
 def summed(timelines: Iterable[Iterable[tuple[float, int]]]) -> Series:
     """The sum over several cumulative step functions, one point per distinct time.
 
     Before its first point a timeline counts 0; points of one timeline at the same time keep the
-    last one's value."""
+    last one's value. Points at no plausible time are left out."""
     events: list[tuple[float, int, int]] = []
     for index, points in enumerate(timelines):
-        events.extend((at, index, value) for at, value in points)
+        events.extend((at, index, value) for at, value in points if plausible(at))
     events.sort(key=lambda e: e[0])
     current: dict[int, int] = {}
     total = 0
@@ -44,7 +52,7 @@ def summed(timelines: Iterable[Iterable[tuple[float, int]]]) -> Series:
 def counted(times: Iterable[float]) -> Series:
     """How many of `times` are at or before each of them: e.g. distinct findings by first seen."""
     out: list[tuple[float, int]] = []
-    for count, at in enumerate(sorted(times), start=1):
+    for count, at in enumerate(sorted(t for t in times if plausible(t)), start=1):
         if out and out[-1][0] == at:
             out[-1] = (at, count)
         else:
