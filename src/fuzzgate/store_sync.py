@@ -240,8 +240,12 @@ class RunStore:
 
     def publish(self, report: RunReport, added: Iterable[CorpusEntry], redact: Redactor) -> None:
         """Write the run's kept entries (never one holding a secret), its findings (already redacted
-        in `report`), its statistics and its worker record. Stops at the first failure."""
+        in `report`), its statistics and its worker record. Stops at the first failure; a store that
+        already failed to give the seeds is not waited for again (the budget's promise holds)."""
         if self.store is None:
+            return
+        if self.failed is not None:
+            self.store.close()
             return
         store = self.store
         now = time.time()
@@ -269,8 +273,8 @@ class RunStore:
         """One line for the report, the console and the summary."""
         seeds = f"{self.seeded} seed(s) from the store"
         if self.failed is not None:
-            wrote = f"wrote {self.entries} corpus entries and {self.findings} findings before it failed"
-            return f"store {self.location}: {self.failed}; {seeds}, {wrote}; the run went on without it"
+            wrote = f"{self.entries} corpus entries and {self.findings} findings written"
+            return f"store {self.location}: {self.failed}; the run went on without it ({seeds}, {wrote})"
         return (
             f"store {self.location}: {seeds}; wrote {self.entries} new corpus entries, "
             f"{self.findings} findings and the run's statistics"

@@ -32,7 +32,7 @@ def test_a_run_writes_the_store_and_the_next_run_starts_from_its_corpus(tmp_path
     assert first.code in (0, 1), first.stdout + first.stderr
     [note] = _notes(tmp_path / "out1")
     assert "0 seed(s) from the store" in note and "wrote" in note
-    assert "seed(s) from the store" in first.stdout
+    assert "seed(s) from the store" in " ".join(first.stdout.split())
     assert "seed(s) from the store" in (tmp_path / "out1" / "summary.md").read_text()
 
     store = SharedStore.open(str(store_dir))
@@ -57,7 +57,7 @@ def test_a_run_writes_the_store_and_the_next_run_starts_from_its_corpus(tmp_path
     assert f"{len(entries)} seed(s) from the store" in note, note
     corpus = second.report["corpus"]
     assert corpus["loaded"] == len(entries) and corpus["cold"] is None
-    assert "seed(s) from the store" in second.stdout
+    assert "seed(s) from the store" in " ".join(second.stdout.split())
     assert len(SharedStore.open(str(store_dir)).stats("buggy_server")) == 2, "one snapshot per run"
 
 
@@ -66,8 +66,10 @@ def test_an_unreachable_store_is_a_note_not_a_failed_gate(tmp_path: Path) -> Non
     run = fuzzgate(
         "run", *stdio_target("buggy_server.py"), "--include=echo", "--budget", "10s", "--store", url, cwd=tmp_path
     )
-    assert run.code == 0, run.stdout + run.stderr
+    # The verdict is the findings' (a lone-surrogate transport finding may show up), never the store's.
+    assert run.code in (0, 1), run.stdout + run.stderr
+    assert run.report["verdict"] == ("fail" if run.code == 1 else "pass")
     [note] = _notes(tmp_path / "out")
     assert "cannot connect" in note and "went on without it" in note
-    assert "went on without it" in run.stdout
+    assert "went on without it" in " ".join(run.stdout.split())
     assert "went on without it" in (tmp_path / "out" / "summary.md").read_text()
