@@ -126,15 +126,13 @@ class StatsRecorder:
         self._timeline: list[TimelinePoint] = []
         self._seq = 0
         self._features = 0
-        self._corpus = 0
-        self._findings = 0
 
     def begin_cycle(self) -> None:
         """A new engine run: its running totals (features, corpus size) start from zero."""
         for tool in self._tools.values():
             tool.best = max(tool.best, tool.cycle)
             tool.cycle = 0
-        self._features = self._corpus = self._findings = 0
+        self._features = 0
 
     def _tool(self, surface: Surface, name: str) -> _Tool:
         return self._tools.setdefault(subject_label(surface, name), _Tool())
@@ -153,8 +151,11 @@ class StatsRecorder:
             tool.cycle += new
             if tool.cycle > tool.best:
                 tool.last_new = time.time()
-        added, self._corpus = max(0, event.corpus - self._corpus), max(event.corpus, self._corpus)
-        tool.corpus_added += added
+
+    def kept(self, entries: Iterable[CorpusEntry]) -> None:
+        """Corpus entries kept on their tools (those written to the store)."""
+        for entry in entries:
+            self._tool(entry.surface, entry.tool).corpus_added += 1
 
     def found(self, finding: Finding) -> None:
         """A bug met on the finding's tool (each fingerprint counts once per tool)."""
@@ -257,8 +258,10 @@ class RunStore:
         ]
         for finding in report.findings:
             self.recorder.found(finding)
+        entries = keepable(added, redact)
+        self.recorder.kept(entries)
         try:
-            self.entries = store.add_corpus(self.target, keepable(added, redact))
+            self.entries = store.add_corpus(self.target, entries)
             store.record_findings(records)
             self.findings = len(records)
             store.write_stats(self.recorder.snapshot(environment, now))

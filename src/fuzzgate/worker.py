@@ -103,7 +103,10 @@ def work(configs: Sequence[Config], console: Console, options: WorkOptions) -> i
     if options.cycle_s < MIN_CYCLE_S:
         raise UsageError(f"--cycle: at least {MIN_CYCLE_S:.0f}s (a cycle starts a server and replays seeds)")
     if options.nice:
-        os.nice(options.nice)
+        try:
+            os.nice(options.nice)
+        except OSError as exc:  # a negative --nice needs privileges
+            raise UsageError(f"--nice {options.nice}: {exc.strerror}", hint="pass 0 or a positive N") from None
     reader = SharedStore.open(spec, retry_for=options.wait_s)
     reader.targets()  # unreachable after the wait: StoreError, exit 2
     reader.close()
@@ -293,7 +296,10 @@ class _Worker:
     def _entries(self, target: _Target, entries: Sequence[CorpusEntry], cycle: _Cycle) -> None:
         new = [entry for entry in entries if entry.key not in target.sent]
         target.sent.update(entry.key for entry in new)
-        self.writer.add_corpus(target.name, keepable(new, cycle.engine.redact))
+        kept = keepable(new, cycle.engine.redact)
+        if cycle.recorder is not None:
+            cycle.recorder.kept(kept)
+        self.writer.add_corpus(target.name, kept)
 
     def _record(self, cycle: _Cycle, finding: Finding, state: str) -> FindingRecord:
         target = cycle.target

@@ -18,11 +18,11 @@ from tests.report.report_factory import sample_report
 ENV = Environment("0.1.0", "example 1.0", "abc")
 
 
-def call(tool: str, *, behaviours: int, corpus: int = 0, surface: Surface = Surface.TOOL) -> CallFinished:
+def call(tool: str, *, behaviours: int, surface: Surface = Surface.TOOL) -> CallFinished:
     return CallFinished(
         tool=tool, case_index=0, arguments={}, schema_valid=True, origin="conform",
         outcome=CallOutcome(OutcomeStatus.OK, 0.5), observations=0, calls=0, findings=0, elapsed_s=0.0,
-        surface=surface, behaviours=behaviours, corpus=corpus,
+        surface=surface, behaviours=behaviours,
     )  # fmt: skip
 
 
@@ -39,19 +39,23 @@ def test_the_recorder_counts_per_tool_what_each_call_added() -> None:
     recorder = StatsRecorder("w", "srv")
     recorder.begin_cycle()
     recorder(ServerReady("2025-06-18", "example", 0, "1.0"))
-    recorder(call("a", behaviours=2, corpus=1))
-    recorder(call("b", behaviours=3, corpus=1))
-    recorder(call("a", behaviours=4, corpus=2))
-    recorder(call("summarize", behaviours=4, surface=Surface.PROMPT, corpus=2))
+    recorder(call("a", behaviours=2))
+    recorder(call("b", behaviours=3))
+    recorder(call("a", behaviours=4))
+    recorder(call("summarize", behaviours=4, surface=Surface.PROMPT))
+    recorder.kept(
+        [CorpusEntry("a", {"x": 1}), CorpusEntry("a", {"x": 2}), CorpusEntry("summarize", {}, Surface.PROMPT)]
+    )
     recorder.found(finding("fp1"))
     tools = recorder.tools()
     assert (tools["a"].calls, tools["a"].behaviours, tools["a"].corpus_added, tools["a"].seconds) == (2, 3, 2, 1.0)
     assert (tools["b"].calls, tools["b"].behaviours, tools["b"].corpus_added) == (1, 1, 0)
     assert tools["prompt summarize"].behaviours == 0 and tools["prompt summarize"].last_new is None
+    assert tools["prompt summarize"].corpus_added == 1
     assert tools["divide"].findings == 1
     snap = recorder.snapshot(ENV, now=10.0)
     assert snap.seq == 1 and snap.environment == ENV
-    assert snap.timeline[-1].calls == 4 and snap.timeline[-1].findings == 1
+    assert snap.timeline[-1].calls == 4 and snap.timeline[-1].findings == 1 and snap.timeline[-1].corpus == 3
     assert recorder.snapshot(ENV, now=11.0).seq == 2
 
 
@@ -101,6 +105,7 @@ def test_run_store_writes_entries_findings_stats_and_its_worker(tmp_path: Path) 
     assert found == {f.fingerprint: finding_state(f) for f in report.findings}
     [snapshot] = store.stats("calc")
     assert snapshot.tools["divide"].calls == 1 and snapshot.environment.server == "calc-server 1.2.0"
+    assert snapshot.tools["divide"].corpus_added == 1
     [worker] = store.workers()
     assert worker.state == "stopped"
     assert shared.note() == (
