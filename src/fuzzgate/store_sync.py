@@ -128,7 +128,7 @@ class StatsRecorder:
         self._features = 0
 
     def begin_cycle(self) -> None:
-        """A new engine run: its running totals (features, corpus size) start from zero."""
+        """A new engine run: its running feature count starts from zero."""
         for tool in self._tools.values():
             tool.best = max(tool.best, tool.cycle)
             tool.cycle = 0
