@@ -12,6 +12,7 @@ import pytest
 
 from fuzzgate.config import OVERRIDE_FLAGS, Config, TargetConfig, TargetKind, starter_config
 from fuzzgate.config._schema import FUZZGATE_KEYS, SECTION_KEYS, TARGET_KEYS, WALLFACER_ONLY_KINDS
+from fuzzgate.config.model import Shard
 
 Loader = Callable[..., tuple[Config, list[str]]]
 KINDS: list[Literal["stdio", "http"]] = ["stdio", "http"]
@@ -50,9 +51,10 @@ def test_uncommenting_every_example_still_loads_and_shows_the_defaults(
     assert text.count("\n# ") < starter_config(kind).count("\n# ")
     config, warnings = load(text, environ={})
     assert warnings == []
-    examples = {"cases": 100, "max_tools": 20, "seed": 42}  # keys without a default show an example
+    # keys without a default show an example
+    examples = {"cases": 100, "max_tools": 20, "seed": 42, "shard": Shard(1, 4)}
     defaults = defaults_beside(tmp_path, config.target)
-    assert replace(config, source=None, target_line=1, cases=None, max_tools=None, seed=None) == defaults
+    assert replace(config, source=None, target_line=1, cases=None, max_tools=None, seed=None, shard=None) == defaults
     assert {key: getattr(config, key) for key in examples} == examples
     assert config.target.name == "my-server"
     assert config.target.timeout_ms == 5000

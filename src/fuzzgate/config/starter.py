@@ -69,6 +69,8 @@ _FUZZGATE = """
 # max_tools = 20
 # Seed of the run (default: derived from the commit under test); an integer or "0x..." hex.
 # seed = 42
+# Fuzz only the I-th of N stable shares of the tools, one per CI matrix job (docs/sharding.md).
+# shard = "1/4"
 # Lowest severity of a new finding that fails the run: "low", "medium", "high", "critical".
 # fail_on = "medium"
 # Where reports go, and where accepted findings are kept; relative to the working directory.
