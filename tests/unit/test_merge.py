@@ -260,3 +260,23 @@ def test_a_single_unsharded_report_passes_through(whole: RunReport) -> None:
     (merged,) = merge_reports(inputs([whole]))
     assert merged.shards == 1
     assert merged.report == whole
+
+
+def test_under_github_actions_the_merge_writes_the_summary_and_annotations(
+    whole: RunReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dirs = []
+    for index, shard in enumerate(split(whole, 2), start=1):
+        json_report.write(shard, tmp_path / f"shard-{index}")
+        dirs.append(tmp_path / f"shard-{index}")
+    step_summary = tmp_path / "step-summary.md"
+    step_summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.chdir(tmp_path)
+    code = merge_command(Console(file=None, width=200), dirs, out=tmp_path / "merged", fail_on=None, quiet=True)
+    assert code == ExitCode.FINDINGS
+    text = step_summary.read_text()
+    assert text.startswith("earlier step\n") and "## ❌ fuzzgate failed: `calc`" in text
+    errors = [line for line in capsys.readouterr().out.splitlines() if line.startswith("::error ")]
+    assert len(errors) == len(whole.gating())
