@@ -52,9 +52,10 @@ def test_uncommenting_every_example_still_loads_and_shows_the_defaults(
     config, warnings = load(text, environ={})
     assert warnings == []
     # keys without a default show an example
-    examples = {"cases": 100, "max_tools": 20, "seed": 42, "shard": Shard(1, 4)}
+    examples = {"cases": 100, "max_tools": 20, "seed": 42, "shard": Shard(1, 4), "store": "redis://127.0.0.1:6379/0"}
     defaults = defaults_beside(tmp_path, config.target)
-    assert replace(config, source=None, target_line=1, cases=None, max_tools=None, seed=None, shard=None) == defaults
+    cleared = replace(config, source=None, target_line=1, cases=None, max_tools=None, seed=None, shard=None, store=None)
+    assert cleared == defaults
     assert {key: getattr(config, key) for key in examples} == examples
     assert config.target.name == "my-server"
     assert config.target.timeout_ms == 5000

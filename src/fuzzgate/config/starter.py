@@ -78,6 +78,9 @@ _FUZZGATE = """
 # baseline = ".fuzzgate/baseline"
 # Where inputs that reached new code or behaviour are kept between runs (docs/corpus.md).
 # corpus = ".fuzzgate/corpus"
+# A shared store (Redis or a directory) for corpus, findings and statistics of runs and workers
+# (docs/store.md); none by default.
+# store = "redis://127.0.0.1:6379/0"
 # Regular expressions for secrets that must never appear in a reply (added to the built-in ones).
 # secret_patterns = []
 # A call slower than this is a "slow" finding.
