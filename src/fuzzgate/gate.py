@@ -276,15 +276,33 @@ def _find_fingerprint(config: Config, fingerprint: str) -> Recorded:
     if report_path.exists():
         candidates += _report_findings(report_path)
     candidates += [_entry_finding(entry) for entry in Baseline.open(config.baseline_dir).entries()]
+    places = f"{report_path} or {config.baseline_dir}"
+    if config.store is not None:
+        # A finding of a worker or of another run (`fuzzgate report` prints this command for them).
+        candidates += _store_findings(config.store, config.target.display_name)
+        places = f"{report_path}, {config.baseline_dir} or the store"
     for finding, generated_by in candidates:
         if finding.fingerprint == fingerprint or (
             len(fingerprint) >= 6 and finding.fingerprint.startswith(fingerprint)
         ):
             return finding, generated_by
     raise ReportError(
-        f"no finding with fingerprint {fingerprint} in {report_path} or {config.baseline_dir}",
+        f"no finding with fingerprint {fingerprint} in {places}",
         hint="pass the report or baseline file instead, or use --tool with --arguments",
     )
+
+
+def _store_findings(spec: str, target: str) -> list[Recorded]:
+    """The target's findings in the shared store, each with the fuzzgate version that found it (the
+    store keeps no Hypothesis version: a replay under another fuzzgate warns like any other)."""
+    from fuzzgate.store.shared import SharedStore
+
+    with SharedStore.open(spec, retry_for=5.0) as shared:
+        versions = {
+            record.finding.fingerprint: GeneratorVersions(fuzzgate=record.environment.fuzzgate)
+            for record in sorted(shared.finding_records(target), key=lambda r: r.last_seen)
+        }
+        return [(stored.finding, versions[stored.finding.fingerprint]) for stored in shared.findings(target)]
 
 
 def replay(config: Config, console: Console, *, finding: str | None, tool: str | None, arguments: str) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import re
+import shlex
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -451,15 +452,19 @@ class _Page:
             meta.append(("Sequence", self.text(sequence)))
         rows = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in meta)
         command = repro_command(f)
+        by_fingerprint = command.split()[2:3] == [f.fingerprint]
+        if by_fingerprint:
+            # `replay --store` looks the fingerprint up in this store (a Redis password stays masked).
+            command = f"{command} --store {shlex.quote(self.data.location)}"
         repro = (
             '<div class="repro"><pre><code class="command">'
             f'{self.kept(command)}</code></pre><button type="button" class="copy">Copy</button></div>'
         )
-        if command.split()[2:3] == [f.fingerprint]:
+        if by_fingerprint:
             repro += (
                 '<p class="note">Not a single tool call a command line can hold (a sequence, a prompt, a '
-                "resource, a large input): <code>fuzzgate replay</code> finds the fingerprint in the last "
-                "report or the baseline.</p>"
+                "resource, a large input): <code>fuzzgate replay --store</code> reads the recorded finding "
+                "from this store (put a Redis password back where the URL shows <code>***</code>).</p>"
             )
         return (
             f'<article class="finding state-{state}" id="{anchor}" data-state="{state}">{head}'
