@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -149,7 +150,13 @@ def test_workers_killed_and_redis_restarted_lose_nothing_and_duplicate_nothing(
     _kept(before, store, "when a second worker was killed")
     assert a.poll() is not None and b.poll() is not None
 
-    # SIGTERM: the worker hands over what it has, marks itself stopped and exits 0.
+    # SIGTERM, once the worker is fuzzing (its statistics are in the store): it hands over what it
+    # has, marks itself stopped and exits 0.
+    def c_fuzzing() -> bool:
+        ids = {w.id for w in store.workers() if w.pid == c.pid}
+        return any(snapshot.worker in ids for snapshot in store.stats(TARGET))
+
+    _until("the new worker's statistics", c_fuzzing, workers)
     os.kill(c.pid, signal.SIGTERM)
     assert c.wait(timeout=120) == 0, workers.log("c")
     assert "stopped after" in workers.log("c")
@@ -164,9 +171,13 @@ def test_workers_killed_and_redis_restarted_lose_nothing_and_duplicate_nothing(
     for record in found:
         assert len(record.workers) == len(set(record.workers))
     _kept(before, store, "at the end")
-    # Every record belongs to a worker that ran.
+    # Every record belongs to a worker that ran, and a worker that was never killed left exactly one
+    # record per fingerprint (each rewrite deleted the one before).
     ids = {w.id for w in store.workers()}
     assert {worker for f in found for worker in f.workers} <= ids
+    [c_id] = [w.id for w in stopped]
+    per_fingerprint = Counter(r.finding.fingerprint for r in store.finding_records(TARGET) if r.worker == c_id)
+    assert all(n == 1 for n in per_fingerprint.values()), per_fingerprint
     store.close()
 
 
