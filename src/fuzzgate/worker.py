@@ -66,6 +66,8 @@ STOP_DRAIN_S = 20.0
 """How long a stopping worker waits for the store to take what is still queued."""
 FAILED_CYCLE_PAUSE_S = 10.0
 MIN_CYCLE_S = 2.0
+MAX_OWN_SEEDS = 4096
+"""The most entries of its own a worker remembers per target to seed its next cycles with."""
 
 _T = TypeVar("_T")
 
@@ -122,8 +124,9 @@ class _Target:
     tools: dict[str, str] | None = None
     """Label -> name of the tools fuzzed here; None before this worker's first cycle on it."""
     recorders: dict[Environment, StatsRecorder] = field(default_factory=dict)
-    sent: set[str] = field(default_factory=set)
-    """Keys of the corpus entries handed to the writer."""
+    kept: dict[str, CorpusEntry] = field(default_factory=dict)
+    """The corpus entries this worker handed to the writer, by key: seeds of its next cycles even
+    before the store has them (the writer may still be waiting for it)."""
     records: dict[str, FindingRecord] = field(default_factory=dict)
     """This worker's record per fingerprint, as of its finished cycles."""
 
@@ -186,14 +189,16 @@ class _Worker:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
         self._log(f"{why}: handing over what was found and marking the worker stopped")
+        finished = self.cycles
         if self.cycle is not None:
+            finished -= 1
             self._flush(self.cycle)
         drained = self.writer.stop(STOP_DRAIN_S)
         self.reader.close()
         written = self.writer.written
         tail = "" if drained else f"; {self.writer.lost} write(s) the store did not take in {STOP_DRAIN_S:.0f}s"
         self._log(
-            f"stopped after {self.cycles} cycle(s): the store took {written['corpus']} new corpus entries and "
+            f"stopped after {finished} finished cycle(s): the store took {written['corpus']} new corpus entries and "
             f"{written['findings']} finding records{tail}"
         )
         return ExitCode.OK
@@ -234,7 +239,9 @@ class _Worker:
         chosen = self._pick()
         target = self.targets[chosen.index]
         loaded = self._read(f"{target.name}'s corpus", partial(self.reader.corpus, target.name))
-        seeds = Seeds(loaded.entries, loaded.cold, loaded.skipped, path=self.reader.location)
+        entries = {entry.key: entry for entry in loaded.entries} | target.kept
+        cold = loaded.cold if not entries else None
+        seeds = Seeds(tuple(entries[key] for key in sorted(entries)), cold, loaded.skipped, self.reader.location)
         config = replace(target.config, budget_s=cycle_s, store=None)
         if chosen.names is not None:
             config = replace(config, include=tuple(glob.escape(name) for name in chosen.names))
@@ -258,7 +265,7 @@ class _Worker:
             self._finish(cycle, result)
         self._log(
             f"cycle {self.cycles} on {target.name} ({what}), seed {seed}: {result.calls} calls, "
-            f"{len(loaded.entries)} seeds, {len(result.corpus_added)} entries kept, {len(result.findings)} findings"
+            f"{len(seeds.entries)} seeds, {len(result.corpus_added)} entries kept, {len(result.findings)} findings"
         )
 
     def _event(self, cycle: _Cycle, event: Event) -> None:
@@ -294,9 +301,12 @@ class _Worker:
         self._stats(cycle)
 
     def _entries(self, target: _Target, entries: Sequence[CorpusEntry], cycle: _Cycle) -> None:
-        new = [entry for entry in entries if entry.key not in target.sent]
-        target.sent.update(entry.key for entry in new)
+        new = [entry for entry in entries if entry.key not in target.kept]
         kept = keepable(new, cycle.engine.redact)
+        target.kept.update((entry.key, entry) for entry in kept)
+        for key in list(target.kept)[: max(0, len(target.kept) - MAX_OWN_SEEDS)]:
+            # The oldest have long reached the store.
+            del target.kept[key]
         if cycle.recorder is not None:
             cycle.recorder.kept(kept)
         self.writer.add_corpus(target.name, kept)
