@@ -65,6 +65,7 @@ READ_RETRY_S = 10.0
 STOP_DRAIN_S = 20.0
 """How long a stopping worker waits for the store to take what is still queued."""
 FAILED_CYCLE_PAUSE_S = 10.0
+MAX_FAILED_PAUSE_S = 300.0
 MIN_CYCLE_S = 2.0
 MAX_OWN_SEEDS = 4096
 """The most entries of its own a worker remembers per target to seed its next cycles with."""
@@ -164,6 +165,9 @@ class _Worker:
         self.started = time.monotonic()
         self.cycle: _Cycle | None = None
         self.cycles = 0
+        self.failures = 0
+        """Cycles that failed in a row (each waits longer before the next)."""
+        self.failures_seen: set[str] = set()
 
     def _log(self, message: str) -> None:
         self.console.print(escape(f"[{self.id}] {message}"), highlight=False, soft_wrap=True)
@@ -202,6 +206,21 @@ class _Worker:
             f"{written['findings']} finding records{tail}"
         )
         return ExitCode.OK
+
+    def _failed(self, target: str, exc: FuzzgateError, cycle_s: float) -> None:
+        """A cycle that could not fuzz (most often: the server does not start). The first time a
+        failure is seen, its detail and hint are logged too (a server's last stderr lines say why);
+        failing again, the worker waits longer each time, up to `MAX_FAILED_PAUSE_S`, rather than
+        restart a broken server every few seconds for as long as it runs."""
+        self.failures += 1
+        pause = min(MAX_FAILED_PAUSE_S, FAILED_CYCLE_PAUSE_S * 2 ** (self.failures - 1), max(cycle_s, MIN_CYCLE_S) * 10)
+        self._log(f"cycle {self.cycles} on {target} failed: {exc.message} (next try in {pause:.0f}s)")
+        if exc.message not in self.failures_seen:
+            self.failures_seen.add(exc.message)
+            for line in filter(None, [f"hint: {exc.hint}" if exc.hint else None, exc.detail]):
+                for part in line.splitlines():
+                    self._log(f"  {part}")
+        time.sleep(pause)
 
     def _next_budget(self) -> float | None:
         options = self.options
@@ -256,10 +275,10 @@ class _Worker:
         except FuzzgateError as exc:
             self.cycle = None
             self._flush(cycle)
-            self._log(f"cycle {self.cycles} on {target.name} failed: {exc.message}")
-            time.sleep(min(FAILED_CYCLE_PAUSE_S, cycle_s))
+            self._failed(target.name, exc, cycle_s)
             return
         self.cycle = None
+        self.failures = 0
         with interrupt.deferred():
             # A signal now waits until the cycle's findings are handed over whole.
             self._finish(cycle, result)

@@ -5,10 +5,13 @@ fuzzgate, server version and commit: statistics of other code say nothing about 
 inputs from every environment are still replayed as seeds):
 
 1. a tool no worker fuzzed yet comes first;
-2. then the tool that found something new most per call spent: the most features one cycle reached
-   on it (any worker's) divided by the calls all workers spent on it, so a tool that keeps finding
-   new behaviour keeps its turn and a saturated one falls back as calls pile up on it;
-3. then the one whose last new feature is most recent, then the one with the fewest calls.
+2. then the tool that found something new most per second spent: the most features one cycle
+   reached on it (any worker's) divided by the seconds all workers spent on it, so a tool that keeps
+   finding new behaviour keeps its turn and a saturated one falls back as effort piles up on it.
+   Seconds, not calls: a tool whose every call waits for a timeout (a hang already found) costs
+   seconds per call, and counted by calls it looked like the neediest tool of all and took every
+   cycle (tried by hand on the example server: 8 calls in a 20 s cycle);
+3. then the one whose last new feature is most recent, then the one that got the fewest seconds.
 
 Ties go a different way for each worker (a hash of the worker id and the tool), so workers that
 read the same statistics at the same moment spread over equally needy tools. A target this worker
@@ -34,12 +37,16 @@ class ToolNeed:
     found: int = 0
     """The most features any worker's cycle reached on the tool."""
     last_new: float | None = None
+    seconds: float = 0.0
+    """The time all workers spent on the tool (its calls, generation included)."""
 
-    def rank(self, worker: str) -> tuple[bool, float, float, int, str]:
+    def rank(self, worker: str) -> tuple[bool, float, float, float, str]:
         """Smaller needs effort more."""
-        rate = self.found / self.calls if self.calls else 0.0
+        # A floor of a millisecond per call: statistics written without seconds still rank.
+        spent = max(self.seconds, self.calls * 0.001)
+        rate = self.found / spent if spent > 0 else 0.0
         tie = hashlib.sha256(f"{worker}\0{self.label}".encode()).hexdigest()
-        return self.calls > 0, -rate, -(self.last_new or 0.0), self.calls, tie
+        return self.calls > 0, -rate, -(self.last_new or 0.0), spent, tie
 
 
 def same_environment(ours: Environment, theirs: Environment) -> bool:
@@ -59,7 +66,9 @@ def needs(snapshots: Iterable[StatsSnapshot], environment: Environment) -> dict[
         for label, stats in snapshot.tools.items():
             held = merged.get(label, ToolNeed(label))
             last = max((t for t in (held.last_new, stats.last_new) if t is not None), default=None)
-            merged[label] = ToolNeed(label, held.calls + stats.calls, max(held.found, stats.behaviours), last)
+            merged[label] = ToolNeed(
+                label, held.calls + stats.calls, max(held.found, stats.behaviours), last, held.seconds + stats.seconds
+            )
     return merged
 
 
@@ -92,7 +101,7 @@ def pick(
     for candidate in candidates:
         if candidate.tools is None:
             return Pick(candidate.index, candidate.target, None)
-    best: tuple[tuple[bool, float, float, int, str], Candidate, list[ToolNeed]] | None = None
+    best: tuple[tuple[bool, float, float, float, str], Candidate, list[ToolNeed]] | None = None
     for candidate in candidates:
         assert candidate.tools is not None
         known = needs_of.get(candidate.target, {})

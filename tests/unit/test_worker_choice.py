@@ -15,12 +15,12 @@ def snapshot(worker: str, tools: dict[str, ToolStats], environment: Environment 
 def test_needs_sum_calls_over_workers_and_take_the_most_any_reached() -> None:
     merged = needs(
         [
-            snapshot("w1", {"a": ToolStats(calls=10, behaviours=3, last_new=5.0)}),
-            snapshot("w2", {"a": ToolStats(calls=30, behaviours=7, last_new=9.0)}),
+            snapshot("w1", {"a": ToolStats(calls=10, seconds=1.5, behaviours=3, last_new=5.0)}),
+            snapshot("w2", {"a": ToolStats(calls=30, seconds=2.5, behaviours=7, last_new=9.0)}),
         ],
         ENV,
     )
-    assert merged == {"a": ToolNeed("a", calls=40, found=7, last_new=9.0)}
+    assert merged == {"a": ToolNeed("a", calls=40, found=7, last_new=9.0, seconds=4.0)}
 
 
 def test_statistics_of_another_environment_do_not_count() -> None:
@@ -53,6 +53,19 @@ def test_never_fuzzed_tools_first_then_new_per_call_then_fewest_calls() -> None:
     # Every never-fuzzed tool goes, even past --tools.
     two_new = pick([Candidate(0, "srv", {**tools, "other": "other"})], stats, worker="w", tools=1)
     assert set(two_new.names or ()) == {"never", "other"}
+
+
+def test_time_spent_counts_not_calls() -> None:
+    """A tool whose every call waits for a timeout (a hang already found) has few calls and a
+    feature per call; by calls it was the neediest tool and took every cycle."""
+    stats = {
+        "srv": {
+            "hangs": ToolNeed("hangs", calls=4, found=2, last_new=1.0, seconds=20.0),
+            "quick": ToolNeed("quick", calls=400, found=20, last_new=1.0, seconds=4.0),
+        }
+    }
+    chosen = pick([Candidate(0, "srv", {"hangs": "hangs", "quick": "quick"})], stats, worker="w", tools=1)
+    assert chosen.names == ("quick",)
 
 
 def test_the_target_with_the_neediest_tool_wins() -> None:
