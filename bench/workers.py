@@ -714,6 +714,8 @@ def measure(ns: argparse.Namespace) -> dict[str, Any]:
         "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
         "fuzzgate": _fuzzgate_version(),
         "commit": _git_head(),
+        "fuzzgate_venv": os.environ.get("BENCH_FUZZGATE_VENV", ""),
+        "src_changes": _src_changes(),
         "cpus": os.cpu_count(),
         "redis": _redis_version(),
         "scaling": [],
@@ -758,6 +760,12 @@ def _redis_version() -> str:
     return out.stdout.strip()
 
 
+def _src_changes() -> int:
+    """Uncommitted changes under src/ (a snapshot venv runs the commit, not these)."""
+    out = subprocess.run(["git", "status", "--porcelain", "--", "src"], capture_output=True, text=True, check=False)
+    return len(out.stdout.splitlines())
+
+
 def _git_head() -> str:
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
     return out.stdout.strip()
@@ -770,11 +778,11 @@ def main() -> None:
     length.add_argument("--minutes", type=float, help="the same in minutes")
     p.add_argument("--cycle", type=float, default=30.0, help="seconds per worker cycle (fuzzgate work --cycle)")
     p.add_argument("--poll", type=float, default=10.0, help="seconds between reads of the store")
-    p.add_argument("--counts", default="1,2,4", help="worker counts of the scaling runs")
+    p.add_argument("--counts", help="worker counts of the scaling runs (1,2,4; quick 1,2)")
     p.add_argument("--parts", default="scaling,cost,kill")
-    p.add_argument("--cases", type=int, default=200, help="--cases of each store-cost run")
-    p.add_argument("--rounds", type=int, default=3, help="rounds of the store-cost runs")
-    p.add_argument("--micro-ops", type=int, default=200, help="timed SharedStore operations of each kind per round")
+    p.add_argument("--cases", type=int, help="--cases of each store-cost run (200; quick 30)")
+    p.add_argument("--rounds", type=int, help="rounds of the store-cost runs (3; quick 1)")
+    p.add_argument("--micro-ops", type=int, help="timed SharedStore operations of each kind per round (200; quick 50)")
     p.add_argument("--kill-every", type=float, default=30.0, help="mean seconds between worker kills")
     p.add_argument("--settle", type=float, default=8.0, help="seconds after an event before the store is read again")
     p.add_argument("--seed", type=int, help="seed of the kill schedule (default: drawn, printed, kept)")
@@ -787,11 +795,15 @@ def main() -> None:
         return
     if ns.minutes is not None:
         ns.seconds = ns.minutes * 60
+    defaults = {"counts": "1,2,4", "rounds": 3, "cases": 200, "micro_ops": 200}
     if ns.quick:
         ns.seconds = ns.seconds or 25.0
-        ns.counts, ns.rounds, ns.cases, ns.micro_ops = "1,2", 1, 30, 50
+        defaults = {"counts": "1,2", "rounds": 1, "cases": 30, "micro_ops": 50}
         ns.cycle, ns.poll, ns.kill_every = min(ns.cycle, 10.0), min(ns.poll, 5.0), min(ns.kill_every, 8.0)
         ns.settle = min(ns.settle, 3.0)
+    for key, value in defaults.items():
+        if getattr(ns, key) is None:
+            setattr(ns, key, value)
     ns.seconds = ns.seconds or 180.0
     if ns.seed is None:
         ns.seed = random.SystemRandom().randrange(1, 2**31)

@@ -280,10 +280,12 @@ def _spread(given: list[float], digits: int) -> str:
 
 
 def markdown(result: dict[str, Any]) -> str:
+    venv = result.get("fuzzgate_venv") or ""
+    source = f" (a snapshot: `{venv.rsplit('/', 2)[-2]}`)" if venv.endswith("/venv") else ""
+    redis = " ".join(result.get("redis", "").split()[:3])
     out = [
         f"`bench/workers.py`, {result.get('started', '')[:16]} – {result.get('finished', '')[11:16]}, "
-        f"fuzzgate {result.get('fuzzgate', '?')} at `{result.get('commit', '?')}`, {result.get('redis', '')[:22]}, "
-        f"{result.get('cpus')} CPUs.",
+        f"{result.get('fuzzgate', '?')} at `{result.get('commit', '?')}`{source}, {redis}, {result.get('cpus')} CPUs.",
         "",
     ]
     if result["scaling"]:
