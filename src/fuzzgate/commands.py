@@ -41,6 +41,15 @@ def repro_command(finding: Finding, config_path: str | None = None) -> str:
     return shlex.join(words)
 
 
+def store_repro_command(finding: Finding, store: str) -> str:
+    """`repro_command` for a finding read from a shared store: a command that looks the finding up
+    by fingerprint gets `--store STORE`, since no report or baseline beside the reader holds it."""
+    command = repro_command(finding)
+    if command.split()[2:3] == [finding.fingerprint]:
+        return f"{command} --store {shlex.quote(store)}"
+    return command
+
+
 _STEP_CHARS = 80
 _STEPS_SHOWN = 5
 

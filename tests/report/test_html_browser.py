@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzzgate.commands import repro_command
+from fuzzgate.commands import store_repro_command
 from fuzzgate.report.html_assets import SCRIPT
 from fuzzgate.store.set_directory import SetDirectoryDatabase
 from fuzzgate.store.shared import SharedStore
@@ -96,9 +96,12 @@ def test_page_loads_clean_and_shows_every_finding(browser: Chromium, page: Path)
     )
     codes = [e.text for e in dom.find("code")]
     commands = [e.text for e in dom.find("code", "command")]
+    store = str(page.parent.parent / "store")
     for found in FINDINGS.values():
         assert found.fingerprint in codes
-        assert repro_command(found) in commands
+        assert store_repro_command(found, store) in commands
+    # A finding no command line can hold is replayed by fingerprint from this store.
+    assert sum(command.endswith(f" --store {store}") for command in commands) >= 1
     assert len(dom.find("button", "copy")) == 5
     # The plots: three per target, each a stepped path on axes with labels; the second target has
     # findings but no statistics, so only its findings plot has a line.
@@ -137,7 +140,7 @@ def test_buttons_filter_and_copy(browser: Chromium, page: Path) -> None:
     )
     assert label == "Copied"
     assert tab.evaluate("navigator.clipboard.readText()") == first
-    assert first in {repro_command(f) for f in FINDINGS.values()}
+    assert first in {store_repro_command(f, str(page.parent.parent / "store")) for f in FINDINGS.values()}
     assert tab.problems == []
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzzgate.commands import repro_command
+from fuzzgate.commands import store_repro_command
 from fuzzgate.findings import Finding
 from tests.e2e.conftest import fuzzgate, stdio_target
 from tests.report.chromium import chromium, file_url
@@ -41,7 +41,7 @@ def test_report_shows_what_a_run_wrote(tmp_path: Path) -> None:
     for data in findings:
         finding = Finding.from_json(data)
         assert finding.fingerprint in codes
-        assert repro_command(finding) in commands
+        assert store_repro_command(finding, str(store)) in commands
     assert {"parse_config", "echo"} <= set(codes)
     # The run's statistics reach the table (calls, behaviours, corpus of the "All" row) and the plots.
     cells = [e.text for e in dom.find("td")]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import html
 import re
-import shlex
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -27,7 +26,7 @@ from dataclasses import dataclass, field
 
 from fuzzgate import __version__
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.commands import repro_command, sequence_text, subject_label
+from fuzzgate.commands import repro_command, sequence_text, store_repro_command, subject_label
 from fuzzgate.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from fuzzgate.report.timeline_svg import Series, chart, counted, plausible, span_of, summed
 from fuzzgate.store.records import STATES, Environment, StatsSnapshot, StoredFinding, WorkerInfo
@@ -451,11 +450,9 @@ class _Page:
         if (sequence := sequence_text(f)) is not None:
             meta.append(("Sequence", self.text(sequence)))
         rows = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in meta)
-        command = repro_command(f)
-        by_fingerprint = command.split()[2:3] == [f.fingerprint]
-        if by_fingerprint:
-            # `replay --store` looks the fingerprint up in this store (a Redis password stays masked).
-            command = f"{command} --store {shlex.quote(self.data.location)}"
+        # `replay --store` looks a fingerprint up in this store (a Redis password stays masked).
+        command = store_repro_command(f, self.data.location)
+        by_fingerprint = command != repro_command(f)
         repro = (
             '<div class="repro"><pre><code class="command">'
             f'{self.kept(command)}</code></pre><button type="button" class="copy">Copy</button></div>'
