@@ -23,8 +23,10 @@ from tests.e2e.conftest import ROOT, CliRun, fuzzgate, stdio_target
 pytestmark = pytest.mark.e2e
 
 FIXTURE = Path(__file__).parent / "fixtures" / "baseline-format1"
+# sync_repository (the planted hang) is not fuzzed: each of its cases waits out the timeout, which
+# made this the slowest test of the suite; its baseline entry is replayed and stays known.
 TOOLS = ("format_label", "batch_export", "split_bill", "parse_config", "get_stock_level", "export_csv", "read_note",
-         "debug_env", "sync_repository")  # fmt: skip
+         "debug_env")  # fmt: skip
 # Bounded by --cases, not by the clock: a time-boxed run sent as many requests as the machine's load
 # allowed, and on a loaded CI machine one of them carried a lone surrogate escape, which this version
 # reports in `transport` (an oracle the released version did not have), so the verdict changed with load.
