@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from fuzzgate.check.secrets import SecretScanner
 from fuzzgate.config.model import TargetConfig, TargetKind
 from fuzzgate.errors import TargetError
 from fuzzgate.target import _jail_init
-from fuzzgate.target.workspace import Layer, Workspace, infer_scope, normalize_scope, remove_tree
+from fuzzgate.target.workspace import Layer, Workspace, infer_scope, normalize_scope, remove_tree, sweep_stale
 
 
 @pytest.fixture(autouse=True)
@@ -343,3 +344,47 @@ def test_close_removes_everything_whatever_the_server_left(workspace: Workspace,
     assert (project / "node_modules" / "pkg" / "index.js").exists()
     with pytest.raises(RuntimeError):
         workspace.layer()
+
+
+def test_roots_of_owners_that_are_gone_are_swept(tmp_path: Path) -> None:
+    """A fuzzgate killed with SIGKILL leaves its root behind; the next workspace removes it, and
+    only it: a live owner's root, a root without an owner file and another namespace's stay."""
+    base = tmp_path / "sweep"
+    base.mkdir()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    mine = base / "fuzzgate-mine"
+    dead = base / "fuzzgate-dead"
+    elsewhere = base / "fuzzgate-elsewhere"
+    no_owner = base / "fuzzgate-older"
+    other = base / "keep-me"
+    for root in (mine, dead, elsewhere, no_owner, other):
+        (root / "s1" / "outside").mkdir(parents=True)
+    with open(f"/proc/{os.getpid()}/stat", encoding="ascii") as handle:
+        start = handle.read().rsplit(")", 1)[-1].split()[19]
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    host = os.uname().nodename
+    (mine / "owner").write_text(f"{host}:{namespace} {os.getpid()}:{start}\n")
+    (dead / "owner").write_text(f"{host}:{namespace} {gone.pid}:1\n")
+    (elsewhere / "owner").write_text(f"other-host:{namespace} {gone.pid}:1\n")
+    (other / "owner").write_text(f"{host}:{namespace} {gone.pid}:1\n")
+    # A reused PID: our own PID with another start time is not us.
+    reused = base / "fuzzgate-reused"
+    reused.mkdir()
+    (reused / "owner").write_text(f"{host}:{namespace} {os.getpid()}:{int(start) + 1}\n")
+
+    assert sweep_stale(base) == 2
+    kept = ["fuzzgate-elsewhere", "fuzzgate-mine", "fuzzgate-older", "keep-me"]
+    assert sorted(p.name for p in base.iterdir()) == kept
+
+
+def test_a_workspace_names_its_owner(tmp_path: Path) -> None:
+    (tmp_path / "scope").mkdir()
+    workspace = Workspace([tmp_path / "scope"], "token", isolate=True, cwd=tmp_path)
+    try:
+        assert sweep_stale(tmp_path / "work") == 0, "its own root is never swept"
+        assert workspace.root.exists()
+        host_ns, identity = (workspace.root / "owner").read_text().split()
+        assert identity.startswith(f"{os.getpid()}:") and host_ns.startswith(os.uname().nodename)
+    finally:
+        workspace.close()

@@ -19,6 +19,13 @@ call tell what the call created, changed or deleted outside the scope.
 
 The root is made under `$FUZZGATE_WORKDIR`, else /var/tmp, else the system's temp dir: not under
 /tmp when possible, since the sandbox gives the server a private /tmp.
+
+A fuzzgate process killed with SIGKILL (a worker stopped hard, a CI job cancelled) cannot remove its
+root. Each root holds an `owner` file (host, PID namespace, PID and the process's start time), and
+every new workspace first removes the roots of owners that are gone (`sweep_stale`): workers that
+come and go for weeks would otherwise fill the disk. Only roots whose owner ran on this host in this
+PID namespace are judged; any other (another container sharing the directory, an older fuzzgate
+that wrote no owner file) is left alone.
 """
 
 from __future__ import annotations
@@ -165,6 +172,65 @@ class Snapshot:
     """Path relative to `outside` -> its entry; the scope dirs are in, their contents are not."""
 
 
+_OWNER_FILE = "owner"
+
+
+def _process_identity(pid: int) -> str | None:
+    """`<pid>:<start time in clock ticks since boot>` of a live process (which tells a reused PID
+    from the original), or None when there is no such process or no /proc to ask."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: fields are counted after its ")".
+    fields = stat_line.rsplit(")", 1)[-1].split()
+    return f"{pid}:{fields[19]}" if len(fields) > 19 else None
+
+
+def _here() -> str | None:
+    """This host and PID namespace, or None where there is no /proc to tell them."""
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return None
+    return f"{os.uname().nodename}:{namespace}"
+
+
+def _write_owner(root: Path) -> None:
+    here, me = _here(), _process_identity(os.getpid())
+    if here is not None and me is not None:
+        (root / _OWNER_FILE).write_text(f"{here} {me}\n", encoding="ascii")
+
+
+def sweep_stale(base: Path) -> int:
+    """Remove the workspace roots under `base` whose owner process is gone (module docstring).
+    Returns how many were removed; never raises."""
+    here = _here()
+    if here is None:
+        return 0
+    removed = 0
+    try:
+        roots = [p for p in base.iterdir() if p.name.startswith("fuzzgate-") and p.is_dir() and not p.is_symlink()]
+    except OSError:
+        return 0
+    for root in roots:
+        try:
+            owner = (root / _OWNER_FILE).read_text(encoding="ascii").split()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if len(owner) != 2 or owner[0] != here or not owner[1].partition(":")[0].isdigit():
+            continue
+        pid = int(owner[1].partition(":")[0])
+        if _process_identity(pid) == owner[1]:
+            continue
+        try:
+            remove_tree(root)
+            removed += 1
+        except OSError:
+            continue
+    return removed
+
+
 class Workspace:
     """The throwaway area of one run: a root dir, canaries derived from `token`, one `Layer` per
     server start. `isolate=True`: the sandbox overlays the scope dirs (layers make only their mount
@@ -178,12 +244,14 @@ class Workspace:
         self.cwd = (cwd or Path.cwd()).resolve()
         base = workdir_base()
         base.mkdir(parents=True, exist_ok=True)
+        sweep_stale(base)
         self.root = Path(tempfile.mkdtemp(prefix="fuzzgate-", dir=base))
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
         self._closed = False
         self._template = self.root / "canaries"
         try:
+            _write_owner(self.root)
             if not isolate:
                 for directory in self.scope:
                     _check_size(directory, skip=(str(self.root),))
