@@ -30,8 +30,8 @@ def _run(base: Path, name: str, *server_args: str) -> tuple[CliRun, list[dict[st
     trace = work / "trace.jsonl"
     run = fuzzgate(
         "run", "--config", str(config), "--command", sys.executable, f"--arg={OBJECTS}",
-        *(f"--arg={a}" for a in server_args), "--seed", "7", "--budget", "45s", "--trace", str(trace),
-        "--baseline", str(work / "baseline"), cwd=work,
+        *(f"--arg={a}" for a in server_args), "--seed", "7", "--cases", "30", "--budget", "120s", "--replays", "1",
+        "--feedback", "behaviour", "--trace", str(trace), "--baseline", str(work / "baseline"), cwd=work,
     )  # fmt: skip
     calls = [json.loads(line) for line in trace.open()] if trace.exists() else []
     return run, calls
