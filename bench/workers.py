@@ -780,7 +780,7 @@ def main() -> None:
     p.add_argument("--poll", type=float, default=10.0, help="seconds between reads of the store")
     p.add_argument("--counts", help="worker counts of the scaling runs (1,2,4; quick 1,2)")
     p.add_argument("--parts", default="scaling,cost,kill")
-    p.add_argument("--cases", type=int, help="--cases of each store-cost run (200; quick 30)")
+    p.add_argument("--cases", type=int, help="--cases of each store-cost run (100; quick 30)")
     p.add_argument("--rounds", type=int, help="rounds of the store-cost runs (3; quick 1)")
     p.add_argument("--micro-ops", type=int, help="timed SharedStore operations of each kind per round (200; quick 50)")
     p.add_argument("--kill-every", type=float, default=30.0, help="mean seconds between worker kills")
@@ -795,7 +795,7 @@ def main() -> None:
         return
     if ns.minutes is not None:
         ns.seconds = ns.minutes * 60
-    defaults = {"counts": "1,2,4", "rounds": 3, "cases": 200, "micro_ops": 200}
+    defaults = {"counts": "1,2,4", "rounds": 3, "cases": 100, "micro_ops": 200}
     if ns.quick:
         ns.seconds = ns.seconds or 25.0
         defaults = {"counts": "1,2", "rounds": 1, "cases": 30, "micro_ops": 50}
