@@ -110,11 +110,18 @@ def work(configs: Sequence[Config], console: Console, options: WorkOptions) -> i
             os.nice(options.nice)
         except OSError as exc:  # a negative --nice needs privileges
             raise UsageError(f"--nice {options.nice}: {exc.strerror}", hint="pass 0 or a positive N") from None
-    reader = SharedStore.open(spec, retry_for=options.wait_s)
-    reader.targets()  # unreachable after the wait: StoreError, exit 2
-    reader.close()
-    reader = SharedStore.open(spec, retry_for=READ_RETRY_S)
-    return _Worker(configs, console, options, reader, spec).run()
+    try:
+        reader = SharedStore.open(spec, retry_for=options.wait_s)
+        reader.targets()  # unreachable after the wait: StoreError, exit 2
+        reader.close()
+        reader = SharedStore.open(spec, retry_for=READ_RETRY_S)
+        worker = _Worker(configs, console, options, reader, spec)
+    except (interrupt.Interrupted, KeyboardInterrupt):
+        # Stopped while waiting for the store or starting: nothing was fuzzed or written, and a
+        # supervisor stopping a worker is no failure (exit 0, as a worker stopped later).
+        console.print("fuzzgate work: stopped before the first cycle; nothing was fuzzed or written")
+        return ExitCode.OK
+    return worker.run()
 
 
 @dataclass(slots=True)

@@ -92,6 +92,20 @@ class Pick:
     labels: tuple[str, ...] = ()
 
 
+def _spread(ranked: Sequence[ToolNeed], tools: int, worker: str) -> list[ToolNeed]:
+    """`tools` of the ranked tools: the neediest half for every worker, the rest drawn from the next
+    ones in an order of this worker's own. Workers read the same statistics, and without this every
+    worker started together fuzzed the same tools cycle after cycle (measured: four workers, one
+    list), differing only by seed."""
+    if len(ranked) <= tools:
+        return list(ranked)
+    fixed = max(1, tools // 2)
+    window = ranked[fixed : fixed + 2 * tools]
+    order = sorted(window, key=lambda need: hashlib.sha256(f"{worker}\0spread\0{need.label}".encode()).digest())
+    chosen = {need.label for need in (*ranked[:fixed], *order[: tools - fixed])}
+    return [need for need in ranked if need.label in chosen]
+
+
 def pick(
     candidates: Sequence[Candidate], needs_of: Mapping[str, Mapping[str, ToolNeed]], *, worker: str, tools: int
 ) -> Pick:
@@ -118,7 +132,7 @@ def pick(
         return Pick(first.index, first.target, None)
     _, chosen, ranked = best
     never = [need for need in ranked if need.calls == 0]
-    taken = ranked[: max(tools, len(never))]
+    taken = ranked[: max(tools, len(never))] if never else _spread(ranked, tools, worker)
     assert chosen.tools is not None
     return Pick(
         chosen.index,

@@ -87,3 +87,14 @@ def test_ties_spread_over_workers() -> None:
     stats = {"srv": {label: ToolNeed(label, calls=10, found=1, last_new=1.0) for label in tools}}
     firsts = {pick([Candidate(0, "srv", tools)], stats, worker=f"w{n}", tools=1).names for n in range(12)}
     assert len(firsts) > 1
+
+
+def test_workers_reading_the_same_statistics_spread_over_the_needy_tools() -> None:
+    """No ties: every worker ranks the tools alike, takes the neediest half, and draws the rest from
+    the next ones in its own order, so workers started together do not all fuzz one list."""
+    tools = {f"t{i}": f"t{i}" for i in range(10)}
+    stats = {"srv": {f"t{i}": ToolNeed(f"t{i}", calls=100, found=10 - i, seconds=10.0) for i in range(10)}}
+    picks = [pick([Candidate(0, "srv", tools)], stats, worker=f"w{n}", tools=4).names or () for n in range(8)]
+    assert all(len(names) == 4 and names[:2] == ("t0", "t1") for names in picks), picks
+    assert len({names[2:] for names in picks}) > 1, picks
+    assert all(set(names[2:]) <= {f"t{i}" for i in range(2, 10)} for names in picks)
