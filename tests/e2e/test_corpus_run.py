@@ -37,7 +37,9 @@ def _entries(corpus: Path) -> list[Path]:
 
 def test_a_run_keeps_entries_and_the_next_one_starts_from_them(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
-    first, report = _run(tmp_path, corpus, "--budget", "8s", *AUTO)
+    # Bounded by cases, not time: under CI load an 8 s budget ended with coverage from the server's
+    # start-up and no behaviour yet.
+    first, report = _run(tmp_path, corpus, "--budget", "60s", "--cases", "6", *AUTO)
     feedback = report["feedback"]
     assert feedback["signal"] == "coverage", feedback
     assert feedback["lines"] > 0 and feedback["arcs"] > 0 and feedback["behaviours"] > 0
@@ -53,7 +55,7 @@ def test_a_run_keeps_entries_and_the_next_one_starts_from_them(tmp_path: Path) -
         assert entry["environment"]["fuzzgate"] and entry["feedback"]["signal"] == "coverage"
         assert file.parent.name == "buggy_server"
 
-    second, again = _run(tmp_path, corpus, "--budget", "8s", *AUTO, out="out2")
+    second, again = _run(tmp_path, corpus, "--budget", "60s", "--cases", "6", *AUTO, out="out2")
     replay = again["corpus"]
     assert replay["cold"] is None and replay["loaded"] == len(files)
     assert replay["replayed"] > 0
