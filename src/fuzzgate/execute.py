@@ -67,6 +67,9 @@ GENERATION_SHARE = 0.1
 the worker's default): all tools share one generation worker, so a schema too costly to generate
 for holds the others up until then."""
 _WATCH_S = 0.05
+IN_FLIGHT_SLACK_S = 1.0
+"""Past its own timeout, what a call in flight at the deadline may take to be declared a hang
+(the liveness ping after a timeout)."""
 _LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
 
 COLLECT_TIMEOUT_S = 2.0
@@ -203,6 +206,8 @@ class Engine:
         self.findings = FindingSet(config.severity, self.redact)
         self.calls = 0
         self._in_flight: set[_InFlight] = set()
+        self._unsettled = 0
+        """Calls sent whose findings are not recorded yet: the deadline's grace waits for them."""
         self._startup_s = 0.0
         self._durations: dict[str, float] = {}
         """The longest call seen per fingerprint, for the verification estimate."""
@@ -470,14 +475,22 @@ class Engine:
         return self.timebox.fuzz_end(pending, cost, parallel_replays(config))
 
     async def _watch(self, scheduler: Scheduler, scope: anyio.CancelScope) -> None:
-        """Calls in flight at the deadline are cut off: their time belongs to verification."""
+        """At the deadline no new call starts, and the calls in flight get a grace to answer (their
+        own timeout, at most half the budget's margin): a request the server was sent is observed,
+        so a crash or hang it causes near the end is reported (unconfirmed if no replay fits), not
+        dropped with a PASS. Past the grace they are cut off."""
         while True:
             left = self._fuzz_deadline() - time.monotonic()
             if left <= 0:
-                scheduler.stopped = True
-                scope.cancel()
-                return
+                break
             await anyio.sleep(min(_WATCH_S, left))
+        scheduler.stopped = True
+        grace = min(self.config.target.timeout_ms / 1000 + IN_FLIGHT_SLACK_S, 0.5 * margin_s(self.config.budget_s))
+        cutoff = time.monotonic() + grace
+        # The workers leave once their calls are answered; the fuzzing scope then ends this task.
+        while self._unsettled and time.monotonic() < cutoff:
+            await anyio.sleep(_WATCH_S)
+        scope.cancel()
 
     async def _next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None:
         """A corpus seed's or queued sequence's next step first (it needs the state the call before
@@ -538,10 +551,8 @@ class Engine:
                 return plan, case
 
     async def _worker(self, scheduler: Scheduler, keeper: ServerKeeper, known: set[str], feed: Feed) -> None:
-        config = self.config
         while (item := await self._next_case(scheduler, feed)) is not None:
             plan, case = item
-            index = case.index
             waited = time.monotonic()
             connection = await keeper.get()
             if keeper.culprit is not None:
@@ -561,91 +572,111 @@ class Engine:
                 continue
             if surrogate:
                 self._surrogates_sent.add(key)
-            pending = _InFlight()
-            self._in_flight.add(pending)
-            for other in self._in_flight:
-                other.peak = max(other.peak, len(self._in_flight))
-            history = prefix_of(connection.history, self._read_only)
-            surface = plan.info.surface
+            self._unsettled += 1
             try:
-                step = await send_step(connection, config, plan.info.name, case.arguments, surface=surface)
+                await self._call(scheduler, keeper, known, feed, connection, plan, case, surrogate)
             finally:
-                self._in_flight.discard(pending)
-            outcome = replace(step.outcome, concurrent=pending.peak)
-            produced = reply_values(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
-            sent = Step(plan.info.name, step.arguments, case.schema_valid, surface, produced)
-            connection.history.append(sent)
-            if len(connection.history) > 2 * HISTORY_STEPS:
-                del connection.history[:-HISTORY_STEPS]
-            self.calls += 1
-            if not case.origin.startswith(_LIVE_CORPUS_ORIGINS):
-                # Seeds, their prefixes and shrink candidates are the corpus's calls, not the tool's
-                # scheduled cases: `--cases` bounds those.
-                plan.calls += 1
-            scheduler.record(plan, outcome.duration_s)
-            observed = await self._observe(connection, feed, plan, outcome, case.arguments)
-            chain_prefix = feed.chain_prefix(case)
-            new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent)
-            scheduler.behaved(plan, new_behaviour or bool(observed.new))
-            if self.live is not None:
-                self.live.after_call(plan, case, outcome, observed, sent, chain_prefix)
-            observations = observe(self.oracles, plan.info.name, case.schema_valid, step, outcome, surface)
-            layer = connection.layer
-            repro = Repro(
-                seed=self.seed,
+                self._unsettled -= 1
+
+    async def _call(
+        self,
+        scheduler: Scheduler,
+        keeper: ServerKeeper,
+        known: set[str],
+        feed: Feed,
+        connection: Connection,
+        plan: ToolPlan,
+        case: Case,
+        surrogate: bool,
+    ) -> None:
+        """Send one case and record what it showed: features, findings, the restart it needs."""
+        config = self.config
+        index = case.index
+        pending = _InFlight()
+        self._in_flight.add(pending)
+        for other in self._in_flight:
+            other.peak = max(other.peak, len(self._in_flight))
+        history = prefix_of(connection.history, self._read_only)
+        surface = plan.info.surface
+        try:
+            step = await send_step(connection, config, plan.info.name, case.arguments, surface=surface)
+        finally:
+            self._in_flight.discard(pending)
+        outcome = replace(step.outcome, concurrent=pending.peak)
+        produced = reply_values(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
+        sent = Step(plan.info.name, step.arguments, case.schema_valid, surface, produced)
+        connection.history.append(sent)
+        if len(connection.history) > 2 * HISTORY_STEPS:
+            del connection.history[:-HISTORY_STEPS]
+        self.calls += 1
+        if not case.origin.startswith(_LIVE_CORPUS_ORIGINS):
+            # Seeds, their prefixes and shrink candidates are the corpus's calls, not the tool's
+            # scheduled cases: `--cases` bounds those.
+            plan.calls += 1
+        scheduler.record(plan, outcome.duration_s)
+        observed = await self._observe(connection, feed, plan, outcome, case.arguments)
+        chain_prefix = feed.chain_prefix(case)
+        new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent)
+        scheduler.behaved(plan, new_behaviour or bool(observed.new))
+        if self.live is not None:
+            self.live.after_call(plan, case, outcome, observed, sent, chain_prefix)
+        observations = observe(self.oracles, plan.info.name, case.schema_valid, step, outcome, surface)
+        layer = connection.layer
+        repro = Repro(
+            seed=self.seed,
+            case_index=index,
+            arguments=step.arguments,
+            transport=connection.transport,
+            schema_valid=case.schema_valid,
+            prefix=history,
+            workspace=str(layer.outside) if layer is not None else None,
+            surface=surface,
+        )
+        for observation in observations:
+            if observation.kind is Kind.SLOW and connection.coverage is not None:
+                # A traced interpreter runs all its code slower (CPython 3.11 turns its
+                # specializing interpreter off under a trace function): the call may be slow
+                # only because of fuzzgate's collector. Replays start servers without it: a
+                # slow call none of them shows again is dropped, not reported.
+                observation = replace(observation, ambiguous=True)
+            finding = self.findings.add(observation, plan.info.name, repro)
+            self.verifier.offer(finding, observation.ambiguous)
+            previous = self._durations.get(finding.fingerprint, 0.0)
+            self._durations[finding.fingerprint] = max(previous, outcome.duration_s)
+            if finding.fingerprint in known:
+                known.discard(finding.fingerprint)
+                self._unseen_baseline -= 1
+        self.emit(
+            CallFinished(
+                tool=plan.info.name,
                 case_index=index,
-                arguments=step.arguments,
-                transport=connection.transport,
+                arguments=case.arguments,
                 schema_valid=case.schema_valid,
-                prefix=history,
-                workspace=str(layer.outside) if layer is not None else None,
+                origin=case.origin,
+                outcome=outcome,
+                observations=len(observations),
+                calls=self.calls,
+                findings=len(self.findings),
+                elapsed_s=self.timebox.elapsed(),
                 surface=surface,
+                behaviours=self.feedback.behaviours,
+                lines=self.feedback.lines,
+                arcs=self.feedback.arcs,
+                corpus=self.live.size() if self.live is not None else 0,
             )
-            for observation in observations:
-                if observation.kind is Kind.SLOW and connection.coverage is not None:
-                    # A traced interpreter runs all its code slower (CPython 3.11 turns its
-                    # specializing interpreter off under a trace function): the call may be slow
-                    # only because of fuzzgate's collector. Replays start servers without it: a
-                    # slow call none of them shows again is dropped, not reported.
-                    observation = replace(observation, ambiguous=True)
-                finding = self.findings.add(observation, plan.info.name, repro)
-                self.verifier.offer(finding, observation.ambiguous)
-                previous = self._durations.get(finding.fingerprint, 0.0)
-                self._durations[finding.fingerprint] = max(previous, outcome.duration_s)
-                if finding.fingerprint in known:
-                    known.discard(finding.fingerprint)
-                    self._unseen_baseline -= 1
-            self.emit(
-                CallFinished(
-                    tool=plan.info.name,
-                    case_index=index,
-                    arguments=case.arguments,
-                    schema_valid=case.schema_valid,
-                    origin=case.origin,
-                    outcome=outcome,
-                    observations=len(observations),
-                    calls=self.calls,
-                    findings=len(self.findings),
-                    elapsed_s=self.timebox.elapsed(),
-                    surface=surface,
-                    behaviours=self.feedback.behaviours,
-                    lines=self.feedback.lines,
-                    arcs=self.feedback.arcs,
-                    corpus=self.live.size() if self.live is not None else 0,
-                )
-            )
-            dropped = outcome.status is OutcomeStatus.TIMEOUT and outcome.after_timeout is AfterTimeout.ALIVE
-            if surrogate and outcome.status is OutcomeStatus.TIMEOUT:
-                self._surrogates_dropped = True
-            # A server that dropped a lone-surrogate request and answers the rest keeps its state.
-            if (
-                outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not (dropped and surrogate)
-            ) or not connection.alive():
-                keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}")
-                keeper.culprit = plan
-                feed.restarted()
-                if self.live is not None:
-                    self.live.restarted()
+        )
+        dropped = outcome.status is OutcomeStatus.TIMEOUT and outcome.after_timeout is AfterTimeout.ALIVE
+        if surrogate and outcome.status is OutcomeStatus.TIMEOUT:
+            self._surrogates_dropped = True
+        # A server that dropped a lone-surrogate request and answers the rest keeps its state.
+        if (
+            outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not (dropped and surrogate)
+        ) or not connection.alive():
+            keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}")
+            keeper.culprit = plan
+            feed.restarted()
+            if self.live is not None:
+                self.live.restarted()
 
     async def _observe(
         self, connection: Connection, feed: Feed, plan: ToolPlan, outcome: CallOutcome, arguments: dict[str, Any]

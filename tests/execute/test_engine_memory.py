@@ -144,3 +144,25 @@ def test_replays_zero_keeps_findings_unreplayed(replays: int) -> None:
     result, _ = _run(_config(replays=replays, include=("divide",)))
     (finding,) = result.findings
     assert finding.replays == replays and not finding.unconfirmed
+
+
+def make_late_server() -> MCPServer:
+    app = MCPServer("memory-late")
+
+    @app.tool()
+    async def settle(amount: int = 0) -> str:
+        """Answers only after the run's fuzzing deadline, with an unhandled exception."""
+        await anyio.sleep(1.5)
+        raise RuntimeError("settlement failed")
+
+    return app
+
+
+def test_a_call_in_flight_at_the_deadline_is_observed_not_dropped() -> None:
+    # A 1 s budget: the first call is sent at once and answers (with a bug) well after the fuzzing
+    # deadline. It was sent, so it is observed: reported, unconfirmed (no replay fits), never a PASS.
+    result, events = _run(_config(budget_s=1, cases=None, replays=1), make_late_server)
+    calls = [e for e in events if isinstance(e, CallFinished)]
+    assert calls and calls[0].tool == "settle"
+    (finding,) = result.findings
+    assert finding.kind is Kind.INTERNAL_ERROR and finding.unconfirmed
