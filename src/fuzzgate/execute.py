@@ -24,6 +24,7 @@ from anyio.abc import TaskStatus
 from fuzzgate import __version__
 from fuzzgate.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
 from fuzzgate.check import Oracles, has_lone_surrogate
+from fuzzgate.check.observation import Observation
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.model import Config, FeedbackMode, TargetKind
 from fuzzgate.corpus import CorpusEntry
@@ -633,12 +634,7 @@ class Engine:
             surface=surface,
         )
         for observation in observations:
-            if observation.kind is Kind.SLOW and connection.coverage is not None:
-                # A traced interpreter runs all its code slower (CPython 3.11 turns its
-                # specializing interpreter off under a trace function): the call may be slow
-                # only because of fuzzgate's collector. Replays start servers without it: a
-                # slow call none of them shows again is dropped, not reported.
-                observation = replace(observation, ambiguous=True)
+            observation = under_collector(observation, traced=connection.coverage is not None)
             finding = self.findings.add(observation, plan.info.name, repro)
             self.verifier.offer(finding, observation.ambiguous)
             previous = self._durations.get(finding.fingerprint, 0.0)
@@ -693,6 +689,17 @@ class Engine:
             if coverage is not None:
                 self._learn_constants(feed, plan.info.name, coverage)
         return self.feedback.observe(plan.info.surface, plan.info.name, outcome, coverage, arguments)
+
+
+def under_collector(observation: Observation, traced: bool) -> Observation:
+    """A slow or hung call of a server the coverage collector traces is ambiguous. A traced
+    interpreter runs all its code slower (CPython 3.11 turns its specializing interpreter off under
+    a trace function; a traceback the SDK renders with rich took 2.5-3.8 s): the call may be slow,
+    or miss its timeout, only because of fuzzgate's collector. Replays start servers without it:
+    such a finding that none of them shows again is dropped, not reported."""
+    if traced and observation.kind in (Kind.SLOW, Kind.HANG):
+        return replace(observation, ambiguous=True)
+    return observation
 
 
 def _without_collector(config: Config) -> Config:
