@@ -318,7 +318,7 @@ class _Worker:
             self._entries(target, engine.live.added(), cycle)
         records = []
         for finding, ambiguous in engine.findings.items():
-            # An ambiguous one (slow only under the coverage collector) waits for its replays.
+            # An ambiguous one (slow or hung under the coverage collector) waits for its replays.
             if ambiguous or finding.fingerprint in cycle.seen:
                 continue
             cycle.seen.add(finding.fingerprint)
