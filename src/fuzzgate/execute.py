@@ -191,8 +191,12 @@ class Engine:
         *,
         timebox: TimeBox | None = None,
         connector: Connector = connect,
+        settled: frozenset[str] = frozenset(),
     ) -> None:
         self.config = config
+        self.settled = settled
+        """Fingerprints whose evidence is settled elsewhere (a worker's store holds them confirmed):
+        met again they are counted and returned as seen, never replayed."""
         self.seed = seed
         self.emit = emit
         self.timebox = timebox or TimeBox(config.budget_s)
@@ -223,6 +227,11 @@ class Engine:
         self._replay_end = 0.0
         self._replay_began: float | None = None
         self._replay_reported = False
+
+    def offer(self, finding: Finding, ambiguous: bool) -> None:
+        """Queue a finding's replays, unless its evidence is settled elsewhere."""
+        if finding.fingerprint not in self.settled:
+            self.verifier.offer(finding, ambiguous)
 
     def _oracles(self) -> Oracles:
         canaries = self.containment.workspace.canaries if self.containment is not None else ()
@@ -336,8 +345,10 @@ class Engine:
             box.mark("fuzzing")
             fuzz_elapsed = box.elapsed()
 
-            candidates = self.findings.items()
-            seen = {finding.fingerprint for finding, _ in candidates}
+            met = self.findings.items()
+            candidates = [(finding, ambiguous) for finding, ambiguous in met if finding.fingerprint not in self.settled]
+            settled = tuple(finding for finding, _ in met if finding.fingerprint in self.settled)
+            seen = {finding.fingerprint for finding, _ in met}
             unseen = [entry for entry in baseline if entry.fingerprint not in seen]
             if candidates and config.replays > 0:
                 self.emit(TriageStarted(len(candidates), config.replays))
@@ -365,7 +376,7 @@ class Engine:
             target=summary,
             entries=entries,
             inventory=inventory,
-            findings=verification.findings,
+            findings=verification.findings + settled,
             calls=self.calls,
             duration_s=fuzz_elapsed,
             baseline_failing=verification.baseline_failing,
@@ -636,7 +647,7 @@ class Engine:
         for observation in observations:
             observation = under_collector(observation, traced=connection.coverage is not None)
             finding = self.findings.add(observation, plan.info.name, repro)
-            self.verifier.offer(finding, observation.ambiguous)
+            self.offer(finding, observation.ambiguous)
             previous = self._durations.get(finding.fingerprint, 0.0)
             self._durations[finding.fingerprint] = max(previous, outcome.duration_s)
             if finding.fingerprint in known:

@@ -29,7 +29,7 @@ from fuzzgate.check.protocol_probes import (
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.config.model import Config
 from fuzzgate.discover import Inventory, ToolInfo
-from fuzzgate.findings import Repro, Surface
+from fuzzgate.findings import Finding, Repro, Surface
 from fuzzgate.outcome import AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan import select
 from fuzzgate.target.connection import Connection
@@ -38,7 +38,6 @@ from fuzzgate.target.raw import NO_REPLY_WAIT_S, carries_raw, send_raw, stamped
 if TYPE_CHECKING:
     # Types only: `steps` (which `verify` imports) may import this module for replays.
     from fuzzgate.triage import FindingSet
-    from fuzzgate.verify import Verifier
 
 __all__ = [
     "PROBE_TIMEOUT_S",
@@ -85,9 +84,8 @@ class _Run(Protocol):
     @property
     def findings(self) -> FindingSet: ...
     @property
-    def verifier(self) -> Verifier: ...
-    @property
     def timebox(self) -> TimeBox: ...
+    def offer(self, finding: Finding, ambiguous: bool) -> None: ...
 
 
 class _Keeper(Protocol):
@@ -219,7 +217,7 @@ async def probe_server(run: _Run, keeper: _Keeper, connection: Connection, tools
     def record(observation: Observation, name: str, message: dict[str, Any]) -> None:
         repro = Repro(run.seed, -1, message, connection.transport, surface=Surface.SERVER)
         finding = run.findings.add(observation, name, repro)
-        run.verifier.offer(finding, observation.ambiguous)
+        run.offer(finding, observation.ambiguous)
 
     banner = startup_banner(connection, run.redact)
     if banner is not None:

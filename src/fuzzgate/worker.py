@@ -272,7 +272,11 @@ class _Worker:
         if chosen.names is not None:
             config = replace(config, include=tuple(glob.escape(name) for name in chosen.names))
         seed = int.from_bytes(hashlib.sha256(f"{self.id}:{self.cycles}".encode()).digest()[:4], "big")
-        engine = Engine(config, seed, lambda event: None, timebox=TimeBox(cycle_s))
+        # Bugs the store holds confirmed are not replayed again in every cycle: met again, they are
+        # recorded as seen, and the store's view keeps the strongest evidence any worker had.
+        stored = self._read(f"{target.name}'s findings", partial(self.reader.findings, target.name))
+        settled = frozenset(f.finding.fingerprint for f in stored if f.state == "confirmed")
+        engine = Engine(config, seed, lambda event: None, timebox=TimeBox(cycle_s), settled=settled)
         cycle = _Cycle(target, engine)
         engine.emit = lambda event: self._event(cycle, event)
         self.cycle = cycle

@@ -166,3 +166,26 @@ def test_a_call_in_flight_at_the_deadline_is_observed_not_dropped() -> None:
     assert calls and calls[0].tool == "settle"
     (finding,) = result.findings
     assert finding.kind is Kind.INTERNAL_ERROR and finding.unconfirmed
+
+
+def test_settled_fingerprints_are_counted_but_never_replayed() -> None:
+    config = _config(cases=20, include=("divide", "whoami"))
+    started = next(servers_made)
+    first, _ = _run(config)
+    servers_first = next(servers_made) - started - 1
+    fingerprints = {f.name: f.fingerprint for f in first.findings}
+    settled = frozenset({fingerprints["divide"]})
+    events: list[Event] = []
+    engine = Engine(
+        config, 7, events.append, timebox=TimeBox(config.budget_s), connector=memory_connector(make_server),
+        settled=settled,
+    )  # fmt: skip
+    before = next(servers_made)
+    result = anyio.run(engine.run)
+    found = {f.name: f for f in result.findings}
+    # Met again and counted, not replayed; the other bug is verified as before.
+    assert found["divide"].fingerprint in settled and found["divide"].count > 0
+    assert (found["divide"].replays, found["divide"].reproduced) == (0, 0)
+    assert (found["whoami"].replays, found["whoami"].reproduced) == (2, 2)
+    # Fewer fresh servers: divide's two replays (and those of any smaller repro) were not started.
+    assert next(servers_made) - before - 1 <= servers_first - 2
