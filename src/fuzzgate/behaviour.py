@@ -17,9 +17,10 @@ reach new code, with the reply standing in for coverage).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from fuzzgate.check.normalize import normalize_message, normalize_schema_path
+from fuzzgate.check.normalize import argument_strings, normalize_message, normalize_schema_path
 from fuzzgate.check.patterns import TRACE_START
 from fuzzgate.outcome import CallOutcome
 
@@ -32,6 +33,12 @@ _MAX_ITEM_SHAPES = 8
 _MAX_TEXT = 2000
 _MAX_STDERR_TEMPLATES = 8
 _MAX_STDERR = 8000
+_MAX_ECHO = 20_000
+"""How much of a reply the argument values are taken out of (before it is cut to `_MAX_TEXT`): a
+long value echoed whole must go whole."""
+_MIN_TAKEN_OUT = 4
+"""Argument values at least this long are taken out of a reply wherever they stand, in any case;
+shorter ones only as whole words (`normalize_message`), or a value like "not" would cut up text."""
 
 
 def shape(value: Any, depth: int = 0) -> Any:
@@ -73,7 +80,7 @@ def _content_types(payload: Any) -> list[str]:
     content = payload.get("content") if isinstance(payload, dict) else None
     if not isinstance(content, list):
         return []
-    return sorted({str(item.get("type")) for item in content[:_MAX_ITEM_SHAPES * 4] if isinstance(item, dict)})
+    return sorted({str(item.get("type")) for item in content[: _MAX_ITEM_SHAPES * 4] if isinstance(item, dict)})
 
 
 def stderr_templates(stderr: str) -> list[str]:
@@ -91,13 +98,41 @@ def stderr_templates(stderr: str) -> list[str]:
     return templates
 
 
+def without_arguments(text: str, arguments: Any) -> str:
+    """`text` with the request's own string values taken out, as sent, upper- or lower-cased, and
+    line by line: a tool that echoes its input transformed (an upper-casing echo, a value quoted
+    over several lines) shows one behaviour, not one per value. Values of `_MIN_TAKEN_OUT`
+    characters or more go wherever they stand, shorter ones where they stand as whole words. Without
+    this an upper-casing echo tool filled its corpus share with random strings and, always "new",
+    drew the scheduler's time."""
+    pieces: set[str] = set()
+    for value in argument_strings(arguments, multiline=True, longest=_MAX_ECHO):
+        for piece in (value, *value.splitlines()):
+            piece = piece.strip()
+            if piece:
+                pieces.update((piece, piece.upper(), piece.lower()))
+    # Longest first, ties in a fixed order (a set's order varies with the interpreter's hash seed).
+    for piece in sorted(pieces, key=lambda p: (-len(p), p)):
+        # With the white space before it: a value sent with a leading line break would otherwise
+        # leave the reply's first line (all `normalize_message` keeps) different.
+        if len(piece) >= _MIN_TAKEN_OUT:
+            text = re.sub(rf"\s*{re.escape(piece)}", " <arg>", text)
+        else:
+            text = re.sub(rf"\s*(?<!\w){re.escape(piece)}(?!\w)", " <arg>", text)
+    return text
+
+
 def behaviour_key(outcome: CallOutcome, arguments: Any = None) -> str:
     """The outcome's behaviour, the same for the same code path whatever the arguments: the
     request's own string values (`arguments`) are taken out of its text, so an echo of them is one
     behaviour, not one per value."""
     parsed = _json(outcome.text)
     # The first line is what `normalize_message` keeps; a long one is cut first (it is the server's).
-    text: Any = shape(parsed) if parsed is not None else normalize_message(outcome.text[:_MAX_TEXT], arguments)
+    text: Any = (
+        shape(parsed)
+        if parsed is not None
+        else normalize_message(without_arguments(outcome.text[:_MAX_ECHO], arguments)[:_MAX_TEXT], arguments)
+    )
     payload = _json(outcome.payload)
     structured = shape(payload.get("structuredContent")) if isinstance(payload, dict) else None
     after = outcome.after_timeout.value if outcome.after_timeout is not None else None

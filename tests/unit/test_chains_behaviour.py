@@ -87,3 +87,13 @@ def test_new_behaviour_per_tool() -> None:
     assert not seen.new("get_note", outcome(OutcomeStatus.TOOL_ERROR, "note 'b' not found"))
     assert seen.new("delete_note", missing), "per tool"
     assert seen.new("get_note", outcome(OutcomeStatus.OK, "{}", {}))
+
+
+def test_an_echo_transformed_or_over_several_lines_is_one_behaviour() -> None:
+    values = ["\u00c4-rH\u00ea\u00c4", "\rZ\u00a0\u00d3_F", "plain words here", "line one\nline two"]
+    upper = {behaviour_key(outcome(OutcomeStatus.OK, v.upper()), {"text": v}) for v in values}
+    lower = {behaviour_key(outcome(OutcomeStatus.OK, f"You said: {v.lower()}"), {"text": v}) for v in values}
+    assert len(upper) == 1 and len(lower) == 1
+    # What the server says around the value still counts.
+    assert upper != lower
+    assert behaviour_key(outcome(OutcomeStatus.OK, "rejected: too long"), {"text": "abcd"}) not in upper

@@ -24,7 +24,8 @@ def normalize_message(text: str, arguments: Any = None) -> str:
     server that quotes them bare ("Invalid resourceType: NaN. Must be ...") would otherwise give one
     bug a fingerprint per value."""
     text = text.strip().splitlines()[0] if text.strip() else ""
-    for value in sorted(_strings(arguments), key=len, reverse=True):
+    # Longest first, ties in a fixed order (a set's order varies with the interpreter's hash seed).
+    for value in sorted(argument_strings(arguments), key=lambda v: (-len(v), v)):
         text = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", "<arg>", text)
     for pattern, placeholder in _NORMALIZERS:
         text = pattern.sub(placeholder, text)
@@ -39,8 +40,9 @@ def normalize_schema_path(path: str | None) -> str:
 _MAX_ARGUMENT_STRINGS = 64
 
 
-def _strings(value: Any) -> set[str]:
-    """The non-blank string values in a request's arguments (the first few dozen, one line each)."""
+def argument_strings(value: Any, *, multiline: bool = False, longest: int = 1000) -> set[str]:
+    """The non-blank string values in a request's arguments (the first few dozen, of at most
+    `longest` characters; one line each unless `multiline`)."""
     found: set[str] = set()
     stack = [value]
     while stack and len(found) < _MAX_ARGUMENT_STRINGS:
@@ -49,7 +51,7 @@ def _strings(value: Any) -> set[str]:
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-        elif isinstance(item, str) and item.strip() and "\n" not in item and len(item) <= 1000:
+        elif isinstance(item, str) and item.strip() and (multiline or "\n" not in item) and len(item) <= longest:
             found.add(item)
     return found
 
