@@ -96,7 +96,6 @@ def test_findings_carry_repro_and_confirmation(buggy_run: tuple[CliRun, Path]) -
         assert run.report["notes"], "cut-short replays must be reported"
 
 
-
 @pytest.fixture(scope="module")
 def thumbnail_run(tmp_path_factory: pytest.TempPathFactory) -> CliRun:
     """render_thumbnail alone: its crash needs `size: original` and then a coin the server tosses
@@ -111,9 +110,7 @@ def thumbnail_run(tmp_path_factory: pytest.TempPathFactory) -> CliRun:
 
 
 @pytest.mark.parametrize("which", ["whole", "thumbnail"])
-def test_flaky_crash_never_fails_the_gate(
-    which: str, buggy_run: tuple[CliRun, Path], thumbnail_run: CliRun
-) -> None:
+def test_flaky_crash_never_fails_the_gate(which: str, buggy_run: tuple[CliRun, Path], thumbnail_run: CliRun) -> None:
     run = buggy_run[0] if which == "whole" else thumbnail_run
     if which == "thumbnail":
         assert run.findings(name="render_thumbnail", kind="crash"), "the flaky crash was not hit"
