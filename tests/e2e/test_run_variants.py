@@ -10,16 +10,32 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import fuzzgate, stdio_target
+from tests.e2e.conftest import CliRun, fuzzgate, stdio_target
 
 pytestmark = pytest.mark.e2e
 HOSTILE = Path(__file__).resolve().parents[1] / "servers" / "hostile.py"
 
 
-def test_clean_server_passes_with_no_findings(tmp_path: Path) -> None:
+def _clean_run(work: Path, name: str, seed: str, concurrency: str = "1", measured: bool = True) -> tuple[CliRun, Path]:
+    """The clean example server, 25 cases a tool, each request traced: the run and its trace."""
+    trace = work / f"trace-{name}.jsonl"
     run = fuzzgate(
-        "run", *stdio_target("clean_server.py"), "--cases", "20", "--budget", "60s", "--seed", "5", cwd=tmp_path
-    )
+        "run", *stdio_target("clean_server.py"), "--seed", seed, "--cases", "25", "--budget", "5m",
+        "--concurrency", concurrency, "--trace", str(trace), "--corpus", str(work / f"corpus-{name}"),
+        cwd=work, out=work / f"out-{name}", measured=measured,
+    )  # fmt: skip
+    return run, trace
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliRun, Path]:
+    """One call in flight, seed 77: the run whose verdict is asserted and the one the same seed's
+    other runs are compared with."""
+    return _clean_run(tmp_path_factory.mktemp("clean"), "first", "77")
+
+
+def test_clean_server_passes_with_no_findings(clean_run: tuple[CliRun, Path]) -> None:
+    run, _ = clean_run
     assert run.code == 0, run.stdout + run.stderr
     report = run.report
     assert report["verdict"] == "pass" and report["findings"] == []
@@ -95,15 +111,14 @@ def _generated(trace: Path) -> dict[tuple[str, int], str]:
     return out
 
 
-def test_same_seed_same_requests(tmp_path: Path) -> None:
-    traces = []
-    for i, concurrency in enumerate(("1", "1", "3")):
-        trace = tmp_path / f"trace{i}.jsonl"
-        run = fuzzgate(
-            "run", *stdio_target("clean_server.py"), "--seed", "77", "--cases", "25", "--budget", "5m",
-            "--concurrency", concurrency, "--trace", str(trace), "--corpus", str(tmp_path / f"corpus{i}"),
-            cwd=tmp_path, out=tmp_path / f"out{i}",
-        )  # fmt: skip
+def test_same_seed_same_requests(clean_run: tuple[CliRun, Path], tmp_path: Path) -> None:
+    first, trace = clean_run
+    assert first.code == 0, first.stdout + first.stderr
+    traces = [trace]
+    # The same run again only to be compared (it reaches no code the first did not, so coverage does
+    # not trace it), and with three calls in flight.
+    for name, concurrency, measured in (("again", "1", False), ("three", "3", True)):
+        run, trace = _clean_run(tmp_path, name, "77", concurrency, measured=measured)
         assert run.code == 0, run.stdout + run.stderr
         traces.append(trace)
     # With one call in flight, the same seed, config and server behaviour give the same requests.
@@ -118,11 +133,8 @@ def test_same_seed_same_requests(tmp_path: Path) -> None:
     # skipped (convert_temperature's small input space loses about a quarter).
     assert all(len(cases) >= 15 for cases in requests.values()), {t: len(c) for t, c in requests.items()}
     assert any("@@FUZZGATE_OUTSIDE@@" in sent for cases in requests.values() for sent in cases), "no probe"
-    other = tmp_path / "other.jsonl"
-    fuzzgate(
-        "run", *stdio_target("clean_server.py"), "--seed", "78", "--cases", "25", "--budget", "5m",
-        "--trace", str(other), "--corpus", str(tmp_path / "corpus-other"), cwd=tmp_path, out=tmp_path / "out-other",
-    )  # fmt: skip
+    # Another seed, compared only: not traced by coverage either.
+    _, other = _clean_run(tmp_path, "other", "78", measured=False)
     assert _requests(other) != requests
 
 
