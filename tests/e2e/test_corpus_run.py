@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import fuzzgate, stdio_target
+from tests.e2e.conftest import CliRun, fuzzgate, stdio_target
 
 pytestmark = pytest.mark.e2e
 
@@ -22,10 +22,12 @@ FLAGS = (*(f"--include={tool}" for tool in TOOLS), "--timeout", "2s", "--replays
 AUTO = ("--feedback", "auto")  # the default, said: the e2e helper runs others with behaviour feedback
 
 
-def _run(tmp_path: Path, corpus: Path, *extra: str, out: str = "out") -> tuple[Any, dict[str, Any]]:
+def _run(
+    tmp_path: Path, corpus: Path, *extra: str, out: str = "out", measured: bool = True
+) -> tuple[CliRun, dict[str, Any]]:
     run = fuzzgate(
         "run", *stdio_target("buggy_server.py"), *FLAGS, "--corpus", str(corpus), *extra,
-        cwd=tmp_path, out=tmp_path / out,
+        cwd=tmp_path, out=tmp_path / out, measured=measured,
     )  # fmt: skip
     assert run.code in (0, 1), run.stdout + run.stderr
     return run, json.loads((tmp_path / out / "report.json").read_text())
@@ -35,11 +37,24 @@ def _entries(corpus: Path) -> list[Path]:
     return sorted(corpus.rglob("*.json"))
 
 
-def test_a_run_keeps_entries_and_the_next_one_starts_from_them(tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus"
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliRun, dict[str, Any], Path]:
+    """A first run with coverage feedback and no corpus yet: its run, its report and the corpus it
+    wrote, which the tests below copy before a run of theirs changes it."""
+    work = tmp_path_factory.mktemp("cold")
+    corpus = work / "corpus"
     # Bounded by cases, not time: under CI load an 8 s budget ended with coverage from the server's
     # start-up and no behaviour yet.
-    first, report = _run(tmp_path, corpus, "--budget", "60s", "--cases", "6", *AUTO)
+    run, report = _run(work, corpus, "--budget", "60s", "--cases", "12", *AUTO)
+    return run, report, corpus
+
+
+def test_a_run_keeps_entries_and_the_next_one_starts_from_them(
+    cold: tuple[CliRun, dict[str, Any], Path], tmp_path: Path
+) -> None:
+    first, report, kept_in = cold
+    corpus = tmp_path / "corpus"
+    shutil.copytree(kept_in, corpus)
     feedback = report["feedback"]
     assert feedback["signal"] == "coverage", feedback
     assert feedback["lines"] > 0 and feedback["arcs"] > 0 and feedback["behaviours"] > 0
@@ -92,15 +107,18 @@ def test_behaviour_feedback_when_coverage_is_not_wanted(tmp_path: Path) -> None:
     assert {json.loads(f.read_text())["feedback"]["signal"] for f in _entries(corpus)} == {"behaviour"}
 
 
-def test_same_seed_and_corpus_send_the_same_requests(tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus"
-    _run(tmp_path, corpus, "--budget", "60s", "--cases", "12", *AUTO)
+def test_same_seed_and_corpus_send_the_same_requests(cold: tuple[CliRun, dict[str, Any], Path], tmp_path: Path) -> None:
+    _, _, corpus = cold
     requests = []
+    # b repeats a only to be compared with it: it reaches no code a did not, so coverage does not trace it.
     for name in ("a", "b"):
         copy = tmp_path / f"corpus-{name}"
         shutil.copytree(corpus, copy)
         trace = tmp_path / f"trace-{name}.jsonl"
-        _run(tmp_path, copy, "--budget", "60s", "--cases", "12", "--trace", str(trace), *AUTO, out=f"out-{name}")
+        _run(
+            tmp_path, copy, "--budget", "60s", "--cases", "12", "--trace", str(trace), *AUTO, out=f"out-{name}",
+            measured=name == "a",
+        )  # fmt: skip
         lines = [json.loads(line) for line in trace.read_text().splitlines()]
         requests.append([(line.get("tool"), json.dumps(line.get("arguments"), sort_keys=True)) for line in lines])
     assert requests[0] and requests[0] == requests[1]
