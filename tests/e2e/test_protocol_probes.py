@@ -21,8 +21,10 @@ def target(*extra: str) -> list[str]:
 
 
 def run_breaker(work: Path, *extra: str) -> CliRun:
+    # Bounded by cases, not time, the same for the planted server and its clean look-alike: the
+    # protocol round probes the server once, right after discovery, before any case.
     return fuzzgate(
-        "run", *target(*extra), "--budget", "25s", "--seed", "7", "--timeout", "2s",
+        "run", *target(*extra), "--cases", "100", "--budget", "120s", "--seed", "7", "--timeout", "2s",
         "--baseline", str(work / "baseline"), cwd=work,
     )  # fmt: skip
 
