@@ -46,7 +46,7 @@ def test_clean_server_passes_with_no_findings(clean_run: tuple[CliRun, Path]) ->
 def test_handshake_era_server(tmp_path: Path) -> None:
     run = fuzzgate(
         "run", *stdio_target("buggy_server.py", "--legacy"), "--cases", "40", "--budget", "60s", "--seed", "3",
-        "--include", "split_bill", "--include", "echo", cwd=tmp_path,
+        "--include", "split_bill", "--include", "echo", "--replays", "1", cwd=tmp_path,
     )  # fmt: skip
     assert run.code == 1, run.stdout + run.stderr
     report = run.report
