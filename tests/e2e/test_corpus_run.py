@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,24 +38,37 @@ def _entries(corpus: Path) -> list[Path]:
     return sorted(corpus.rglob("*.json"))
 
 
+@dataclass(frozen=True)
+class Started:
+    """A first run with coverage feedback and no corpus yet, then one from a copy of what it kept."""
+
+    cold: CliRun
+    cold_report: dict[str, Any]
+    corpus: Path
+    """What the first run kept: copied, never run on again."""
+    warm: CliRun
+    warm_report: dict[str, Any]
+    warm_trace: Path
+
+
 @pytest.fixture(scope="module")
-def cold(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliRun, dict[str, Any], Path]:
-    """A first run with coverage feedback and no corpus yet: its run, its report and the corpus it
-    wrote, which the tests below copy before a run of theirs changes it."""
-    work = tmp_path_factory.mktemp("cold")
+def started(tmp_path_factory: pytest.TempPathFactory) -> Started:
+    work = tmp_path_factory.mktemp("corpus")
     corpus = work / "corpus"
     # Bounded by cases, not time: under CI load an 8 s budget ended with coverage from the server's
     # start-up and no behaviour yet.
-    run, report = _run(work, corpus, "--budget", "60s", "--cases", "12", *AUTO)
-    return run, report, corpus
+    cold, cold_report = _run(work, corpus, "--budget", "60s", "--cases", "12", *AUTO)
+    copy = work / "corpus-a"
+    shutil.copytree(corpus, copy)
+    trace = work / "trace-a.jsonl"
+    warm, warm_report = _run(
+        work, copy, "--budget", "60s", "--cases", "12", "--trace", str(trace), *AUTO, out="out-a"
+    )  # fmt: skip
+    return Started(cold, cold_report, corpus, warm, warm_report, trace)
 
 
-def test_a_run_keeps_entries_and_the_next_one_starts_from_them(
-    cold: tuple[CliRun, dict[str, Any], Path], tmp_path: Path
-) -> None:
-    first, report, kept_in = cold
-    corpus = tmp_path / "corpus"
-    shutil.copytree(kept_in, corpus)
+def test_a_run_keeps_entries_and_the_next_one_starts_from_them(started: Started) -> None:
+    first, report = started.cold, started.cold_report
     feedback = report["feedback"]
     assert feedback["signal"] == "coverage", feedback
     assert feedback["lines"] > 0 and feedback["arcs"] > 0 and feedback["behaviours"] > 0
@@ -62,7 +76,7 @@ def test_a_run_keeps_entries_and_the_next_one_starts_from_them(
     kept = report["corpus"]
     assert kept["cold"] is not None and kept["loaded"] == 0
     assert kept["added"] > 0 and kept["saved"] > 0
-    files = _entries(corpus)
+    files = _entries(started.corpus)
     assert len(files) == kept["saved"]
     for file in files:
         entry = json.loads(file.read_text())
@@ -70,7 +84,7 @@ def test_a_run_keeps_entries_and_the_next_one_starts_from_them(
         assert entry["environment"]["fuzzgate"] and entry["feedback"]["signal"] == "coverage"
         assert file.parent.name == "buggy_server"
 
-    second, again = _run(tmp_path, corpus, "--budget", "60s", "--cases", "6", *AUTO, out="out2")
+    second, again = started.warm, started.warm_report
     replay = again["corpus"]
     assert replay["cold"] is None and replay["loaded"] == len(files)
     assert replay["replayed"] > 0
@@ -107,18 +121,18 @@ def test_behaviour_feedback_when_coverage_is_not_wanted(tmp_path: Path) -> None:
     assert {json.loads(f.read_text())["feedback"]["signal"] for f in _entries(corpus)} == {"behaviour"}
 
 
-def test_same_seed_and_corpus_send_the_same_requests(cold: tuple[CliRun, dict[str, Any], Path], tmp_path: Path) -> None:
-    _, _, corpus = cold
+def test_same_seed_and_corpus_send_the_same_requests(started: Started) -> None:
+    # The warm run again, beside it and from another copy of the same corpus, only to be compared
+    # with it: it reaches no code the warm run did not, so coverage does not trace it.
+    work = started.corpus.parent
+    copy = work / "corpus-b"
+    shutil.copytree(started.corpus, copy)
+    trace = work / "trace-b.jsonl"
+    _run(
+        work, copy, "--budget", "60s", "--cases", "12", "--trace", str(trace), *AUTO, out="out-b", measured=False
+    )  # fmt: skip
     requests = []
-    # b repeats a only to be compared with it: it reaches no code a did not, so coverage does not trace it.
-    for name in ("a", "b"):
-        copy = tmp_path / f"corpus-{name}"
-        shutil.copytree(corpus, copy)
-        trace = tmp_path / f"trace-{name}.jsonl"
-        _run(
-            tmp_path, copy, "--budget", "60s", "--cases", "12", "--trace", str(trace), *AUTO, out=f"out-{name}",
-            measured=name == "a",
-        )  # fmt: skip
-        lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    for sent in (started.warm_trace, trace):
+        lines = [json.loads(line) for line in sent.read_text().splitlines()]
         requests.append([(line.get("tool"), json.dumps(line.get("arguments"), sort_keys=True)) for line in lines])
     assert requests[0] and requests[0] == requests[1]
