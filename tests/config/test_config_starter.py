@@ -27,7 +27,10 @@ def uncommented(text: str) -> str:
 
 def defaults_beside(directory: Path, target: TargetConfig) -> Config:
     """The defaults for a config file in `directory`: its output and baseline directories beside it."""
-    return Config(target=target, out_dir=directory / ".fuzzgate/out", baseline_dir=directory / ".fuzzgate/baseline",
+    return Config(
+        target=target,
+        out_dir=directory / ".fuzzgate/out",
+        baseline_dir=directory / ".fuzzgate/baseline",
         corpus=directory / ".fuzzgate/corpus",
     )
 

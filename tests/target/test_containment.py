@@ -10,9 +10,7 @@ from fuzzgate.target.containment import contain
 
 
 def _summary(cwd: Path, scope: tuple[Path, ...]) -> str:
-    target = TargetConfig(
-        kind=TargetKind.STDIO, command=sys.executable, cwd=cwd, scope=scope, sandbox=SandboxMode.OFF
-    )
+    target = TargetConfig(kind=TargetKind.STDIO, command=sys.executable, cwd=cwd, scope=scope, sandbox=SandboxMode.OFF)
     containment = contain(Config(target=target), 1)
     assert containment is not None
     try:

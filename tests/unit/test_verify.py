@@ -22,7 +22,9 @@ def _finding(fp: str = "f" * 20, arguments: dict[str, Any] | None = None) -> Fin
 
 
 def _config(replays: int = 3, kind: TargetKind = TargetKind.STDIO) -> Config:
-    target = TargetConfig(kind=kind, command="x") if kind is TargetKind.STDIO else TargetConfig(kind=kind, url="http://h")
+    target = (
+        TargetConfig(kind=kind, command="x") if kind is TargetKind.STDIO else TargetConfig(kind=kind, url="http://h")
+    )
     return Config(target=target, replays=replays)
 
 
