@@ -211,7 +211,7 @@ class Engine:
         self.findings = FindingSet(config.severity, self.redact)
         self.calls = 0
         self._in_flight: set[_InFlight] = set()
-        self._unsettled = 0
+        self._calls_open = 0
         """Calls sent whose findings are not recorded yet: the deadline's grace waits for them."""
         self._startup_s = 0.0
         self._durations: dict[str, float] = {}
@@ -500,7 +500,7 @@ class Engine:
         grace = min(self.config.target.timeout_ms / 1000 + IN_FLIGHT_SLACK_S, 0.5 * margin_s(self.config.budget_s))
         cutoff = time.monotonic() + grace
         # The workers leave once their calls are answered; the fuzzing scope then ends this task.
-        while self._unsettled and time.monotonic() < cutoff:
+        while self._calls_open and time.monotonic() < cutoff:
             await anyio.sleep(_WATCH_S)
         scope.cancel()
 
@@ -584,11 +584,11 @@ class Engine:
                 continue
             if surrogate:
                 self._surrogates_sent.add(key)
-            self._unsettled += 1
+            self._calls_open += 1
             try:
                 await self._call(scheduler, keeper, known, feed, connection, plan, case, surrogate)
             finally:
-                self._unsettled -= 1
+                self._calls_open -= 1
 
     async def _call(
         self,
