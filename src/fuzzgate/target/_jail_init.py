@@ -100,6 +100,17 @@ FOWNER, FSETID, KILL, SETGID, SETUID, SETPCAP, NET_BIND_SERVICE, NET_RAW, SYS_CH
 SETFCAP. Without CAP_SYS_ADMIN a root server cannot mount, remount or unmount anything (so it cannot
 undo the read-only view); without CAP_MKNOD it cannot make a device node for the disk."""
 
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+"""The host's device nodes the server's /dev holds (bound, so they work in a user namespace too)."""
+_DEV_LINKS = (
+    ("fd", "/proc/self/fd"),
+    ("stdin", "/proc/self/fd/0"),
+    ("stdout", "/proc/self/fd/1"),
+    ("stderr", "/proc/self/fd/2"),
+    ("ptmx", "pts/ptmx"),
+)
+_RUN_DIRS = ("/run", "/var/run")
+
 _PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
 """Parts of the new /proc that reach the whole machine (sysctls, the magic SysRq key)."""
 
@@ -476,15 +487,22 @@ def _unescape(field: bytes) -> bytes:
     return bytes(out)
 
 
-def _remount_read_only(path: str) -> None:
-    """Make the mount at `path` read-only, keeping the flags a user namespace may not change."""
+def _restrict(path: str, *, read_only: bool, nodev: bool = True) -> None:
+    """Make the mount at `path` read-only and/or `nodev`, keeping the flags a user namespace may not
+    change. `nodev`: a device node there cannot be opened, whatever its mode."""
     try:
         info = os.statvfs(path)
     except OSError:
         return
-    if info.f_flag & os.ST_RDONLY:
+    want_ro = read_only and not info.f_flag & os.ST_RDONLY
+    want_nodev = nodev and not info.f_flag & os.ST_NODEV
+    if not want_ro and not want_nodev:
         return
-    flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY
+    flags = _MS_REMOUNT | _MS_BIND
+    if read_only or info.f_flag & os.ST_RDONLY:
+        flags |= _MS_RDONLY
+    if nodev:
+        flags |= _MS_NODEV
     for st_flag, ms_flag in (
         (os.ST_NOSUID, _MS_NOSUID),
         (os.ST_NODEV, _MS_NODEV),
@@ -503,7 +521,81 @@ def _remount_read_only(path: str) -> None:
     except OSError as exc:
         # EINVAL: not a mount point in this view (a mount hidden under another); ENOENT: gone.
         if exc.errno not in (errno.EINVAL, errno.ENOENT):
-            raise JailError(f"cannot make {path} read-only: {exc.strerror}") from None
+            raise JailError(f"cannot make {path} read-only and nodev: {exc.strerror}") from None
+
+
+def _private_dev(stage: str) -> None:
+    """A fresh /dev (a tmpfs built at `stage`, then moved): `DEVICES` bound from the host's, the
+    usual links, an empty shm dir and a new devpts instance. Nothing else of the host's /dev (disks,
+    loop devices, /dev/log) is there."""
+    os.makedirs(stage, exist_ok=True)
+    _mount("tmpfs", stage, "tmpfs", _MS_NOSUID | _MS_NOEXEC, "mode=755")
+    for name in DEVICES:
+        if os.path.exists("/dev/" + name):
+            os.close(os.open(f"{stage}/{name}", os.O_CREAT | os.O_WRONLY, 0o666))
+            _mount("/dev/" + name, f"{stage}/{name}", None, _MS_BIND)
+    for name, target in _DEV_LINKS:
+        os.symlink(target, f"{stage}/{name}")
+    for name in ("pts", "shm"):
+        os.mkdir(f"{stage}/{name}")
+    _mount(stage, "/dev", None, _MS_MOVE)
+    try:
+        _mount("devpts", "/dev/pts", "devpts", _MS_NOSUID | _MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
+    except OSError as exc:
+        _say(f"cannot mount a private /dev/pts: {exc.strerror}; there are no pseudo-terminals")
+
+
+def _private_run() -> None:
+    """An empty private tmpfs on /run (and on /var/run when it is a directory of its own): the
+    sockets of the host's services (docker.sock, the session bus under /run/user) live there. When
+    /etc/resolv.conf points into /run (systemd-resolved), a copy of it is kept."""
+    resolv = os.path.realpath("/etc/resolv.conf")
+    kept: bytes | None = None
+    if any(_under(resolv, d) for d in _RUN_DIRS) and os.path.isfile(resolv):
+        try:
+            with open(resolv, "rb") as handle:
+                kept = handle.read()
+        except OSError:
+            kept = None
+    for path in _RUN_DIRS:
+        if os.path.isdir(path) and not os.path.islink(path):
+            _mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=755")
+    if kept is not None:
+        os.makedirs(os.path.dirname(resolv), exist_ok=True)
+        with open(resolv, "wb") as handle:
+            handle.write(kept)
+
+
+def _host_sockets() -> list[str]:
+    """The paths of the Unix sockets bound in the network namespace fuzzgate runs in (this
+    process's parent: this process is already in its own)."""
+    try:
+        with open(f"/proc/{os.getppid()}/net/unix", "rb") as handle:
+            lines = handle.read().splitlines()[1:]
+    except OSError:
+        return []
+    paths = {os.fsdecode(fields[7]) for fields in (line.split(None, 7) for line in lines) if len(fields) == 8}
+    return sorted(p for p in paths if p.startswith("/"))
+
+
+def _hide_sockets(paths: list[str]) -> None:
+    """Bind an empty file over every socket in `paths` the server would still see: a read-only
+    mount does not stop connect(). Private /tmp, /run and /dev hide most already."""
+    blank = "/dev/.fuzzgate-blank"
+    os.close(os.open(blank, os.O_CREAT | os.O_WRONLY, 0o444))
+    try:
+        for path in paths:
+            try:
+                if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                    continue
+            except OSError:
+                continue
+            try:
+                _mount(blank, path, None, _MS_BIND)
+            except OSError as exc:
+                raise JailError(f"cannot hide the host socket {path}: {exc.strerror}") from None
+    finally:
+        os.unlink(blank)
 
 
 def _loopback_up() -> None:
@@ -517,7 +609,7 @@ def _loopback_up() -> None:
 
 
 def build_view(spec: Spec) -> None:
-    """Steps 1-5 of the module docstring, in this process's new mount and network namespaces."""
+    """Steps 1-6 of the module docstring, in this process's new mount and network namespaces."""
     writable = set(spec.writable)
     for path in spec.writable:
         try:
@@ -527,16 +619,22 @@ def build_view(spec: Spec) -> None:
     for entry in spec.overlays:
         _overlay(entry, userns=spec.userns)
         writable.add(entry.target)
+    sockets = _host_sockets()
     try:
+        _private_dev(spec.stage)
+        _private_run()
         _private_tmp(spec)
-        if os.path.isdir("/dev/shm"):
-            _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777")
+        _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777")
     except OSError as exc:
         raise JailError(f"cannot mount a private {exc.filename}: {exc.strerror}") from None
-    writable.update({"/tmp", "/dev/shm"})
+    _hide_sockets(sockets)
+    writable.update({"/tmp", "/dev/shm", "/dev/pts", *_RUN_DIRS})
+    devices = {"/dev/" + name for name in DEVICES}
     for point in _mount_points():
-        if point not in writable and not _under(point, "/proc"):
-            _remount_read_only(point)
+        if _under(point, "/proc"):
+            continue
+        # The allowed devices and the new devpts stay devices; every other mount is nodev.
+        _restrict(point, read_only=point not in writable, nodev=point not in devices and point != "/dev/pts")
     if not spec.network:
         try:
             _loopback_up()
@@ -589,7 +687,7 @@ def _server(spec: Spec, argv: list[str]) -> NoReturn:
             for path in _PROC_READ_ONLY:
                 if os.path.exists(path):
                     _mount(path, path, None, _MS_BIND | _MS_REC)
-                    _remount_read_only(path)
+                    _restrict(path, read_only=True)
         except OSError as exc:
             raise JailError(f"cannot mount /proc: {exc.strerror}") from None
         try:
