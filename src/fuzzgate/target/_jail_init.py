@@ -20,9 +20,16 @@ root). SPEC is `Spec.to_args()`. In order, it:
    instead, the new /tmp is built there with the layer's dir (and the mounts made inside it so far)
    re-attached at its path, and moved onto /tmp. If the overlay cannot be mounted (overlays stacked
    too deep: the host's /tmp is already an overlay of an overlay), /tmp is an empty private tmpfs
-   instead, said on stderr. /dev/shm gets a private tmpfs;
-4. remounts every other mount read-only;
-5. brings up `lo` in the new network namespace;
+   instead, said on stderr. /dev is a fresh tmpfs holding only `DEVICES` (bound from the host's),
+   the usual links, a new devpts instance and a private /dev/shm; /run (and /var/run when it is a
+   directory of its own) is an empty private tmpfs, with a copy of resolv.conf when /etc/resolv.conf
+   points there;
+4. covers every Unix socket bound in fuzzgate's network namespace that the server would still see
+   (read from the parent's /proc/PID/net/unix) with an empty file: a read-only mount does not stop
+   connect();
+5. remounts every other mount read-only, and every mount but the allowed devices and devpts
+   `nodev`, so no other device node anywhere can be opened; brings up `lo` in the new network
+   namespace;
 6. makes a PID namespace: a reaper becomes its PID 1 and the server its PID 2. The server is this
    process's child, so this process learns its exact exit status and passes it on: an exit code as
    is, a death by signal N by dying of signal N itself (PID 1 of a namespace cannot do that, which
@@ -609,7 +616,7 @@ def _loopback_up() -> None:
 
 
 def build_view(spec: Spec) -> None:
-    """Steps 1-6 of the module docstring, in this process's new mount and network namespaces."""
+    """Steps 1-5 of the module docstring, in this process's new mount and network namespaces."""
     writable = set(spec.writable)
     for path in spec.writable:
         try:

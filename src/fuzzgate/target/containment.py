@@ -21,7 +21,8 @@ from fuzzgate.target.owned_process import LaunchSpec
 from fuzzgate.target.workspace import Layer, Workspace, infer_scope
 
 NOT_OBSERVED = (
-    "network, writes outside the watched directory and other processes are neither contained nor observed"
+    "the network is not contained (the server can reach the internet and the runner's services); "
+    "writes outside the watched directory and other processes are neither contained nor observed"
 )
 
 
@@ -83,7 +84,8 @@ def contain(config: Config, seed: int) -> Containment | None:
         net = "the host network (an HTTP target)" if http else "its own loopback only"
         summary = (
             f"sandboxed: scope {shown} (an overlay; your files are not changed), network {net}, "
-            "the rest of the file system read-only, private /tmp and HOME, own processes"
+            "the rest of the file system read-only, no host devices or Unix sockets (a minimal /dev, "
+            "an empty /run), private /tmp and HOME, own processes"
         )
     elif target.sandbox is SandboxMode.OFF:
         summary = f'not sandboxed (sandbox = "off"): scope {shown} copied for the server; {NOT_OBSERVED}'

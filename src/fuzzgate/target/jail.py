@@ -12,9 +12,13 @@
   there to run and read, and writes go to the layer (to memory when the layer itself lives under
   /tmp), never to the host or another server (an empty private tmpfs when overlayfs refuses it);
   /dev/shm is a private tmpfs; HOME is an overlay of the real HOME at `layer.home` (caches of npx,
-  uv and the like are read, and writes are thrown away); everything else is read-only (EROFS).
-  Reading is not restricted: the server can read what its user can, the real HOME's secrets
-  included.
+  uv and the like are read, and writes are thrown away); /run is an empty private tmpfs; everything
+  else is read-only (EROFS). Reading is not restricted: the server can read what its user can, the
+  real HOME's secrets included.
+- **devices and sockets**: /dev holds only null, zero, full, random, urandom, tty and a new devpts;
+  every other mount is `nodev`; the Unix sockets bound on the host (docker.sock, the session bus)
+  are hidden under /run or covered, since a read-only mount stops neither connect() nor opening a
+  device for writing.
 - **processes**: a PID namespace with its own /proc; the server sees only its own processes, and
   all of them die with the jail's main process.
 - **powers**: the server keeps the capabilities a Docker container has by default, less MKNOD;
