@@ -33,7 +33,9 @@ def test_a_working_directory_outside_a_configured_scope_is_said(tmp_path: Path) 
 
 
 def _contained_line(tmp_path: Path, sandbox: SandboxMode, kind: TargetKind = TargetKind.STDIO) -> str:
-    target = TargetConfig(kind=kind, command=sys.executable, cwd=tmp_path, sandbox=sandbox, url="http://127.0.0.1:1/mcp")
+    target = TargetConfig(
+        kind=kind, command=sys.executable, cwd=tmp_path, sandbox=sandbox, url="http://127.0.0.1:1/mcp"
+    )
     containment = contain(Config(target=target), 1)
     assert containment is not None
     try:

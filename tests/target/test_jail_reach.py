@@ -145,7 +145,12 @@ def test_host_sockets_and_devices_are_out_of_reach(
         os.mknod(place, 0o600 | stat.S_IFBLK, rdev)
     devices = {"loop": loop_device, "elsewhere": str(area / "srv" / "disk"), "scope": str(project / "disk")}
     bare = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(CODE), json.dumps({"sockets": sockets, "devices": devices, "jailed": 0})],
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(CODE),
+            json.dumps({"sockets": sockets, "devices": devices, "jailed": 0}),
+        ],
         capture_output=True,
         timeout=60,
     )
@@ -186,7 +191,9 @@ def test_a_normal_user_reaches_neither_its_own_run_dir_nor_a_group_socket(
     `docker.sock` case (a root-owned 0660 socket, reached through a supplementary group)."""
     if os.geteuid() != 0:
         pytest.skip("needs root to start a process as another user")
-    python = next((p for p in (sys.executable, "/usr/bin/python3") if Path(p).exists() and _runnable_by_others(p)), None)
+    python = next(
+        (p for p in (sys.executable, "/usr/bin/python3") if Path(p).exists() and _runnable_by_others(p)), None
+    )
     if python is None:
         pytest.skip("no Python interpreter the other user can run")
     user_dir = run_dir / "user" / str(NOBODY)

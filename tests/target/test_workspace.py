@@ -388,3 +388,40 @@ def test_a_workspace_names_its_owner(tmp_path: Path) -> None:
         assert identity.startswith(f"{os.getpid()}:") and host_ns.startswith(os.uname().nodename)
     finally:
         workspace.close()
+
+
+def test_a_stale_root_of_another_user_a_forged_owner_file_or_a_link_is_left_alone(tmp_path: Path) -> None:
+    """In a shared /var/tmp anyone can make a `fuzzgate-*` directory with an owner file naming a
+    dead process of this host: the sweep judges only this user's directories and owner files, and
+    follows no link."""
+    base = tmp_path / "sweep"
+    base.mkdir()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    stale = f"{os.uname().nodename}:{os.stat('/proc/self/ns/pid').st_ino} {gone.pid}:1\n"
+    victim = tmp_path / "victim"
+    (victim / "inner").mkdir(parents=True)
+    (victim / "owner").write_text(stale)
+    victim.chmod(0o500)
+    os.symlink(victim, base / "fuzzgate-link")
+    mine = base / "fuzzgate-mine"
+    mine.mkdir()
+    (mine / "owner").write_text(stale)
+    os.symlink(mine / "owner", base / "owner-link-target")
+    linked_owner = base / "fuzzgate-linked-owner"
+    linked_owner.mkdir()
+    os.symlink(mine / "owner", linked_owner / "owner")
+    expected_kept = ["fuzzgate-link", "fuzzgate-linked-owner", "owner-link-target"]
+    if os.geteuid() == 0:
+        foreign, forged = base / "fuzzgate-foreign", base / "fuzzgate-forged"
+        for root in (foreign, forged):
+            root.mkdir()
+            (root / "owner").write_text(stale)
+        os.chown(foreign, 65534, 65534)
+        os.chown(foreign / "owner", 65534, 65534)
+        os.chown(forged / "owner", 65534, 65534)
+        expected_kept += ["fuzzgate-forged", "fuzzgate-foreign"]
+    assert sweep_stale(base) == 1
+    assert sorted(p.name for p in base.iterdir()) == sorted(expected_kept)
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o500 and (victim / "inner").is_dir()
+    victim.chmod(0o700)

@@ -24,8 +24,9 @@ A fuzzgate process killed with SIGKILL (a worker stopped hard, a CI job cancelle
 root. Each root holds an `owner` file (host, PID namespace, PID and the process's start time), and
 every new workspace first removes the roots of owners that are gone (`sweep_stale`): workers that
 come and go for weeks would otherwise fill the disk. Only roots whose owner ran on this host in this
-PID namespace are judged; any other (another container sharing the directory, an older fuzzgate
-that wrote no owner file) is left alone.
+PID namespace are judged, and only when the root and its owner file belong to this user; any other
+(another user's, another container sharing the directory, an older fuzzgate that wrote no owner
+file) is left alone. Nothing is followed through a symlink on the way.
 """
 
 from __future__ import annotations
@@ -115,17 +116,60 @@ def remove_tree(path: Path) -> None:
         shutil.rmtree(path)
 
 
+_O_PATH = getattr(os, "O_PATH", 0)
+_DIR_FLAGS = (_O_PATH or os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW
+"""How `_make_searchable` opens a directory: never through a symlink (O_NOFOLLOW with O_DIRECTORY
+fails on one), and with O_PATH where there is one, which needs no read permission."""
+
+
 def _make_searchable(top: str) -> None:
-    """Give every directory under `top` rwx for its owner, so it can be listed and emptied."""
-    stack = [top]
+    """Give every directory under `top` rwx for its owner, so it can be listed and emptied.
+
+    Each directory is opened relative to its parent's descriptor, never following a link, and
+    changed through that descriptor: a directory swapped for a symlink meanwhile (another user's
+    race in a shared /var/tmp) is skipped, never chmod'ed through the link."""
+    try:
+        first = os.open(top, _DIR_FLAGS)
+    except OSError:
+        return
+    stack = [first]
     while stack:
-        directory = stack.pop()
+        fd = stack.pop()
         try:
-            os.chmod(directory, 0o700)
-            with os.scandir(directory) as it:
-                stack.extend(e.path for e in it if e.is_dir(follow_symlinks=False))
+            names = _searchable_children(fd)
         except OSError:
             continue
+        finally:
+            os.close(fd)
+        for parent, name in names:
+            try:
+                stack.append(os.open(name, _DIR_FLAGS, dir_fd=parent))
+            except OSError:
+                continue
+        for parent in {parent for parent, _name in names}:
+            os.close(parent)
+
+
+def _searchable_children(fd: int) -> list[tuple[int, str]]:
+    """Make the directory open at `fd` rwx for its owner; its subdirectories, each as (a descriptor
+    of this directory, which the caller closes, name)."""
+    if _O_PATH:
+        # An O_PATH descriptor cannot be fchmod'ed or listed; its /proc link is the same directory.
+        os.chmod(f"/proc/self/fd/{fd}", 0o700)
+        listing = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_DIRECTORY)
+    else:
+        os.fchmod(fd, 0o700)
+        listing = os.dup(fd)
+    try:
+        with os.scandir(listing) as it:
+            names = [entry.name for entry in it if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        os.close(listing)
+        raise
+    if not names:
+        os.close(listing)
+        return []
+    return [(listing, name) for name in names]
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,31 +248,63 @@ def _write_owner(root: Path) -> None:
 
 def sweep_stale(base: Path) -> int:
     """Remove the workspace roots under `base` whose owner process is gone (module docstring).
-    Returns how many were removed; never raises."""
+    Only directories this user owns, holding an owner file this user owns, are judged: in a shared
+    /var/tmp anyone can make a `fuzzgate-*` directory and write an owner file. Returns how many were
+    removed; never raises."""
     here = _here()
     if here is None:
         return 0
+    uid = os.geteuid()
     removed = 0
     try:
-        roots = [p for p in base.iterdir() if p.name.startswith("fuzzgate-") and p.is_dir() and not p.is_symlink()]
+        with os.scandir(base) as it:
+            roots = [entry for entry in it if entry.name.startswith("fuzzgate-")]
     except OSError:
         return 0
     for root in roots:
         try:
-            owner = (root / _OWNER_FILE).read_text(encoding="ascii").split()
-        except (OSError, UnicodeDecodeError):
+            info = root.stat(follow_symlinks=False)
+        except OSError:
             continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid:
+            continue
+        text = _read_owner(root.path, info, uid)
+        owner = text.split() if text is not None else []
         if len(owner) != 2 or owner[0] != here or not owner[1].partition(":")[0].isdigit():
             continue
         pid = int(owner[1].partition(":")[0])
         if _process_identity(pid) == owner[1]:
             continue
         try:
-            remove_tree(root)
+            remove_tree(Path(root.path))
             removed += 1
         except OSError:
             continue
     return removed
+
+
+def _read_owner(root: str, info: os.stat_result, uid: int) -> str | None:
+    """The owner file of the directory `root` (as `info` saw it), when it is a regular file owned by
+    `uid`; None otherwise. Nothing is followed through a link, and a FIFO does not block."""
+    try:
+        directory = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        if not os.path.samestat(os.fstat(directory), info):
+            return None
+        fd = os.open(_OWNER_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory)
+        try:
+            owner = os.fstat(fd)
+            if not stat.S_ISREG(owner.st_mode) or owner.st_uid != uid:
+                return None
+            return os.read(fd, 4096).decode("ascii")
+        finally:
+            os.close(fd)
+    except (OSError, UnicodeDecodeError):
+        return None
+    finally:
+        os.close(directory)
 
 
 class Workspace:
