@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from fuzzgate.target.workspace import Layer
 from fuzzgate.target.coverage import CollectorPlan, CoverageChannel, feedback_note, plan_collector
 from fuzzgate.target.http_server import ServedProcess, ServerNotReady, address_of, served_transport, where
+from fuzzgate.target.jail import NESTED_SANDBOX_HINT, nested_sandbox
 from fuzzgate.target.owned_process import LaunchSpec, OwnedProcess, child_environment
 from fuzzgate.target.stdio import ServerProcess, stdio_transport
 
@@ -228,9 +229,12 @@ def served_process(
     return ServedProcess(launch, address_of(target.url), redactor_for(config, extra_env))
 
 
-def _startup_error(config: Config, process: OwnedProcess | None, reason: str, redact: Redactor) -> TargetError:
+def _startup_error(
+    config: Config, process: OwnedProcess | None, reason: str, redact: Redactor, *, jailed: bool = False
+) -> TargetError:
     """The exit-3 error. The command line and URL may hold `${VAR}` expansions, and the reason and
-    stderr are the server's words: all are redacted (the stderr tail whole, before it is shown)."""
+    stderr are the server's words: all are redacted (the stderr tail whole, before it is shown).
+    `jailed`: the server ran in fuzzgate's sandbox, so a server that builds its own is told apart."""
     target = config.target
     if target.kind is TargetKind.STDIO or process is not None:
         what = " ".join([target.command or "", *target.args]).strip()
@@ -238,10 +242,14 @@ def _startup_error(config: Config, process: OwnedProcess | None, reason: str, re
         detail = redact("\n".join(tail)) if tail else None
         if process is not None and process.returncode is not None:
             reason = f"{reason}; the server exited with status {process.returncode}"
+        hint = "run the command by hand to see why; its last stderr lines follow" if detail else None
+        if jailed and nested_sandbox(tail):
+            reason = f"{reason}; it builds a sandbox of its own (namespaces), which fuzzgate's sandbox does not allow"
+            hint = f"{NESTED_SANDBOX_HINT}; its last stderr lines follow"
         server = "the stdio server" if target.kind is TargetKind.STDIO else f"the HTTP server for {target.url},"
         return TargetError(
             redact.text(f"could not start {server} `{what}`: {reason}"),
-            hint="run the command by hand to see why; its last stderr lines follow" if detail else None,
+            hint=hint,
             detail=detail,
         )
     return TargetError(
@@ -330,6 +338,7 @@ async def _opened(
             ready.set()
 
     timeout_s = config.startup_timeout_ms / 1000
+    jailed = layer is not None and layer.isolated
     error: TargetError | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(hold)
@@ -339,9 +348,9 @@ async def _opened(
             reason = f"no answer to initialize within {timeout_s:g}s"
             if served is not None and not served.ready:
                 reason = f"nothing accepted connections on {where(served.address)} within {timeout_s:g}s"
-            error = _startup_error(config, owned, reason, redact)
+            error = _startup_error(config, owned, reason, redact, jailed=jailed)
         elif failure:
-            error = _startup_error(config, owned, _startup_reason(failure[0]), redact)
+            error = _startup_error(config, owned, _startup_reason(failure[0]), redact, jailed=jailed)
         if error is not None:
             tg.cancel_scope.cancel()
         else:
@@ -520,9 +529,7 @@ async def call_tool(
         request, result_type = request_for(surface, name, arguments)
         with scope:
             # `send_request`, not `call_tool`: fuzzgate checks the output schema itself (see `output`).
-            result = await connection.client.session.send_request(
-                request, result_type, progress_callback=on_progress
-            )
+            result = await connection.client.session.send_request(request, result_type, progress_callback=on_progress)
         if scope.cancelled_caught:
             raise TimeoutError
     except TimeoutError:

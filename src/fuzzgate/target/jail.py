@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,6 +55,24 @@ SETUP_FAILED = _jail_init.SETUP_FAILED
 """The exit status of a jail that could not be built; its reason is on stderr, after `PREFIX`."""
 PREFIX = _jail_init.PREFIX
 _PROBE_TIMEOUT_S = 10.0
+
+_NESTED_TOOL = re.compile(
+    r"\b(unshare|bwrap|bubblewrap|nsjail|firejail|minijail0?)\b.*"
+    r"(failed|not permitted|permission denied|no permissions|cannot)",
+    re.IGNORECASE,
+)
+_NAMESPACE_CALL = re.compile(r"\b(unshare|clone3?|setns)\(.*(EPERM|Operation not permitted)|CLONE_NEW\w+.*failed")
+
+NESTED_SANDBOX_HINT = (
+    'set sandbox = "off" for this server (`--sandbox off`), or run fuzzgate itself inside that other sandbox'
+)
+
+
+def nested_sandbox(stderr: Sequence[str]) -> bool:
+    """Whether a server that failed to start in the jail said it could not build namespaces of its
+    own (bubblewrap, nsjail, `unshare`): the jail drops the powers to do that, and nesting cannot
+    be fixed from the server's side."""
+    return any(_NESTED_TOOL.search(line) or _NAMESPACE_CALL.search(line) for line in stderr)
 
 
 def sandbox_unavailable() -> str | None:
