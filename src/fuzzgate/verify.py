@@ -46,7 +46,7 @@ from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.outcome import CallOutcome, OutcomeStatus
 from fuzzgate.plan import Admission, NotSelected
 from fuzzgate.sequence import rebind
-from fuzzgate.steps import observe, send_step
+from fuzzgate.steps import StepResult, observe, send_step
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.triage import fingerprint, subject
 
@@ -96,25 +96,16 @@ async def replay_once(
     calls = _calls(replace(finding, repro=repro))
     if admission is not None:
         admission.check(calls)
-    # What the recorded run's replies brought, mapped to what this server's bring in their place:
-    # a fresh server hands out other ids, and a use after delete must delete and use its own.
-    bound: dict[Any, Any] = {}
     async with connector(config, extra_env) as connection:
         if admission is None:
-            inventory = await discover(connection, config.target.timeout_ms / 1000)
-            Admission.of(config, inventory).check(calls)
-        for step in repro.prefix:
-            arguments = rebind(step.arguments, bound)
-            done = await send_step(connection, config, step.tool, arguments, repro.workspace, step.surface)
-            connection.history.append(Step(step.tool, done.arguments, step.schema_valid, step.surface))
-            if not connection.alive():
-                return False, []
-            if step.produced and done.outcome.status is OutcomeStatus.OK:
-                now = reply_values(step.tool, done.outcome.payload)
-                bound.update((old, new) for old, new in zip(step.produced, now, strict=False) if old != new)
-        result = await send_step(
-            connection, config, finding.tool, rebind(repro.arguments, bound), repro.workspace, repro.surface
-        )
+            admission = Admission.of(config, await discover(connection, config.target.timeout_ms / 1000))
+        refused = admission.refusal(calls)
+        result = None if refused is not None else await _send_repro(connection, config, finding, repro)
+    # Raised once the connection is closed, so it is not wrapped in its task group's exceptions.
+    if refused is not None:
+        raise NotSelected(refused)
+    if result is None:
+        return False, []
     if outcomes is not None:
         outcomes.append(result.outcome)
     observations = observe(oracles, finding.tool, repro.schema_valid, result, surface=repro.surface)
@@ -123,6 +114,26 @@ async def replay_once(
         for o in observations
     )
     return same, observations
+
+
+async def _send_repro(connection: Connection, config: Config, finding: Finding, repro: Repro) -> StepResult | None:
+    """The repro's prefix, then its failing call (whose result is returned); None when the server
+    did not survive the prefix."""
+    # What the recorded run's replies brought, mapped to what this server's bring in their place:
+    # a fresh server hands out other ids, and a use after delete must delete and use its own.
+    bound: dict[Any, Any] = {}
+    for step in repro.prefix:
+        arguments = rebind(step.arguments, bound)
+        done = await send_step(connection, config, step.tool, arguments, repro.workspace, step.surface)
+        connection.history.append(Step(step.tool, done.arguments, step.schema_valid, step.surface))
+        if not connection.alive():
+            return None
+        if step.produced and done.outcome.status is OutcomeStatus.OK:
+            now = reply_values(step.tool, done.outcome.payload)
+            bound.update((old, new) for old, new in zip(step.produced, now, strict=False) if old != new)
+    return await send_step(
+        connection, config, finding.tool, rebind(repro.arguments, bound), repro.workspace, repro.surface
+    )
 
 
 @dataclass(slots=True, eq=False)
