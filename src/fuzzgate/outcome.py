@@ -91,7 +91,8 @@ def uniform_error(replies: Iterable[tuple[str, Sequence[CallOutcome]]]) -> str |
         for outcome in outcomes:
             if outcome.status not in ERRORS or not outcome.text.strip():
                 return None
-            texts.add(outcome.text.strip())
+            # The SDK names the tool in its error text (`Error executing tool NAME: ...`).
+            texts.add(outcome.text.strip().replace(subject, "<tool>"))
             subjects.add(subject)
         if len(texts) > 1:
             return None

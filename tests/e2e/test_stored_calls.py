@@ -124,13 +124,16 @@ def test_replay_prune_and_run_never_send_a_blocked_baseline_entry(tmp_path: Path
 # --- a degraded server ----------------------------------------------------------------------------
 
 
+NOT_CONFIGURED = "'Error executing tool <tool>: not configured: set DEGRADED_CONFIG'"
+
+
 def degraded_repo(tmp_path: Path, *, configured: bool) -> Path:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True, exist_ok=True)
     env = 'env = { DEGRADED_CONFIG = "yes" }\n' if configured else ""
     (repo / "fuzzgate.toml").write_text(
         "[target]\n"
-        f'name = "degraded"\ncommand = {json.dumps(sys.executable)}\n'
+        f"command = {json.dumps(sys.executable)}\n"
         f"args = [{json.dumps(str(ROOT / 'tests' / 'servers' / 'degraded.py'))}]\n"
         f'feedback = "behaviour"\n{env}',
         encoding="utf-8",
@@ -142,7 +145,7 @@ def test_prune_refuses_a_server_answering_every_replay_with_the_same_error(tmp_p
     repo = degraded_repo(tmp_path, configured=True)
     run = fuzzgate("run", *BUDGET, "--cases", "2", "--replays", "1", cwd=repo)
     assert run.code == 1, run.stderr
-    assert fuzzgate("baseline", "accept", cwd=repo).code == 0
+    assert fuzzgate("baseline", "accept", "--out", str(repo / "out"), cwd=repo).code == 0
     baseline = repo / ".fuzzgate" / "baseline"
     files = {p.name: p.read_bytes() for p in baseline.iterdir()}
     assert len(files) >= 2
@@ -150,7 +153,7 @@ def test_prune_refuses_a_server_answering_every_replay_with_the_same_error(tmp_p
     prune = fuzzgate("baseline", "prune", *BUDGET, "--replays", "1", cwd=repo)
     assert prune.code == 3, prune.stdout
     lines = prune.stderr.strip().splitlines()
-    assert "every replay answered the same error, 'not configured: set DEGRADED_CONFIG'" in lines[0]
+    assert f"every replay answered the same error, {NOT_CONFIGURED}" in lines[0]
     assert "Traceback" not in prune.stderr
     assert {p.name: p.read_bytes() for p in baseline.iterdir()} == files
 
@@ -166,6 +169,6 @@ def test_merge_refuses_a_server_answering_every_entry_with_the_same_error(tmp_pa
     (tmp_path / "empty").mkdir()
     merge = fuzzgate("corpus", "merge", str(tmp_path / "empty"), *BUDGET, cwd=repo)
     assert merge.code == 3, merge.stdout
-    assert "every entry measured answered the same error, 'not configured: set DEGRADED_CONFIG'" in merge.stderr
+    assert f"every entry measured answered the same error, {NOT_CONFIGURED}" in merge.stderr
     assert "Traceback" not in merge.stderr
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
