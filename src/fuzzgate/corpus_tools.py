@@ -35,11 +35,13 @@ from rich.table import Table
 
 from fuzzgate import interrupt
 from fuzzgate.budget import TimeBox, process_start
+from fuzzgate.check.secrets import redactor_for
 from fuzzgate.commands import subject_label
 from fuzzgate.config.model import Config, FeedbackMode
 from fuzzgate.corpus import CorpusEntry
-from fuzzgate.errors import ExitCode, UsageError
+from fuzzgate.errors import ExitCode, TargetError, UsageError
 from fuzzgate.findings import JSONValue, Surface
+from fuzzgate.outcome import CallOutcome, uniform_error
 from fuzzgate.seed import choose_seed
 from fuzzgate.store.corpus_store import CorpusLoad, CorpusStore, targets
 
@@ -68,6 +70,11 @@ class Measurer(Protocol):
 
     def schema(self, surface: Surface, tool: str) -> dict[str, Any] | None:
         """The input schema of `tool` as the live server lists it; None if it offers no such tool."""
+        ...
+
+    def refusal(self, entry: CorpusEntry) -> str | None:
+        """Why the selection refuses a call of the entry (include, exclude, the destructive guard);
+        None when it may be sent."""
         ...
 
 
@@ -111,6 +118,9 @@ class MergeResult:
     measured: int
     unmeasurable: int
     """Entries the server could not measure: kept if the current corpus had them, else left out."""
+    refused: tuple[str, ...]
+    """Why each entry the selection refuses was not sent (kept if the current corpus had it, else
+    left out), in key order."""
     features: int
     budget_ended: bool
 
@@ -128,13 +138,17 @@ async def merge_entries(
     measured: list[tuple[CorpusEntry, Features]] = []
     unjudged: list[CorpusEntry] = []
     unmeasurable = 0
+    refused: list[str] = []
     budget_ended = False
     for key in sorted(union):
         entry = union[key]
         features = None
         if not budget_ended and budget.remaining() <= 0:
             budget_ended = True
-        if not budget_ended:
+        refusal = measurer.refusal(entry)
+        if refusal is not None:
+            refused.append(f"{key}: {refusal}")
+        elif not budget_ended:
             features = await measurer.features(entry)
             unmeasurable += features is None
         if features is None:
@@ -148,6 +162,7 @@ async def merge_entries(
         union=len(union),
         measured=len(measured),
         unmeasurable=unmeasurable,
+        refused=tuple(refused),
         features=len(reached),
         budget_ended=budget_ended,
     )
@@ -189,6 +204,9 @@ async def reduce_entry(
     schema = measurer.schema(entry.surface, entry.tool)
     if schema is None:
         return Reduced(entry, None, f"no schema: the server offers no {subject_label(entry.surface, entry.tool)}", 0)
+    refusal = measurer.refusal(entry)
+    if refusal is not None:
+        return Reduced(entry, None, f"not sent: {refusal}", 0)
     if budget.remaining() <= 0:
         return Reduced(entry, None, "budget ended", 0)
     wanted = await measurer.features(entry)
@@ -357,12 +375,26 @@ def merge_command(config: Config, console: Console, dirs: Sequence[Path], *, see
             console.print(escape(load.cold), soft_wrap=True)
     others = [entry for _, load in loads[1:] for entry in load.entries]
 
+    answers: list[tuple[str, CallOutcome]] = []
+
     async def measure() -> MergeResult:
         async with measuring(config, seed, box) as measurer:
             console.print(escape(f"feedback: {measurer.note}"), soft_wrap=True)
-            return await merge_entries(own.entries, others, measurer, box)
+            try:
+                return await merge_entries(own.entries, others, measurer, box)
+            finally:
+                answers.extend(measurer.answers)
 
     result = interrupt.run(measure)
+    degraded = uniform_error((subject, [outcome]) for subject, outcome in answers)
+    if degraded is not None:
+        raise TargetError(
+            f"every entry measured answered the same error, {redactor_for(config, {}).text(degraded)}: the server "
+            f"looks degraded (not configured, or failing at start-up); {store.path} unchanged",
+            hint="fix the server's configuration or environment, then merge again",
+        )
+    for line in result.refused:
+        console.print(f"[yellow]not sent[/] {escape(line)}", soft_wrap=True)
     with interrupt.deferred():
         written, deleted = store.replace(result.keep)
     console.print(

@@ -51,7 +51,7 @@ from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
 from fuzzgate.live_corpus import REPLAY_SHARE, CorpusStats, LiveCorpus, Seeds
 from fuzzgate.outcome import AfterTimeout, CallOutcome, OutcomeStatus
-from fuzzgate.plan import Scheduler, ToolPlan, select
+from fuzzgate.plan import Admission, Scheduler, ToolPlan, select
 from fuzzgate.protocol_round import probe_server
 from fuzzgate.results import CorpusSummary, FeedbackSummary, Status, SurfaceEntry, TargetSummary
 from fuzzgate.sequence import HISTORY_STEPS, prefix_of
@@ -320,6 +320,7 @@ class Engine:
                     generation_timeout_s=generation_s,
                     probe_source=self._probe_source if self.containment is not None else None,
                 )
+                verifier.admission = Admission.of(config, inventory)
                 self.emit(
                     Discovered(selection.entries, inventory.resources, inventory.resource_templates, inventory.prompts)
                 )

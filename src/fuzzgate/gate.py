@@ -14,16 +14,17 @@ from rich.markup import escape
 from fuzzgate import __version__, interrupt
 from fuzzgate.budget import TimeBox, process_start
 from fuzzgate.check.secrets import Redactor, canary_environment, redactor_for
-from fuzzgate.commands import prune_command
+from fuzzgate.commands import prune_command, subject_label
 from fuzzgate.config import CONFIG_FILE_NAMES
 from fuzzgate.config.model import Config, FeedbackMode
 from fuzzgate.corpus import CorpusEntry
-from fuzzgate.errors import ExitCode, FuzzgateError, ReportError, UsageError
+from fuzzgate.errors import ExitCode, FuzzgateError, ReportError, TargetError, UsageError
 from fuzzgate.events import Event, EventSink, RunFinished, RunStarted
 from fuzzgate.execute import Engine, EngineResult
 from fuzzgate.findings import Finding
 from fuzzgate.fingerprint import current_scheme
 from fuzzgate.live_corpus import Seeds
+from fuzzgate.outcome import uniform_error
 from fuzzgate.plan import in_shard, owned_baseline, shard_split
 from fuzzgate.report import annotations as github_annotations
 from fuzzgate.report import json_report
@@ -323,16 +324,21 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
     for warning in dict.fromkeys(w for _, versions in recorded if (w := replay_warning(versions))):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
 
-    results = [r.still_fails for r in interrupt.run(lambda: replay_findings(config, findings, config.replays))]
+    replayed = interrupt.run(lambda: replay_findings(config, findings, config.replays))
     redact = _redactor_for_findings(config, findings)
-    for f, failing in zip(findings, results, strict=True):
-        verdict = "[red]still fails[/]" if failing else "[green]no longer fails[/]"
+    for result in replayed:
+        f = result.finding
+        if result.refused is not None:
+            verdict = f"[yellow]not replayed[/] ({escape(redact.text(result.refused))})"
+        else:
+            verdict = "[red]still fails[/]" if result.still_fails else "[green]no longer fails[/]"
         console.print(f"{verdict}: {f.kind.value} in {escape(redact.text(f.name))} ({f.fingerprint})")
-    return ExitCode.FINDINGS if any(results) else ExitCode.OK
+    return ExitCode.FINDINGS if any(r.still_fails for r in replayed) else ExitCode.OK
 
 
 def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, object]) -> int:
     choice = choose_seed(None, config.seed, os.environ, Path.cwd())
+    # A tool the selection refuses raises `plan.NotSelected` (exit 2) before anything is sent.
     observations = interrupt.run(lambda: replay_call(config, tool, args, choice.seed))
     redact = redactor_for(config, run_canaries(config, choice.seed))
     for observation in observations:
@@ -368,15 +374,28 @@ def baseline_command(action: str, config: Config, console: Console) -> int:
     entries = [f for f in baseline.findings() if f.fingerprint not in stranded]
 
     results = interrupt.run(lambda: replay_findings(config, entries, config.replays))
+    answered = [(subject_label(r.finding.surface, r.finding.tool), r.outcomes) for r in results if r.attempts > 0]
+    degraded = uniform_error(answered)
+    if degraded is not None:
+        degraded = _redactor_for_findings(config, entries).text(degraded)
+        raise TargetError(
+            f"every replay answered the same error, {degraded}: the server looks degraded "
+            "(not configured, or failing at start-up); nothing pruned",
+            hint="fix the server's configuration or environment, then prune again",
+        )
     # An entry no tool call can replay (attempts == 0) was not shown fixed: it stays.
     removed = [r.finding for r in results if r.attempts > 0 and not r.still_fails]
+    refused = [r for r in results if r.refused is not None]
     redact = _redactor_for_findings(config, removed)
     for finding in removed:
         baseline.remove(finding.fingerprint)
         console.print(f"pruned {finding.fingerprint} ({finding.kind.value} in {escape(redact.text(finding.name))})")
-    console.print(f"{len(removed)} pruned, {len(entries) - len(removed)} still failing")
+    console.print(f"{len(removed)} pruned, {len(entries) - len(removed) - len(refused)} still failing")
     if stranded:
         console.print(f"{len(stranded)} kept unreplayed: entries of an older scheme (see `fuzzgate baseline upgrade`)")
+    if refused:
+        first = escape(redact.text(refused[0].refused or ""))
+        console.print(f"{len(refused)} kept unreplayed: a call of their repro is not selected ({first})")
     return ExitCode.OK
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from fuzzgate.budget import TimeBox
 from fuzzgate.check.secrets import canary_environment
+from fuzzgate.commands import subject_label
 from fuzzgate.config.model import Config, FeedbackMode
 from fuzzgate.corpus import CorpusEntry
 from fuzzgate.discover import Inventory, discover
@@ -24,6 +25,7 @@ from fuzzgate.feedback import SignalKind, call_features
 from fuzzgate.findings import Step, Surface
 from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.plan import Admission
 from fuzzgate.sequence import bindings, rebind
 from fuzzgate.session import contained
 from fuzzgate.steps import send_step
@@ -46,6 +48,8 @@ class Measurer:
         self._inventory: Inventory | None = None
         self.note = ""
         self.signal = SignalKind.BEHAVIOUR
+        self.answers: list[tuple[str, CallOutcome]] = []
+        """Each measured entry's call (its subject) and what it answered, in order."""
 
     async def _connect(self) -> Connection:
         if self._connection is not None and self._connection.alive():
@@ -86,17 +90,28 @@ class Measurer:
                 return info.input_schema
         return None
 
+    def refusal(self, entry: CorpusEntry) -> str | None:
+        """Why the run's selection refuses a call of the entry (include, exclude, the destructive
+        guard, judged by the server's listing: `plan.Admission`); None when it may be sent."""
+        if self._inventory is None:
+            return "the server's tools are not listed yet"
+        calls = [(step.surface, step.tool) for step in entry.prefix] + [(entry.surface, entry.tool)]
+        return Admission.of(self._config, self._inventory).refusal(calls)
+
     async def start(self) -> None:
         """Start the server (raises `TargetError` when it cannot be started)."""
         await self._connect()
 
     async def features(self, entry: CorpusEntry) -> frozenset[str] | None:
         """The features the entry's call reaches on the server now (after its prefix), or None when
-        it could not be measured (the budget is spent, the server died and cannot be restarted)."""
+        it could not be measured (the budget is spent, the server died and cannot be restarted) or
+        must not be sent (`refusal`: nothing of it is sent)."""
         if self._timebox.remaining() <= 0:
             return None
         try:
             connection = await self._connect()
+            if self.refusal(entry) is not None:
+                return None
             recorded: list[Step] = []
             sent: list[Step] = []
             for step in entry.prefix:
@@ -111,6 +126,7 @@ class Measurer:
                     await connection.coverage.collect(COLLECT_TIMEOUT_S)
             arguments = _rebound(entry.arguments, recorded, sent)
             outcome = await self._send(connection, entry.tool, arguments, entry.surface)
+            self.answers.append((subject_label(entry.surface, entry.tool), outcome))
             coverage = None
             if self.signal is SignalKind.COVERAGE and connection.coverage is not None and connection.alive():
                 coverage = await connection.coverage.collect(COLLECT_TIMEOUT_S)

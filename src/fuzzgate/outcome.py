@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -73,3 +74,30 @@ class CallOutcome:
     """How many calls were in flight at once, which makes attribution of process-wide symptoms uncertain."""
     after_timeout: AfterTimeout | None = None
     """For TIMEOUT: what the ping sent next showed (None when none was sent)."""
+
+
+ERRORS = (OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR)
+SHOWN_ERROR_CHARS = 120
+
+
+def uniform_error(replies: Iterable[tuple[str, Sequence[CallOutcome]]]) -> str | None:
+    """The error text, quoted, when the replies of two or more subjects (a subject's name, its calls'
+    outcomes) are all errors with that same text: a server answering every tool alike is degraded (a
+    missing variable or config file, every call "not configured"), and what it answers says nothing
+    about a call's own behaviour. None otherwise. Callers redact it."""
+    subjects: set[str] = set()
+    texts: set[str] = set()
+    for subject, outcomes in replies:
+        for outcome in outcomes:
+            if outcome.status not in ERRORS or not outcome.text.strip():
+                return None
+            # The SDK names the tool in its error text (`Error executing tool NAME: ...`).
+            texts.add(outcome.text.strip().replace(subject, "<tool>"))
+            subjects.add(subject)
+        if len(texts) > 1:
+            return None
+    if len(subjects) < 2 or len(texts) != 1:
+        return None
+    text = texts.pop()
+    shown = text if len(text) <= SHOWN_ERROR_CHARS else text[: SHOWN_ERROR_CHARS - 3] + "..."
+    return repr(shown)

@@ -14,12 +14,14 @@ import hashlib
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from fuzzgate.commands import subject_label
 from fuzzgate.config.model import Config, Shard
 from fuzzgate.discover import Inventory, ToolInfo
+from fuzzgate.errors import UsageError
 from fuzzgate.findings import Finding, Surface
 from fuzzgate.generate import CaseGenerator, UnsupportedSchema
 from fuzzgate.generate._worker import GenerationAbandoned, GenerationError
@@ -194,6 +196,64 @@ def _filter_reason(name: str, config: Config) -> str | None:
     return None
 
 
+def _refusal(tool: ToolInfo, config: Config, guard: DestructiveGuard) -> tuple[str, Status] | None:
+    """Why no call of `tool` may be sent (include, exclude, the destructive guard), or None."""
+    reason = _filter_reason(tool.name, config)
+    if reason is not None:
+        return reason, Status.SKIPPED
+    # A resource's name is its URI or template: `db://drop/{table}` reads like an action.
+    reason = guard.blocks(tool.name, tool.destructive_hint, tool.read_only_hint)
+    return None if reason is None else (reason, Status.BLOCKED)
+
+
+class NotSelected(UsageError):
+    """A call to send (a corpus entry's, a repro's, `replay --tool`) names a tool the selection
+    refuses; nothing of it was sent."""
+
+    title = "not sent"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, hint="include, exclude and the destructive guard apply to every call fuzzgate sends")
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """Which stored calls may be sent to a server: those of tools `select` would let a run call
+    (include, exclude, the destructive guard). Every sender of a stored call asks it first: the
+    run's corpus replay (through the plans `select` made), replays of findings and baseline entries
+    (`verify.replay_once`), the corpus tools (`measure.Measurer`). A tool the server lists is judged
+    by its listing (its annotations too); one it does not list, by its name. Sharding and
+    `max_tools` share out effort, they are no safety: they do not refuse."""
+
+    config: Config
+    listed: Mapping[tuple[Surface, str], ToolInfo]
+
+    @classmethod
+    def of(cls, config: Config, inventory: Inventory) -> Admission:
+        tools = (*inventory.tools, *inventory.others)
+        return cls(config, {(tool.surface, tool.name): tool for tool in tools})
+
+    def refusal(self, calls: Iterable[tuple[Surface, str]]) -> str | None:
+        """Why these calls (a sequence's, in order) must not be sent, naming the first refused
+        one; None when every one may be."""
+        guard = guard_for(self.config)
+        for surface, name in calls:
+            if surface is Surface.SERVER:
+                continue  # a protocol probe's raw message: no tool of the server's
+            tool = self.listed.get((surface, name)) or ToolInfo(name, "", {}, None, None, None, surface)
+            refused = _refusal(tool, self.config, guard)
+            if refused is not None:
+                return f"{subject_label(surface, name)} is {refused[1].value}: {refused[0]}"
+        return None
+
+    def check(self, calls: Iterable[tuple[Surface, str]]) -> None:
+        """Raise `NotSelected` when `refusal` names a reason."""
+        reason = self.refusal(calls)
+        if reason is not None:
+            raise NotSelected(reason)
+
+
 def select(
     inventory: Inventory,
     config: Config,
@@ -211,12 +271,8 @@ def select(
     entries: list[SurfaceEntry] = []
     tools = 0
     for tool in (*inventory.tools, *inventory.others):
-        reason = _filter_reason(tool.name, config)
-        status = Status.SKIPPED
-        if reason is None:
-            # A resource's name is its URI or template: `db://drop/{table}` reads like an action.
-            reason = guard.blocks(tool.name, tool.destructive_hint, tool.read_only_hint)
-            status = Status.BLOCKED
+        refused = _refusal(tool, config, guard)
+        reason, status = refused if refused is not None else (None, Status.SKIPPED)
         counted = tool.surface is Surface.TOOL
         if reason is None and counted and config.max_tools is not None and tools >= config.max_tools:
             reason, status = f"over max_tools ({config.max_tools})", Status.SKIPPED

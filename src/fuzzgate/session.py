@@ -18,7 +18,8 @@ from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_f
 from fuzzgate.config.model import Config
 from fuzzgate.discover import Inventory, discover
 from fuzzgate.findings import Finding, Repro, Surface
-from fuzzgate.plan import ToolPlan, select
+from fuzzgate.outcome import CallOutcome
+from fuzzgate.plan import NotSelected, ToolPlan, select
 from fuzzgate.results import Status, SurfaceEntry
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.containment import Containment, contain
@@ -122,6 +123,11 @@ class ReplayResult:
     """Replays sent: up to the first that failed again; 0 for a finding no tool call can replay."""
     observations: tuple[Observation, ...]
     """What the last replay showed."""
+    refused: str | None = None
+    """Why nothing was sent: a call of the repro is not selected (include, exclude, the destructive
+    guard; `plan.Admission`)."""
+    outcomes: tuple[CallOutcome, ...] = ()
+    """The failing call's outcome in each replay."""
 
 
 async def replay_finding(config: Config, finding: Finding, attempts: int) -> ReplayResult:
@@ -130,14 +136,18 @@ async def replay_finding(config: Config, finding: Finding, attempts: int) -> Rep
     if not replayable(finding):
         return ReplayResult(finding, still_fails=False, attempts=0, observations=())
     observations: list[Observation] = []
+    outcomes: list[CallOutcome] = []
     async with contained(config, finding.repro.seed) as servers:
         for attempt in range(1, max(1, attempts) + 1):
-            same, observations = await replay_once(
-                config, servers.oracles, finding, servers.canaries, servers.connector
-            )
+            try:
+                same, observations = await replay_once(
+                    config, servers.oracles, finding, servers.canaries, servers.connector, outcomes=outcomes
+                )
+            except NotSelected as refused:
+                return ReplayResult(finding, still_fails=False, attempts=0, observations=(), refused=refused.reason)
             if same:
-                return ReplayResult(finding, still_fails=True, attempts=attempt, observations=tuple(observations))
-    return ReplayResult(finding, still_fails=False, attempts=max(1, attempts), observations=tuple(observations))
+                return ReplayResult(finding, True, attempt, tuple(observations), outcomes=tuple(outcomes))
+    return ReplayResult(finding, False, max(1, attempts), tuple(observations), outcomes=tuple(outcomes))
 
 
 def replayable(finding: Finding) -> bool:

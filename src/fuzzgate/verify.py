@@ -39,12 +39,14 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from fuzzgate import sequence
 from fuzzgate.check import Observation, Oracles
 from fuzzgate.config.model import Config, TargetKind
+from fuzzgate.discover import discover
 from fuzzgate.errors import TargetError
-from fuzzgate.findings import Finding, Repro, Step
+from fuzzgate.findings import Finding, Repro, Step, Surface
 from fuzzgate.generate.dictionary import reply_values
-from fuzzgate.outcome import OutcomeStatus
+from fuzzgate.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.plan import Admission, NotSelected
 from fuzzgate.sequence import rebind
-from fuzzgate.steps import observe, send_step
+from fuzzgate.steps import StepResult, observe, send_step
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.triage import fingerprint, subject
 
@@ -80,33 +82,58 @@ async def replay_once(
     extra_env: Mapping[str, str],
     connector: Connector = connect,
     repro: Repro | None = None,
+    *,
+    admission: Admission | None = None,
+    outcomes: list[CallOutcome] | None = None,
 ) -> tuple[bool, list[Observation]]:
     """Send the repro (`finding.repro` unless another is given) to a fresh server: the calls of its
     prefix in order, then the failing call. Whether the same bug showed again, and what was seen.
-    A bug that shows during the prefix is not this finding's: the server must survive the prefix."""
+    A bug that shows during the prefix is not this finding's: the server must survive the prefix.
+
+    Nothing is sent when `admission` (without one: the server's own listing, read first) refuses
+    a call of the repro: raises `NotSelected`. The failing call's outcome is appended to `outcomes`."""
     repro = repro if repro is not None else finding.repro
-    # What the recorded run's replies brought, mapped to what this server's bring in their place:
-    # a fresh server hands out other ids, and a use after delete must delete and use its own.
-    bound: dict[Any, Any] = {}
+    calls = _calls(replace(finding, repro=repro))
+    if admission is not None:
+        admission.check(calls)
     async with connector(config, extra_env) as connection:
-        for step in repro.prefix:
-            arguments = rebind(step.arguments, bound)
-            done = await send_step(connection, config, step.tool, arguments, repro.workspace, step.surface)
-            connection.history.append(Step(step.tool, done.arguments, step.schema_valid, step.surface))
-            if not connection.alive():
-                return False, []
-            if step.produced and done.outcome.status is OutcomeStatus.OK:
-                now = reply_values(step.tool, done.outcome.payload)
-                bound.update((old, new) for old, new in zip(step.produced, now, strict=False) if old != new)
-        result = await send_step(
-            connection, config, finding.tool, rebind(repro.arguments, bound), repro.workspace, repro.surface
-        )
+        if admission is None:
+            admission = Admission.of(config, await discover(connection, config.target.timeout_ms / 1000))
+        refused = admission.refusal(calls)
+        result = None if refused is not None else await _send_repro(connection, config, finding, repro)
+    # Raised once the connection is closed, so it is not wrapped in its task group's exceptions.
+    if refused is not None:
+        raise NotSelected(refused)
+    if result is None:
+        return False, []
+    if outcomes is not None:
+        outcomes.append(result.outcome)
     observations = observe(oracles, finding.tool, repro.schema_valid, result, surface=repro.surface)
     same = any(
         fingerprint(o.kind, *subject(o, finding.tool, repro.surface), o.signature) == finding.fingerprint
         for o in observations
     )
     return same, observations
+
+
+async def _send_repro(connection: Connection, config: Config, finding: Finding, repro: Repro) -> StepResult | None:
+    """The repro's prefix, then its failing call (whose result is returned); None when the server
+    did not survive the prefix."""
+    # What the recorded run's replies brought, mapped to what this server's bring in their place:
+    # a fresh server hands out other ids, and a use after delete must delete and use its own.
+    bound: dict[Any, Any] = {}
+    for step in repro.prefix:
+        arguments = rebind(step.arguments, bound)
+        done = await send_step(connection, config, step.tool, arguments, repro.workspace, step.surface)
+        connection.history.append(Step(step.tool, done.arguments, step.schema_valid, step.surface))
+        if not connection.alive():
+            return None
+        if step.produced and done.outcome.status is OutcomeStatus.OK:
+            now = reply_values(step.tool, done.outcome.payload)
+            bound.update((old, new) for old, new in zip(step.produced, now, strict=False) if old != new)
+    return await send_step(
+        connection, config, finding.tool, rebind(repro.arguments, bound), repro.workspace, repro.surface
+    )
 
 
 @dataclass(slots=True, eq=False)
@@ -129,6 +156,8 @@ class _BaselineTally:
     attempts: int = 0
     failing: bool = False
     done: bool = False
+    refused: str | None = None
+    """Why the run's selection refuses a call of its repro: not replayed, it stays known."""
 
 
 _Job = tuple[_Tally, int] | _BaselineTally
@@ -161,6 +190,8 @@ class Verifier:
         self.oracles = oracles
         self.extra_env = extra_env
         self.connector = connector
+        self.admission: Admission | None = None
+        """What the run selected (set once the server is listed): what replays may send."""
         self._parallel = parallel_replays(config)
         # An HTTP target's replays wait for fuzzing to end: the fuzzing server holds the port (or,
         # when fuzzgate does not start it, is the only server).
@@ -260,8 +291,10 @@ class Verifier:
     async def _attempt(self, finding: Finding, repro: Repro | None = None) -> bool | None:
         """One replay on a fresh server: whether it failed the same way; None if no server could be reached."""
         try:
-            same, _ = await replay_once(self.config, self.oracles, finding, self.extra_env, self.connector, repro)
-        except TargetError:
+            same, _ = await replay_once(
+                self.config, self.oracles, finding, self.extra_env, self.connector, repro, admission=self.admission
+            )
+        except (TargetError, NotSelected):
             return None
         return same
 
@@ -317,6 +350,11 @@ class Verifier:
             self._queue((tally, generation))
 
     async def _baseline_job(self, tally: _BaselineTally) -> None:
+        if self.admission is not None:
+            tally.refused = self.admission.refusal(_calls(tally.entry))
+        if tally.refused is not None:
+            tally.done = True
+            return
         same = await self._attempt(tally.entry)
         tally.attempts += 1
         if same is None:
@@ -358,14 +396,28 @@ class Verifier:
             notes.append(f"{partial} finding(s) got fewer than {replays} replays within the budget")
         if unreached:
             notes.append(_unreached_note(unreached, replays, self.config))
-        unverified = frozenset(b.entry.fingerprint for b in self._baseline if not b.done)
+        refused = [b for b in self._baseline if b.refused is not None]
+        if refused:
+            notes.append(
+                f"{len(refused)} baseline entr{'y was' if len(refused) == 1 else 'ies were'} not replayed: "
+                f"a call of {'its' if len(refused) == 1 else 'their'} repro is not selected "
+                f"({refused[0].refused}); they stay known"
+            )
+        unverified = frozenset(b.entry.fingerprint for b in self._baseline if not b.done and b.refused is None)
         if unverified:
             notes.append(
                 f"{len(unverified)} baseline entr{'y was' if len(unverified) == 1 else 'ies were'} not replayed "
                 "within the budget; they stay known"
             )
         failing = frozenset(b.entry.fingerprint for b in self._baseline if b.failing)
-        return Verification(tuple(kept), tuple(triaged), failing, unverified, tuple(notes))
+        kept_known = unverified | {b.entry.fingerprint for b in refused}
+        return Verification(tuple(kept), tuple(triaged), failing, frozenset(kept_known), tuple(notes))
+
+
+def _calls(finding: Finding) -> list[tuple[Surface, str]]:
+    """The calls a finding's repro sends, in order: what the selection must admit."""
+    repro = finding.repro
+    return [(step.surface, step.tool) for step in repro.prefix] + [(repro.surface, finding.tool)]
 
 
 def _labelled(tally: _Tally, replays: int) -> tuple[Finding, bool]:

@@ -43,6 +43,9 @@ class FakeMeasurer:
         self.note = "behaviour: a fake server"
         self.schemas: dict[str, dict[str, Any]] = {"echo": {"type": "object"}}
 
+    def refusal(self, entry: CorpusEntry) -> str | None:
+        return None
+
     async def features(self, entry: CorpusEntry) -> frozenset[str] | None:
         self.measured.append(entry)
         self.clock.left -= self.cost

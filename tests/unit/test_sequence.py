@@ -222,7 +222,13 @@ def _verify(
     monkeypatch: pytest.MonkeyPatch, finding: Finding, answer: Oracle, replays: int = 3
 ) -> tuple[Verification, list[Repro]]:
     async def fake_replay(
-        _config: Config, _oracles: Any, finding: Finding, _env: Any, _connector: Any, repro: Repro | None = None
+        _config: Config,
+        _oracles: Any,
+        finding: Finding,
+        _env: Any,
+        _connector: Any,
+        repro: Repro | None = None,
+        **_: Any,
     ) -> tuple[bool, list[Observation]]:
         return bool(await answer(repro if repro is not None else finding.repro)), []
 

@@ -40,7 +40,9 @@ def _run(
     deadline_s: float = math.inf,
     before: Callable[[Verifier], Any] | None = None,
 ) -> Verification:
-    async def fake_replay(_config: Config, _oracles: Any, finding: Finding, *_: Any) -> tuple[bool, list[Observation]]:
+    async def fake_replay(
+        _config: Config, _oracles: Any, finding: Finding, *_: Any, **__: Any
+    ) -> tuple[bool, list[Observation]]:
         result = answer(finding)
         if hasattr(result, "__await__"):
             result = await result
