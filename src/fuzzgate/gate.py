@@ -323,7 +323,10 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
     for warning in dict.fromkeys(w for _, versions in recorded if (w := replay_warning(versions))):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
 
-    results = [r.still_fails for r in interrupt.run(lambda: replay_findings(config, findings, config.replays))]
+    replayed = interrupt.run(lambda: replay_findings(config, findings, config.replays))
+    if unstarted := next((r.not_replayed for r in replayed if r.not_replayed is not None), None):
+        raise unstarted
+    results = [r.still_fails for r in replayed]
     redact = _redactor_for_findings(config, findings)
     for f, failing in zip(findings, results, strict=True):
         verdict = "[red]still fails[/]" if failing else "[green]no longer fails[/]"
@@ -368,13 +371,23 @@ def baseline_command(action: str, config: Config, console: Console) -> int:
     entries = [f for f in baseline.findings() if f.fingerprint not in stranded]
 
     results = interrupt.run(lambda: replay_findings(config, entries, config.replays))
-    # An entry no tool call can replay (attempts == 0) was not shown fixed: it stays.
-    removed = [r.finding for r in results if r.attempts > 0 and not r.still_fails]
-    redact = _redactor_for_findings(config, removed)
+    # An entry no tool call can replay (attempts == 0), or whose server could not be started, was
+    # not shown fixed: it stays.
+    removed = [r.finding for r in results if r.attempts > 0 and not r.still_fails and r.not_replayed is None]
+    unstarted = [r for r in results if r.not_replayed is not None]
+    redact = _redactor_for_findings(config, entries)
     for finding in removed:
         baseline.remove(finding.fingerprint)
         console.print(f"pruned {finding.fingerprint} ({finding.kind.value} in {escape(redact.text(finding.name))})")
-    console.print(f"{len(removed)} pruned, {len(entries) - len(removed)} still failing")
+    for r in unstarted:
+        name, why = escape(redact.text(r.finding.name)), escape(redact.text(str(r.not_replayed)))
+        console.print(
+            f"[yellow]kept[/] {r.finding.fingerprint} ({r.finding.kind.value} in {name}): not replayed: {why}"
+        )
+    kept = len(entries) - len(removed) - len(unstarted)
+    console.print(
+        f"{len(removed)} pruned, {kept} still failing" + (f", {len(unstarted)} kept unreplayed" if unstarted else "")
+    )
     if stranded:
         console.print(f"{len(stranded)} kept unreplayed: entries of an older scheme (see `fuzzgate baseline upgrade`)")
     return ExitCode.OK

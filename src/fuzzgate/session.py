@@ -17,6 +17,7 @@ from fuzzgate.check import Observation, Oracles
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.model import Config
 from fuzzgate.discover import Inventory, discover
+from fuzzgate.errors import TargetError
 from fuzzgate.findings import Finding, Repro, Surface
 from fuzzgate.plan import ToolPlan, select
 from fuzzgate.results import Status, SurfaceEntry
@@ -122,6 +123,9 @@ class ReplayResult:
     """Replays sent: up to the first that failed again; 0 for a finding no tool call can replay."""
     observations: tuple[Observation, ...]
     """What the last replay showed."""
+    not_replayed: TargetError | None = None
+    """Why no replay could be sent: a fresh server could not be started (its start error, the
+    server's words in it redacted). Such a finding was not shown fixed."""
 
 
 async def replay_finding(config: Config, finding: Finding, attempts: int) -> ReplayResult:
@@ -132,9 +136,12 @@ async def replay_finding(config: Config, finding: Finding, attempts: int) -> Rep
     observations: list[Observation] = []
     async with contained(config, finding.repro.seed) as servers:
         for attempt in range(1, max(1, attempts) + 1):
-            same, observations = await replay_once(
-                config, servers.oracles, finding, servers.canaries, servers.connector
-            )
+            try:
+                same, observations = await replay_once(
+                    config, servers.oracles, finding, servers.canaries, servers.connector
+                )
+            except TargetError as exc:
+                return ReplayResult(finding, still_fails=False, attempts=attempt - 1, observations=(), not_replayed=exc)
             if same:
                 return ReplayResult(finding, still_fails=True, attempts=attempt, observations=tuple(observations))
     return ReplayResult(finding, still_fails=False, attempts=max(1, attempts), observations=tuple(observations))
