@@ -163,6 +163,10 @@ class Connection:
     def server_info(self) -> types.Implementation | None:
         return self.client.server_info
 
+    def sources(self) -> tuple[tuple[str, str], ...]:
+        """Where the server's view of its scope lies and the user's directories it stands for."""
+        return self.layer.sources() if self.layer is not None else ()
+
     def alive(self) -> bool:
         server = self.server
         return server is None or server.returncode is None
@@ -520,9 +524,7 @@ async def call_tool(
         request, result_type = request_for(surface, name, arguments)
         with scope:
             # `send_request`, not `call_tool`: fuzzgate checks the output schema itself (see `output`).
-            result = await connection.client.session.send_request(
-                request, result_type, progress_callback=on_progress
-            )
+            result = await connection.client.session.send_request(request, result_type, progress_callback=on_progress)
         if scope.cancelled_caught:
             raise TimeoutError
     except TimeoutError:
@@ -591,7 +593,7 @@ async def call_tool(
     extra = fields.pop("extra_anomaly", None)
     if extra is not None:
         anomalies = (*anomalies, extra)
-    return CallOutcome(status=status, duration_s=duration, anomalies=anomalies, **fields)
+    return CallOutcome(status=status, duration_s=duration, anomalies=anomalies, sources=connection.sources(), **fields)
 
 
 FOLLOW_UP_S = 1.0
