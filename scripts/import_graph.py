@@ -36,6 +36,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "fuzzgate.errors",
             "fuzzgate.files",
             "fuzzgate.findings",
+            "fuzzgate.json_fields",
             "fuzzgate.outcome",
             "fuzzgate.untrusted_regex",
             "fuzzgate.uri_template",

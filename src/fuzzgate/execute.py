@@ -55,7 +55,7 @@ from fuzzgate.plan import Admission, Scheduler, ToolPlan, select
 from fuzzgate.protocol_round import probe_server
 from fuzzgate.results import CorpusSummary, FeedbackSummary, Status, SurfaceEntry, TargetSummary
 from fuzzgate.sequence import HISTORY_STEPS, prefix_of
-from fuzzgate.steps import observe, send_step
+from fuzzgate.steps import observe, send_step, written_for
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.containment import Containment, contain
 from fuzzgate.target.coverage import CallCoverage
@@ -642,7 +642,9 @@ class Engine:
             transport=connection.transport,
             schema_valid=case.schema_valid,
             prefix=history,
-            workspace=str(layer.outside) if layer is not None else None,
+            # Only when the calls name it: a per-run directory in every repro would make a baseline
+            # file of the same bug differ from run to run.
+            workspace=written_for(layer, step.arguments, history) if observations else None,
             surface=surface,
         )
         for observation in observations:

@@ -2,7 +2,10 @@
 
 These frozen types are the vocabulary every stage after `execute` speaks; reports serialize them
 with `to_json()` and read them back with `from_json()`, so `report.json` and baseline files are the
-source of truth.
+source of truth. That pair is the one codec of a finding, its repro and its steps wherever they are
+written (`report.json`, baseline entries, the shared store, corpus entries): `from_json` reads every
+field `to_json` writes, and checks each, raising `ValueError` naming the field (`where` prefixes its
+name with where the object sits in the file, as `repro.`).
 """
 
 from __future__ import annotations
@@ -10,6 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
+
+from fuzzgate.json_fields import enum_field, expect, optional, required
+from fuzzgate.json_fields import location as location_field
 
 JSONValue = Any
 """A value that `json.dumps` accepts (dicts, lists, str, int, float, bool, None)."""
@@ -96,13 +102,13 @@ class Step:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, JSONValue]) -> Step:
+    def from_json(cls, data: dict[str, JSONValue], where: str = "") -> Step:
         return cls(
-            tool=str(data["tool"]),
-            arguments=dict(data["arguments"]),
-            schema_valid=bool(data.get("schema_valid", True)),
-            surface=Surface(data.get("surface", Surface.TOOL.value)),
-            produced=tuple(data.get("produced") or ()),
+            tool=expect(required(data, "tool", where), str, f'"{where}tool"'),
+            arguments=expect(required(data, "arguments", where), dict, f'"{where}arguments"'),
+            schema_valid=expect(data.get("schema_valid", True), bool, f'"{where}schema_valid"'),
+            surface=enum_field(Surface, data, "surface", where, default=Surface.TOOL),
+            produced=tuple(optional(data, "produced", list, f'"{where}produced"') or ()),
         )
 
 
@@ -158,17 +164,20 @@ class Repro:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, JSONValue]) -> Repro:
+    def from_json(cls, data: dict[str, JSONValue], where: str = "") -> Repro:
+        steps = optional(data, "prefix", list, f'"{where}prefix"') or []
         return cls(
-            seed=int(data["seed"]),
-            case_index=int(data["case_index"]),
-            arguments=dict(data["arguments"]),
-            transport=str(data["transport"]),
-            schema_valid=bool(data.get("schema_valid", True)),
-            prefix=tuple(Step.from_json(step) for step in data.get("prefix") or ()),
-            tool=None if data.get("tool") is None else str(data["tool"]),
-            workspace=None if data.get("workspace") is None else str(data["workspace"]),
-            surface=Surface(data.get("surface", Surface.TOOL.value)),
+            seed=expect(required(data, "seed", where), int, f'"{where}seed"'),
+            case_index=expect(required(data, "case_index", where), int, f'"{where}case_index"'),
+            arguments=expect(required(data, "arguments", where), dict, f'"{where}arguments"'),
+            transport=expect(required(data, "transport", where), str, f'"{where}transport"'),
+            schema_valid=expect(data.get("schema_valid", True), bool, f'"{where}schema_valid"'),
+            prefix=tuple(
+                Step.from_json(expect(step, dict, f'"{where}prefix" items'), f"{where}prefix[].") for step in steps
+            ),
+            tool=optional(data, "tool", str, f'"{where}tool"'),
+            workspace=optional(data, "workspace", str, f'"{where}workspace"'),
+            surface=enum_field(Surface, data, "surface", where, default=Surface.TOOL),
         )
 
 
@@ -191,13 +200,14 @@ class Details:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, JSONValue]) -> Details:
+    def from_json(cls, data: dict[str, JSONValue], where: str = "") -> Details:
         loc = data.get("location")
+        frames = optional(data, "frames", list, f'"{where}frames"') or []
         return cls(
-            error=data.get("error"),
-            stderr=data.get("stderr"),
-            frames=tuple(data.get("frames") or ()),
-            location=(str(loc["path"]), int(loc["line"])) if loc else None,
+            error=optional(data, "error", str, f'"{where}error"'),
+            stderr=optional(data, "stderr", str, f'"{where}stderr"'),
+            frames=tuple(expect(frame, str, f'"{where}frames" items') for frame in frames),
+            location=None if loc is None else location_field(loc, where),
         )
 
 
@@ -256,20 +266,25 @@ class Finding:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, JSONValue]) -> Finding:
+    def from_json(cls, data: dict[str, JSONValue], where: str = "") -> Finding:
+        repro = expect(required(data, "repro", where), dict, f'"{where}repro"')
+        details = optional(data, "details", dict, f'"{where}details"') or {}
+        signature = optional(data, "signature", list, f'"{where}signature"')
         return cls(
-            kind=Kind(data["kind"]),
-            severity=Severity(data["severity"]),
-            surface=Surface(data["surface"]),
-            name=str(data["name"]),
-            message=str(data["message"]),
-            fingerprint=str(data["fingerprint"]),
-            repro=Repro.from_json(data["repro"]),
-            details=Details.from_json(data.get("details") or {}),
-            count=int(data.get("count", 1)),
-            replays=int(data.get("replays", 0)),
-            reproduced=int(data.get("reproduced", 0)),
-            flaky=bool(data.get("flaky", False)),
-            unconfirmed=bool(data.get("unconfirmed", False)),
-            signature=None if data.get("signature") is None else tuple(str(s) for s in data["signature"]),
+            kind=enum_field(Kind, data, "kind", where),
+            severity=enum_field(Severity, data, "severity", where),
+            surface=enum_field(Surface, data, "surface", where),
+            name=expect(required(data, "name", where), str, f'"{where}name"'),
+            message=expect(required(data, "message", where), str, f'"{where}message"'),
+            fingerprint=expect(required(data, "fingerprint", where), str, f'"{where}fingerprint"'),
+            repro=Repro.from_json(repro, f"{where}repro."),
+            details=Details.from_json(details, f"{where}details."),
+            count=expect(data.get("count", 1), int, f'"{where}count"'),
+            replays=expect(data.get("replays", 0), int, f'"{where}replays"'),
+            reproduced=expect(data.get("reproduced", 0), int, f'"{where}reproduced"'),
+            flaky=expect(data.get("flaky", False), bool, f'"{where}flaky"'),
+            unconfirmed=expect(data.get("unconfirmed", False), bool, f'"{where}unconfirmed"'),
+            signature=None
+            if signature is None
+            else tuple(expect(s, str, f'"{where}signature" items') for s in signature),
         )

@@ -325,6 +325,8 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
         console.print(f"[yellow]warning:[/] {escape(warning)}")
 
     replayed = interrupt.run(lambda: replay_findings(config, findings, config.replays))
+    if unstarted := next((r.not_replayed for r in replayed if r.not_replayed is not None), None):
+        raise unstarted
     redact = _redactor_for_findings(config, findings)
     for result in replayed:
         f = result.finding
@@ -383,14 +385,24 @@ def baseline_command(action: str, config: Config, console: Console) -> int:
             "(not configured, or failing at start-up); nothing pruned",
             hint="fix the server's configuration or environment, then prune again",
         )
-    # An entry no tool call can replay (attempts == 0) was not shown fixed: it stays.
-    removed = [r.finding for r in results if r.attempts > 0 and not r.still_fails]
+    # An entry no tool call can replay (attempts == 0), whose server could not be started, or that
+    # the selection refuses was not shown fixed: it stays.
+    removed = [r.finding for r in results if r.attempts > 0 and not r.still_fails and r.not_replayed is None]
     refused = [r for r in results if r.refused is not None]
-    redact = _redactor_for_findings(config, removed)
+    unstarted = [r for r in results if r.not_replayed is not None]
+    redact = _redactor_for_findings(config, entries)
     for finding in removed:
         baseline.remove(finding.fingerprint)
         console.print(f"pruned {finding.fingerprint} ({finding.kind.value} in {escape(redact.text(finding.name))})")
-    console.print(f"{len(removed)} pruned, {len(entries) - len(removed) - len(refused)} still failing")
+    for r in unstarted:
+        name, why = escape(redact.text(r.finding.name)), escape(redact.text(str(r.not_replayed)))
+        console.print(
+            f"[yellow]kept[/] {r.finding.fingerprint} ({r.finding.kind.value} in {name}): not replayed: {why}"
+        )
+    kept = len(entries) - len(removed) - len(unstarted) - len(refused)
+    console.print(
+        f"{len(removed)} pruned, {kept} still failing" + (f", {len(unstarted)} kept unreplayed" if unstarted else "")
+    )
     if stranded:
         console.print(f"{len(stranded)} kept unreplayed: entries of an older scheme (see `fuzzgate baseline upgrade`)")
     if refused:

@@ -74,6 +74,21 @@ class CallOutcome:
     """How many calls were in flight at once, which makes attribution of process-wide symptoms uncertain."""
     after_timeout: AfterTimeout | None = None
     """For TIMEOUT: what the ping sent next showed (None when none was sent)."""
+    sources: tuple[tuple[str, str], ...] = ()
+    """Each scope directory as the server saw it (its throwaway layer) and the user's directory it
+    stands for: a path in the server's traceback is reported as the user's (`source_path`)."""
+
+    def source_path(self, path: str) -> str:
+        """`path` as the server named it (plain or a `file://` URL), in the user's directory when it
+        lies in the server's layer of one; else as it is. Only the directory changes, never the
+        file name, so a fingerprint (which keeps file names only) is the same either way."""
+        scheme = "file://" if path.startswith("file://") else ""
+        bare = path[len(scheme) :]
+        for seen, original in sorted(self.sources, key=lambda pair: -len(pair[0])):
+            seen = seen.rstrip("/")
+            if bare == seen or bare.startswith(seen + "/"):
+                return scheme + ((original.rstrip("/") + bare[len(seen) :]) or "/")
+        return path
 
 
 ERRORS = (OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR)

@@ -17,6 +17,7 @@ from fuzzgate.check import Observation, Oracles
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.model import Config
 from fuzzgate.discover import Inventory, discover
+from fuzzgate.errors import TargetError
 from fuzzgate.findings import Finding, Repro, Surface
 from fuzzgate.outcome import CallOutcome
 from fuzzgate.plan import NotSelected, ToolPlan, select
@@ -128,6 +129,9 @@ class ReplayResult:
     guard; `plan.Admission`)."""
     outcomes: tuple[CallOutcome, ...] = ()
     """The failing call's outcome in each replay."""
+    not_replayed: TargetError | None = None
+    """Why no replay could be sent: a fresh server could not be started (its start error, the
+    server's words in it redacted). Such a finding was not shown fixed."""
 
 
 async def replay_finding(config: Config, finding: Finding, attempts: int) -> ReplayResult:
@@ -145,6 +149,8 @@ async def replay_finding(config: Config, finding: Finding, attempts: int) -> Rep
                 )
             except NotSelected as refused:
                 return ReplayResult(finding, still_fails=False, attempts=0, observations=(), refused=refused.reason)
+            except TargetError as exc:
+                return ReplayResult(finding, still_fails=False, attempts=attempt - 1, observations=(), not_replayed=exc)
             if same:
                 return ReplayResult(finding, True, attempt, tuple(observations), outcomes=tuple(outcomes))
     return ReplayResult(finding, False, max(1, attempts), tuple(observations), outcomes=tuple(outcomes))

@@ -6,6 +6,8 @@ as fuzzing saw it.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,11 +15,12 @@ from fuzzgate.check import CallContext, Observation, Oracles, has_lone_surrogate
 from fuzzgate.check.effects import Effect, effects_of
 from fuzzgate.check.protocol_probes import judge as judge_probe
 from fuzzgate.config.model import Config
-from fuzzgate.findings import Surface
+from fuzzgate.findings import Step, Surface
 from fuzzgate.generate.probes import place, substitute
 from fuzzgate.outcome import CallOutcome
 from fuzzgate.protocol_round import send_probe
 from fuzzgate.target.connection import Connection, call_and_follow, prompt_argument
+from fuzzgate.target.workspace import Layer
 
 LONE_SURROGATE_TIMEOUT_S = 1.0
 """Some SDKs drop a request they cannot decode: it is reported (`protocol_error`), but waiting the
@@ -49,6 +52,16 @@ def placed(connection: Connection, arguments: dict[str, Any], written_for: str |
         value = substitute(value, written_for, outside)
     result: dict[str, Any] = value
     return result
+
+
+def written_for(layer: Layer | None, arguments: dict[str, Any], prefix: Sequence[Step] = ()) -> str | None:
+    """The directory outside the scope that `arguments` (or a `prefix` step's) name, for a repro's
+    `workspace`; None when none does, as a replay then has nothing to put in its place."""
+    if layer is None:
+        return None
+    outside = str(layer.outside)
+    sent = json.dumps([arguments, *(step.arguments for step in prefix)], ensure_ascii=False, default=str)
+    return outside if outside in sent else None
 
 
 async def send_step(

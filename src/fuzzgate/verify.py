@@ -21,7 +21,8 @@ What the deadline cuts short is said, never hidden:
 - a finding never replayed is `unconfirmed` (the budget ran out, or no fresh server could be
   reached: an HTTP target without a command), and an unconfirmed new finding at or above fail-on
   fails the gate (it was observed; it only could not be replayed);
-- a baseline entry whose replays did not finish stays known (`unverified`), never "fixed".
+- a baseline entry whose replays did not finish stays known (`unverified`), never "fixed"; so does
+  one whose fresh server could not be started (not replayed: the note gives the start error).
 """
 
 from __future__ import annotations
@@ -158,6 +159,8 @@ class _BaselineTally:
     done: bool = False
     refused: str | None = None
     """Why the run's selection refuses a call of its repro: not replayed, it stays known."""
+    unstarted: bool = False
+    """No fresh server could be started for it: not replayed, so not shown fixed."""
 
 
 _Job = tuple[_Tally, int] | _BaselineTally
@@ -207,6 +210,8 @@ class Verifier:
         self._pending = 0
         self._idle = anyio.Event()
         self._idle.set()
+        self._start_error: str | None = None
+        """The first error a fresh server for a replay failed to start with (redacted at its source)."""
 
     def pending_replays(self) -> int:
         """Replays still to run (new findings' and baseline entries'), for the fuzzing deadline."""
@@ -294,7 +299,10 @@ class Verifier:
             same, _ = await replay_once(
                 self.config, self.oracles, finding, self.extra_env, self.connector, repro, admission=self.admission
             )
-        except (TargetError, NotSelected):
+        except NotSelected:
+            return None
+        except TargetError as exc:
+            self._start_error = self._start_error or str(exc)
             return None
         return same
 
@@ -356,10 +364,11 @@ class Verifier:
             tally.done = True
             return
         same = await self._attempt(tally.entry)
-        tally.attempts += 1
         if same is None:
-            tally.done = True
-        elif same:
+            tally.unstarted = tally.done = True
+            return
+        tally.attempts += 1
+        if same:
             # One failure is enough to keep a known bug known.
             tally.failing = tally.done = True
         elif tally.attempts >= max(1, self.config.replays):
@@ -409,6 +418,13 @@ class Verifier:
                 f"{len(unverified)} baseline entr{'y was' if len(unverified) == 1 else 'ies were'} not replayed "
                 "within the budget; they stay known"
             )
+        unstarted = frozenset(b.entry.fingerprint for b in self._baseline if b.unstarted)
+        if unstarted:
+            notes.append(
+                f"{len(unstarted)} baseline entr{'y was' if len(unstarted) == 1 else 'ies were'} not replayed "
+                f"because a fresh server could not be started ({self._start_error}); they stay known"
+            )
+        unverified |= unstarted
         failing = frozenset(b.entry.fingerprint for b in self._baseline if b.failing)
         kept_known = unverified | {b.entry.fingerprint for b in refused}
         return Verification(tuple(kept), tuple(triaged), failing, frozenset(kept_known), tuple(notes))

@@ -161,3 +161,23 @@ def test_an_unreachable_http_server_leaves_the_finding_unconfirmed(monkeypatch: 
     out = _run(monkeypatch, down, served, [(_finding(), False)])
     assert out.findings[0].unconfirmed
     assert [note for note in out.notes if "a fresh server could not be started" in note]
+
+
+def test_a_baseline_entry_whose_server_cannot_start_is_not_replayed_and_stays_known(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from fuzzgate.errors import TargetError
+
+    def unstartable(finding: Finding) -> bool:
+        if finding.fingerprint.startswith("u"):
+            raise TargetError("could not start the stdio server `x`: no answer to initialize within 1s")
+        return False
+
+    unseen = [_finding("u" * 20), _finding("x" * 20)]
+    out = _run(monkeypatch, unstartable, _config(replays=2), [], unseen)
+    # Not shown fixed: known, like an entry the budget left unreplayed; the other one was replayed.
+    assert out.baseline_unverified == {"u" * 20}
+    assert out.baseline_failing == frozenset()
+    (note,) = out.notes
+    assert "1 baseline entry was not replayed" in note and "stay known" in note
+    assert "no answer to initialize within 1s" in note

@@ -46,14 +46,17 @@ def outcome_details(outcome: CallOutcome, redact: Redactor, error: str | None = 
 
 
 def trace_details(trace: Trace | None, outcome: CallOutcome, redact: Redactor) -> Details:
-    """`outcome_details` with the trace's last frames and the innermost frame in user code."""
+    """`outcome_details` with the trace's last frames and the innermost frame in user code, their
+    paths in the user's directories rather than the server's throwaway layer of them (which is
+    another directory on every start)."""
     frames: tuple[str, ...] = ()
     location = None
     if trace is not None:
-        frames = tuple(redact.text(f"{f.path}:{f.line} in {f.func}") for f in trace.frames[-FRAMES_KEPT:])
+        source = outcome.source_path
+        frames = tuple(redact.text(f"{source(f.path)}:{f.line} in {f.func}") for f in trace.frames[-FRAMES_KEPT:])
         user = trace.user_frames()
         if user:
-            location = (redact.text(user[-1].path), user[-1].line)
+            location = (redact.text(source(user[-1].path)), user[-1].line)
     return Details(
         error=redact(outcome.error), stderr=stderr_excerpt(outcome.stderr, redact), frames=frames, location=location
     )

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from fuzzgate.commands import accept_command
 from fuzzgate.errors import BaselineError
-from fuzzgate.findings import Details, Finding, JSONValue, Kind, Repro, Severity, Step, Surface
+from fuzzgate.findings import Details, Finding, JSONValue, Kind, Repro, Severity, Surface
 from fuzzgate.fingerprint import (
     ORIGINAL_SCHEME,
     Signature,
@@ -37,8 +37,8 @@ from fuzzgate.fingerprint import (
     rederive,
     verifies,
 )
-from fuzzgate.store._fields import enum_field, expect, json_type, required
-from fuzzgate.store._fields import location as location_field
+from fuzzgate.json_fields import enum_field, expect, json_type, required
+from fuzzgate.json_fields import location as location_field
 from fuzzgate.store.database import CorpusDatabase, DirectoryDatabase
 from fuzzgate.versions import GeneratorVersions
 
@@ -180,8 +180,6 @@ class BaselineEntry:
         if type(marker) is not int or marker not in READABLE_FORMATS:
             raise ValueError(f'has "{_MARKER}": {marker!r}; this fuzzgate reads formats 1 to {BASELINE_FORMAT}')
         repro = expect(required(data, "repro"), dict, '"repro"')
-        seed = expect(required(repro, "seed", "repro."), int, '"repro.seed"')
-        case_index = expect(required(repro, "case_index", "repro."), int, '"repro.case_index"')
         location = data.get("location")
         entry = cls(
             fingerprint=expect(required(data, "fingerprint"), str, '"fingerprint"'),
@@ -190,16 +188,8 @@ class BaselineEntry:
             surface=enum_field(Surface, data, "surface"),
             name=expect(required(data, "name"), str, '"name"'),
             message=expect(required(data, "message"), str, '"message"'),
-            repro=Repro(
-                seed=seed,
-                case_index=case_index,
-                arguments=expect(required(repro, "arguments", "repro."), dict, '"repro.arguments"'),
-                transport=expect(required(repro, "transport", "repro."), str, '"repro.transport"'),
-                schema_valid=expect(repro.get("schema_valid", True), bool, '"repro.schema_valid"'),
-                prefix=_prefix(repro),
-                tool=_optional_str(repro, "tool"),
-                workspace=_optional_str(repro, "workspace"),
-            ),
+            # The one codec of a repro (`findings.py`), which `report.json` is read with too.
+            repro=Repro.from_json(repro, "repro."),
             frames=tuple(expect(f, str, '"frames" items') for f in expect(data.get("frames", []), list, '"frames"')),
             location=location_field(location) if location is not None else None,
         )
@@ -210,26 +200,6 @@ class BaselineEntry:
             )
             return replace(entry, signature=recovered)
         return _with_identity(entry, data)
-
-
-def _prefix(repro: dict[str, JSONValue]) -> tuple[Step, ...]:
-    """A sequence repro's earlier calls (absent for a single call)."""
-    steps = []
-    for item in expect(repro.get("prefix", []), list, '"repro.prefix"'):
-        step = expect(item, dict, '"repro.prefix" items')
-        steps.append(
-            Step(
-                tool=expect(required(step, "tool", "repro.prefix[]."), str, '"repro.prefix[].tool"'),
-                arguments=expect(required(step, "arguments", "repro.prefix[]."), dict, '"repro.prefix[].arguments"'),
-                schema_valid=expect(step.get("schema_valid", True), bool, '"repro.prefix[].schema_valid"'),
-            )
-        )
-    return tuple(steps)
-
-
-def _optional_str(repro: dict[str, JSONValue], key: str) -> str | None:
-    value = repro.get(key)
-    return None if value is None else expect(value, str, f'"repro.{key}"')
 
 
 class NewerBaselineError(ValueError):

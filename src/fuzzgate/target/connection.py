@@ -164,6 +164,10 @@ class Connection:
     def server_info(self) -> types.Implementation | None:
         return self.client.server_info
 
+    def sources(self) -> tuple[tuple[str, str], ...]:
+        """Where the server's view of its scope lies and the user's directories it stands for."""
+        return self.layer.sources() if self.layer is not None else ()
+
     def alive(self) -> bool:
         server = self.server
         return server is None or server.returncode is None
@@ -598,7 +602,7 @@ async def call_tool(
     extra = fields.pop("extra_anomaly", None)
     if extra is not None:
         anomalies = (*anomalies, extra)
-    return CallOutcome(status=status, duration_s=duration, anomalies=anomalies, **fields)
+    return CallOutcome(status=status, duration_s=duration, anomalies=anomalies, sources=connection.sources(), **fields)
 
 
 FOLLOW_UP_S = 1.0

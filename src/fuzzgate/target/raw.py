@@ -222,7 +222,9 @@ async def send_raw(
             await _let_stderr_catch_up(server, err_mark, hinted)
         fields["stderr"] = "\n".join(server.stderr.since(err_mark))
     anomalies = (*(process.wire.since(wire_mark) if process is not None else ()), *extra)
-    outcome = CallOutcome(status=status, duration_s=duration, anomalies=anomalies, **fields)
+    outcome = CallOutcome(
+        status=status, duration_s=duration, anomalies=anomalies, sources=connection.sources(), **fields
+    )
     return await follow_timeout(connection, outcome)
 
 

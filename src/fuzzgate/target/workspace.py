@@ -404,6 +404,11 @@ class Layer:
                     return str(mapped / rest if rest.parts else mapped) + trailing
         return None
 
+    def sources(self) -> tuple[tuple[str, str], ...]:
+        """Each scope dir as the server sees it, with the user's directory it stands for: what maps
+        the paths the server reports (its tracebacks) back (`CallOutcome.sources`)."""
+        return tuple((str(mapped), str(original)) for original, mapped in self.scope_map.items())
+
     def rewrite_args(self, args: Sequence[str]) -> tuple[str, ...]:
         """`args` with each path in a scope dir (`/x/y`, or the value of `--opt=/x/y`) rewritten to
         the path the server sees. Relative paths need nothing: the server runs in the mapped cwd."""
