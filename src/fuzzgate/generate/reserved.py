@@ -64,7 +64,7 @@ _DOCUMENTATION_V6: Final = 0x20010DB8 << 96
 _LOW_96: Final = (1 << 96) - 1
 _SPECIAL_SCHEMES: Final = frozenset({"http", "https", "ws", "wss", "ftp"})
 _SCHEME: Final = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*):([/\\]*)")
-_AUTHORITY: Final = re.compile(r"[^/?#\\\s\"'<>`{}|^]*")
+_AUTHORITY: Final = re.compile(r"[^/?#\\\s\"'<>`]*")
 _EMAIL: Final = re.compile(r"(?<=[^\s@])@(\[[^\]\s]*\]|[^\s@/?#\\<>()\[\]\"',;:`]+)")
 _WORD: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
