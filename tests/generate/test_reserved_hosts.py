@@ -23,7 +23,7 @@ from fuzzgate.generate import CaseGenerator
 from fuzzgate.generate.dictionary import Dictionary
 from fuzzgate.generate.hints import enrich
 from fuzzgate.generate.mutate import mutate
-from fuzzgate.generate.reserved import Confinement, confine_text
+from fuzzgate.generate.reserved import NETWORK_SCHEMES, Confinement, confine_text
 
 RESERVED_NAMES = ("example.com", "example.org", "example.net", "example", "test", "invalid", "localhost")
 RESERVED_NETWORKS = tuple(
@@ -73,8 +73,13 @@ def reserved(host: str) -> bool:
 
 _URL = re.compile(r"(?:^|(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:)//[^\s\"'<>`]*")
 _SPECIAL = re.compile(r"(?i)\b(?:https?|wss?|ftp):[/\\]*([^\s/?#\\\"'<>`]*)")
-_URL_START = re.compile(r"(?i)(?:https?|wss?|ftp):|[a-z][a-z0-9+.-]*://|//")
+_URL_START = re.compile(r"(?i)(?:https?|wss?|ftp):|//|[a-z][a-z0-9+.-]*://")
 _EMAIL = re.compile(r"[^\s@]@([^\s@/?#\\<>\"',;:`()\[\]]+|\[[^\]\s]*\])")
+
+
+def network(url: str) -> bool:
+    """Whether a client connects to the authority of `url` (not an MCP resource's `notes://1`)."""
+    return url.startswith("//") or any(part in NETWORK_SCHEMES for part in url.partition(":")[0].lower().split("+"))
 
 
 def hosts(text: str, *, bare: bool = False) -> Iterator[str]:
@@ -87,6 +92,8 @@ def hosts(text: str, *, bare: bool = False) -> Iterator[str]:
         yield text
         return
     for match in _URL.finditer(text):
+        if not network(match.group(0)):
+            continue
         try:
             host = urlsplit(match.group(0).replace("\\", "/")).hostname
         except ValueError:

@@ -8,10 +8,11 @@ fetches goes out for real, so the rule holds always, sandbox or not. Reserved ar
 reach only this machine.
 
 `Confinement.apply` rewrites a JSON value. In every string it finds the host of each URL (after
-`scheme://`; after `http:`, `https:`, `ws:`, `wss:`, `ftp:` with any slashes or none, as browsers
-read them; after `//` at the start), of each e-mail address, the whole string when it is an IP
-address, and the authority a string begins with when its key names a host (`host`, `url`,
-`email`, ... or a property with a host format). A name outside the reserved ones keeps its text
+`scheme://` for a scheme a client connects through, `NETWORK_SCHEMES`; after `http:`, `https:`,
+`ws:`, `wss:`, `ftp:` with any slashes or none, as browsers read them; after `//` at the start),
+of each e-mail address, the whole string when it is an IP address, and the authority a string
+begins with when its key names a host (`host`, `url`, `email`, ... or a property with a host
+format) and it begins with no `scheme://`. A name outside the reserved ones keeps its text
 (characters a resolver could read otherwise become `-`) and gets `.example` appended
 (`api.github.com` -> `api.github.com.example`, `8.8.8.8.8` -> `8.8.8.8.8.example`); an IPv4
 address keeps its last octet in 192.0.2.0/24, an IPv6 address its low 96 bits under 2001:db8::/32.
@@ -63,8 +64,20 @@ _DOCUMENTATION_V4: Final = 0xC0000200  # 192.0.2.0
 _DOCUMENTATION_V6: Final = 0x20010DB8 << 96
 _LOW_96: Final = (1 << 96) - 1
 _SPECIAL_SCHEMES: Final = frozenset({"http", "https", "ws", "wss", "ftp"})
-_SCHEME: Final = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*):([/\\]*)")
+NETWORK_SCHEMES: Final = _SPECIAL_SCHEMES | frozenset(
+    {
+        "file", "ftps", "sftp", "tftp", "gopher", "dict", "ldap", "ldaps", "smtp", "smtps", "imap", "imaps",
+        "pop3", "pop3s", "telnet", "ssh", "git", "svn", "redis", "rediss", "mysql", "postgres", "postgresql",
+        "mongodb", "amqp", "amqps", "mqtt", "mqtts", "nats", "kafka", "irc", "ircs", "xmpp", "sip", "sips",
+        "rtsp", "rtmp", "nntp", "news", "dns", "s3", "gs", "ipp", "nfs", "smb", "cifs", "vnc", "rdp",
+    }
+)  # fmt: skip
+"""Schemes whose authority a client connects to (a part of `git+ssh`, `mongodb+srv` counts): only
+their hosts are confined; an MCP resource's own scheme (`notes://1`) names no host on the network."""
+_SCHEME: Final = re.compile(r"(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9+.-]*):([/\\]*)")
 _AUTHORITY: Final = re.compile(r"[^/?#\\\s\"'<>`]*")
+_SPECIAL: Final = re.compile(r"(?<![A-Za-z0-9])(?:https?|wss?|ftp):[/\\]*", re.IGNORECASE)
+_OPAQUE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _EMAIL: Final = re.compile(r"(?<=[^\s@])@(\[[^\]\s]*\]|[^\s@/?#\\<>()\[\]\"',;:`]+)")
 _WORD: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
@@ -140,16 +153,32 @@ def confine_text(text: str, *, bare: bool = False) -> str:
     whole = _ip(text)
     if whole is not None:
         return str(whole)
-    spans = list(_authorities(text))
-    if bare and text[:1].strip() and not any(start == _url_start(text) for start, _ in spans):
-        spans.insert(0, _span(text, 0))
     parts: list[str] = []
     done = 0
-    for start, end in spans:
+    for start, end in sorted(set(_authorities(text))):
+        if start < done:
+            continue  # `git+ssh://` is read as `ssh://` too
         parts += [text[done:start], _authority(text[start:end])]
         done = end
     parts.append(text[done:])
-    return _EMAIL.sub(_email_domain, "".join(parts))
+    confined = "".join(parts)
+    if bare and confined[:1].strip() and _url_start(confined) < 0 and not _OPAQUE.match(confined):
+        _, end = _span(confined, 0)
+        confined = _authority(confined[:end]) + confined[end:]
+    return _EMAIL.sub(_email_domain, confined)
+
+
+def _authorities(text: str) -> Iterator[tuple[int, int]]:
+    """Where each URL's authority lies in `text`."""
+    if text.startswith("//"):
+        yield _span(text, 2)
+    if ":" not in text:
+        return
+    for match in _SPECIAL.finditer(text):
+        yield _span(text, match.end())
+    for match in _SCHEME.finditer(text):
+        if match.group(2).startswith("//") and _network(match.group(1).lower()):
+            yield _span(text, match.start(2) + 2)
 
 
 def _url_start(text: str) -> int:
@@ -161,21 +190,11 @@ def _url_start(text: str) -> int:
         return -1
     if match.group(1).lower() in _SPECIAL_SCHEMES:
         return match.end()
-    return match.start(2) + 2 if match.group(2).startswith("//") else -1
+    return match.start(2) + 2 if match.group(2).startswith("//") and _network(match.group(1).lower()) else -1
 
 
-def _authorities(text: str) -> Iterator[tuple[int, int]]:
-    """Where each URL's authority lies in `text`."""
-    if text.startswith("//"):
-        yield _span(text, 2)
-    if ":" not in text:
-        return
-    for match in _SCHEME.finditer(text):
-        scheme, slashes = match.group(1).lower(), match.group(2)
-        if scheme in _SPECIAL_SCHEMES:
-            yield _span(text, match.end())
-        elif slashes.startswith("//"):
-            yield _span(text, match.start(2) + 2)
+def _network(scheme: str) -> bool:
+    return any(part in NETWORK_SCHEMES for part in scheme.split("+"))
 
 
 def _span(text: str, start: int) -> tuple[int, int]:
