@@ -30,6 +30,7 @@ from typing import Any, Final
 from jsonschema.protocols import Validator
 
 from fuzzgate.generate._model import escape_pointer, json_key
+from fuzzgate.generate.reserved import Confinement
 
 POOL_KEYWORD: Final = "x-fuzzgate-pool"
 """The annotation holding a field's pool in an enriched schema (fuzzgate's own copy, never sent
@@ -132,6 +133,7 @@ class _Finder:
         self.validator = validator
         self.max_string = max_string
         self.found: dict[tuple[str, ...], AnchoredField] = {}
+        self.confinement = Confinement.of(root)
 
     def fields(self) -> Iterator[AnchoredField]:
         self._object(self.root, (), "", 0)
@@ -150,7 +152,7 @@ class _Finder:
                 if where in self.found:
                     continue
                 at = f"{pointer}/properties/{escape_pointer(name)}"
-                examples = self._examples(sub)
+                examples = self._examples(sub, name)
                 if examples:
                     self.found[where] = AnchoredField(where, at, examples)
                 elif depth + 1 < MAX_DEPTH:
@@ -177,9 +179,9 @@ class _Finder:
     def _target(self, ref: Any) -> Any:
         return local_ref(self.root, ref)
 
-    def _examples(self, node: Any) -> tuple[str, ...]:
+    def _examples(self, node: Any, name: str) -> tuple[str, ...]:
         """The usable examples of the nearest part that has some, then the usable values of the
-        nearest part that has a pool."""
+        nearest part that has a pool, their hosts confined (`reserved`)."""
         offered = self._nearest(node, "examples")
         pooled = self._nearest(node, POOL_KEYWORD)
         if not offered and not pooled:
@@ -191,7 +193,8 @@ class _Finder:
         usable: dict[str, str] = {}
         for values, limit in ((offered, MAX_EXAMPLES), (pooled, MAX_POOL)):
             taken = 0
-            for value in values:
+            for offered in values:
+                value = self.confinement.apply(offered, name)
                 key = json_key(value)
                 if key in usable or not _short_strings(value, self.max_string) or not _accepts(checker, value):
                     continue

@@ -142,7 +142,7 @@ EMAILS: Final[tuple[str, ...]] = (
     "alice@example.org",
     "bob.smith@example.net",
     "test+filter@example.com",
-    "admin@example.co.uk",
+    "admin@mail.example.net",
 )
 EPOCHS: Final[tuple[Any, ...]] = (
     1700000000,

@@ -18,7 +18,8 @@ Layout of the stream:
   round in an order hashed from (seed, tool, field, round), so anchoring too is a pure function of
   the case index.
 
-Every candidate is checked with jsonschema here, in the caller; `Case.schema_valid` is that verdict. A
+Every candidate has its hosts confined to reserved ones (`reserved`), then is checked with
+jsonschema here, in the caller; `Case.schema_valid` is that verdict. A
 conform draw that fails the check is replaced by a fixed valid candidate, an adversarial draw that
 passes it by a fixed invalid one, so each sub-stream keeps its promise whenever the schema allows it.
 """
@@ -38,6 +39,7 @@ from fuzzgate.generate._anchor import Anchors
 from fuzzgate.generate._keywords import build_validator
 from fuzzgate.generate._model import Stream, UnsupportedSchema, canonical_json
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
+from fuzzgate.generate.reserved import Confinement
 
 CHUNK_SIZE: Final = 64
 EARLY_EVERY: Final = 3
@@ -130,6 +132,7 @@ class CaseGenerator:
             raise UnsupportedSchema(f"is not plain JSON ({exc}) at /") from None
         self._schema: Any = json.loads(self._canonical)
         self._validator = build_validator(self._schema, bounded_patterns=True)
+        self._confinement = Confinement.of(self._schema)
         self._timeout_s = timeout_s
         self._mode = GenerationMode(mode)
         self._master_seed = master_seed
@@ -285,6 +288,7 @@ class CaseGenerator:
     def _entry(self, arguments: dict[str, Any], origin: str) -> _Entry:
         from fuzzgate.untrusted_regex import PatternTimeout
 
+        arguments = self._confinement.apply(arguments)
         text = json.dumps(arguments, ensure_ascii=True, allow_nan=False)
         try:
             valid = self._validator.is_valid(arguments)

@@ -17,6 +17,9 @@ are offered the same way but kept apart from reply values: one named like a fiel
 field of its type, every `LOOSE_EVERY`-th offer. They are not something the server handed out, so
 they are never `fresh` (sequences start only from reply values) and never evict one.
 
+Every string is kept with its hosts confined to reserved ones (`reserved`): a reply's link to a
+real site, sent back, would reach it where no sandbox runs.
+
 Pure and deterministic: values are kept in first-seen order (the oldest of a class dropped past
 `PER_CLASS`) and `offer(..., k)` picks by `k` alone. Nothing here knows secret patterns (the check
 stage does, and this stage may not import it); keys that name secrets are skipped, and the reports'
@@ -35,6 +38,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from fuzzgate.generate._constants import ConstantStore, Scalar, field_values
+from fuzzgate.generate.reserved import confine_text, names_host
 
 PER_CLASS = 256
 """At most this many values per class (and of values kept only by their key); the oldest go first."""
@@ -335,6 +339,8 @@ class Dictionary:
         for name, value in constants:
             if name and secret_key(name):
                 continue
+            if isinstance(value, str):
+                value = confine_text(value, bare=bool(name) and names_host(name or ""))
             added += self._constants.add(name_key(name), value)
         if added:
             self._ranked.clear()
@@ -490,6 +496,8 @@ class Dictionary:
         source: str,
         added: list[Entry],
     ) -> None:
+        if isinstance(value, str):
+            value = confine_text(value, bare=bool(key) and names_host(key))
         text = str(value)
         if text in self._sent or (
             len(text) >= ECHO_CHARS and any(len(s) >= ECHO_CHARS and (text in s or s in text) for s in self._sent)
@@ -572,4 +580,3 @@ def reply_values(source: str, payload: str) -> tuple[str | int, ...]:
     found = Dictionary()
     found.learn(source, parsed)
     return tuple(entry.value for entry in found.fresh[:MAX_PRODUCED])
-

@@ -60,6 +60,7 @@ from fuzzgate.generate._reduce import (
     shrink_candidates,
 )
 from fuzzgate.generate.dictionary import name_key
+from fuzzgate.generate.reserved import Confinement
 
 __all__ = ["OPERATORS", "DictionaryOffer", "cleanse_candidates", "mutate", "shrink_candidates"]
 
@@ -114,6 +115,26 @@ def mutate(
     corpus entry's arguments for it, `constants` (name or None, value) pairs the server's code
     compares against (`Dictionary.constants()`), `dictionary` a callback returning new arguments
     and a `dictionary:<pointer>` origin (or None)."""
+    return _confined(_mutant(arguments, schema, rng, fresh, other, constants, dictionary), schema)
+
+
+def _confined(mutated: tuple[dict[str, Any], str] | None, schema: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+    """The mutant with its hosts confined (`reserved`): halving or splicing a URL can make a real one."""
+    if mutated is None:
+        return None
+    arguments, origin = mutated
+    return Confinement.of(schema).apply(arguments), origin
+
+
+def _mutant(
+    arguments: dict[str, Any],
+    schema: dict[str, Any],
+    rng: random.Random,
+    fresh: dict[str, Any] | None,
+    other: dict[str, Any] | None,
+    constants: Sequence[tuple[str | None, Scalar]],
+    dictionary: DictionaryOffer | None,
+) -> tuple[dict[str, Any], str] | None:
     schemas = Schemas(schema)
     here = schemas.locations(arguments, schema)
     names = _Names(constants)
