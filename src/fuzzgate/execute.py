@@ -50,7 +50,7 @@ from fuzzgate.generate.cases import Case
 from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
 from fuzzgate.live_corpus import REPLAY_SHARE, CorpusStats, LiveCorpus, Seeds
-from fuzzgate.outcome import AfterTimeout, CallOutcome, OutcomeStatus
+from fuzzgate.outcome import NOT_SENT, AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan import Scheduler, ToolPlan, select
 from fuzzgate.protocol_round import probe_server
 from fuzzgate.results import CorpusSummary, FeedbackSummary, Status, SurfaceEntry, TargetSummary
@@ -85,7 +85,12 @@ class EngineResult:
     inventory: Inventory
     findings: tuple[Finding, ...]
     calls: int
+    """Requests the server received; those that never reached it are `unsendable` and `client_failed`."""
     duration_s: float
+    unsendable: int = 0
+    """Requests fuzzgate's own client could not encode (a lone surrogate over HTTP): never sent."""
+    client_failed: int = 0
+    """Requests lost because fuzzgate's own side of the connection had failed."""
     baseline_failing: frozenset[str] = frozenset()
     baseline_unverified: frozenset[str] = frozenset()
     notes: tuple[str, ...] = ()
@@ -210,6 +215,10 @@ class Engine:
         self.oracles = self._oracles()
         self.findings = FindingSet(config.severity, self.redact)
         self.calls = 0
+        """Requests the server received (`NOT_SENT` outcomes are counted apart)."""
+        self.not_sent: dict[OutcomeStatus, int] = {}
+        self._client_failure: str | None = None
+        """The first failure of fuzzgate's own side of a connection, for the notes."""
         self._in_flight: set[_InFlight] = set()
         self._calls_open = 0
         """Calls sent whose findings are not recorded yet: the deadline's grace waits for them."""
@@ -366,8 +375,12 @@ class Engine:
                 f"{corpus_summary.not_replayed} of {corpus_summary.loaded} corpus entries were not replayed "
                 f"(their tool is not fuzzed in this run, or replaying took its {share} share of the fuzzing time)"
             )
+        unsendable = self.not_sent.get(OutcomeStatus.UNSENDABLE, 0)
+        client_failed = self.not_sent.get(OutcomeStatus.CLIENT_FAILED, 0)
+        if unsendable or client_failed:
+            notes.insert(0, unsent_note(self.calls, unsendable, client_failed, self._client_failure))
         never = [p for p in selection.plans if p.calls == 0 and p.skip_reason is None]
-        if never and self.calls == 0:
+        if never and self.calls == 0 and not (unsendable or client_failed):
             notes.insert(0, "the budget was spent before fuzzing began (server start-up and discovery took it)")
         elif never:
             notes.insert(0, f"{len(never)} of {len(selection.plans)} tools got no case within the budget")
@@ -379,6 +392,8 @@ class Engine:
             findings=verification.findings + settled,
             calls=self.calls,
             duration_s=fuzz_elapsed,
+            unsendable=unsendable,
+            client_failed=client_failed,
             baseline_failing=verification.baseline_failing,
             baseline_unverified=verification.baseline_unverified,
             notes=tuple(notes),
@@ -617,10 +632,16 @@ class Engine:
         outcome = replace(step.outcome, concurrent=pending.peak)
         produced = reply_values(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
         sent = Step(plan.info.name, step.arguments, case.schema_valid, surface, produced)
-        connection.history.append(sent)
-        if len(connection.history) > 2 * HISTORY_STEPS:
-            del connection.history[:-HISTORY_STEPS]
-        self.calls += 1
+        if outcome.status in NOT_SENT:
+            # The server never received it: not a call, and not part of what the server saw.
+            self.not_sent[outcome.status] = self.not_sent.get(outcome.status, 0) + 1
+            if outcome.status is OutcomeStatus.CLIENT_FAILED:
+                self._client_failure = self._client_failure or outcome.error
+        else:
+            connection.history.append(sent)
+            if len(connection.history) > 2 * HISTORY_STEPS:
+                del connection.history[:-HISTORY_STEPS]
+            self.calls += 1
         if not case.origin.startswith(_LIVE_CORPUS_ORIGINS):
             # Seeds, their prefixes and shrink candidates are the corpus's calls, not the tool's
             # scheduled cases: `--cases` bounds those.
@@ -676,9 +697,12 @@ class Engine:
         if surrogate and outcome.status is OutcomeStatus.TIMEOUT:
             self._surrogates_dropped = True
         # A server that dropped a lone-surrogate request and answers the rest keeps its state.
+        # A session whose client side failed is reopened: nothing sent on it reaches the server.
         if (
-            outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not (dropped and surrogate)
-        ) or not connection.alive():
+            (outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not (dropped and surrogate))
+            or not connection.alive()
+            or connection.broken
+        ):
             keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}")
             keeper.culprit = plan
             feed.restarted()
@@ -700,6 +724,22 @@ class Engine:
             if coverage is not None:
                 self._learn_constants(feed, plan.info.name, coverage)
         return self.feedback.observe(plan.info.surface, plan.info.name, outcome, coverage, arguments)
+
+
+def unsent_note(calls: int, unsendable: int, client_failed: int, failure: str | None) -> str:
+    """The note for requests the server never received; it leads the notes when they outnumber the
+    calls that reached it, which makes the run inconclusive (`RunReport.inconclusive`)."""
+    parts = []
+    if unsendable:
+        parts.append(f"{unsendable} could not be encoded by fuzzgate's own client (a lone surrogate over HTTP)")
+    if client_failed:
+        parts.append(f"{client_failed} were lost when fuzzgate's side of the connection failed")
+    text = f"{unsendable + client_failed} requests never reached the server ({'; '.join(parts)}); not counted as calls"
+    if failure and client_failed:
+        text += f"; first failure: {failure}"
+    if unsendable + client_failed > calls:
+        text = f"inconclusive: most requests never reached the server ({calls} did): {text}"
+    return text
 
 
 def under_collector(observation: Observation, traced: bool) -> Observation:

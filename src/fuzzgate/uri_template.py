@@ -54,5 +54,3 @@ def expand_template(template: str, values: Mapping[str, Any]) -> str:
 
 _OPERATORS = {"+": ("", ","), "#": ("#", ","), ".": (".", "."), "/": ("/", "/"), ";": (";", ";"),
               "?": ("?", "&"), "&": ("&", "&")}  # fmt: skip
-
-

@@ -572,4 +572,3 @@ def reply_values(source: str, payload: str) -> tuple[str | int, ...]:
     found = Dictionary()
     found.learn(source, parsed)
     return tuple(entry.value for entry in found.fresh[:MAX_PRODUCED])
-
