@@ -69,7 +69,6 @@ TEMPLATE_EXAMPLES: tuple[str, ...] = (
 (`expand_template`), so a server sees raw `..` and `/`, percent- and double-encoded ones, an empty
 value, a very long one and non-ASCII text."""
 
-
 def _string_properties(names: Sequence[tuple[str, str | None]], examples: Sequence[str] = ()) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     for name, description in names:

@@ -35,7 +35,7 @@ from rich.markup import escape
 from fuzzgate import interrupt
 from fuzzgate.config.model import Shard
 from fuzzgate.corpus import slug
-from fuzzgate.errors import ExitCode, ReportError, UsageError
+from fuzzgate.errors import ReportError, UsageError
 from fuzzgate.files import write_atomic
 from fuzzgate.findings import Finding, JSONValue, Severity, Surface
 from fuzzgate.plan import shard_of

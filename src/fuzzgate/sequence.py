@@ -45,6 +45,7 @@ def prefix_of(history: Sequence[Step], read_only: Collection[str] = ()) -> tuple
     return (*earlier, *recent)
 
 
+
 async def shrink(
     repro: Repro, reproduces: Reproduces, keep: Callable[[Repro], None], tries: int = MAX_SHRINK_TRIES
 ) -> Repro:
@@ -181,3 +182,4 @@ def bindings(recorded: Sequence[Step], sent: Sequence[Step]) -> dict[Any, Any]:
 REBIND_MIN_CHARS = 6
 """A bound string shorter than this is replaced only where it is the whole value: a short id
 ("7") inside other text is more likely a coincidence than a reference."""
+

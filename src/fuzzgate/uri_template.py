@@ -54,3 +54,5 @@ def expand_template(template: str, values: Mapping[str, Any]) -> str:
 
 _OPERATORS = {"+": ("", ","), "#": ("#", ","), ".": (".", "."), "/": ("/", "/"), ";": (";", ";"),
               "?": ("?", "&"), "&": ("&", "&")}  # fmt: skip
+
+

@@ -132,7 +132,9 @@ def canary_content(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
         yield from canary_read_observations(ctx.arguments, reply, env.canaries, env.redact)
 
 
-def _injection(name: str, arguments: Mapping[str, Any], probe: Probe | None) -> tuple[ProbeClass, str, str] | None:
+def _injection(
+    name: str, arguments: Mapping[str, Any], probe: Probe | None
+) -> tuple[ProbeClass, str, str] | None:
     """(class, field, label) when `name` is a file only an injection probe names. Read from the
     arguments themselves, so a replay on another run (which never built that probe) sees the same."""
     if not name.startswith(INJECTION_PREFIX):

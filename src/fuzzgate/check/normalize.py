@@ -54,3 +54,4 @@ def argument_strings(value: Any, *, multiline: bool = False, longest: int = 1000
         elif isinstance(item, str) and item.strip() and (multiline or "\n" not in item) and len(item) <= longest:
             found.add(item)
     return found
+

@@ -116,7 +116,9 @@ def _contained(
     if from_file and section.get("coverage_source") is not None:
         where = section.where("coverage_source")
         coverage_source = as_str_list(section.get("coverage_source"), where, item="a package or directory")
-    return replace(target, scope=tuple(scope), sandbox=sandbox, feedback=feedback, coverage_source=coverage_source)
+    return replace(
+        target, scope=tuple(scope), sandbox=sandbox, feedback=feedback, coverage_source=coverage_source
+    )
 
 
 def _serves(section: Section, from_file: bool) -> bool:

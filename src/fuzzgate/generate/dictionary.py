@@ -572,3 +572,4 @@ def reply_values(source: str, payload: str) -> tuple[str | int, ...]:
     found = Dictionary()
     found.learn(source, parsed)
     return tuple(entry.value for entry in found.fresh[:MAX_PRODUCED])
+

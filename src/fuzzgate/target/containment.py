@@ -20,7 +20,9 @@ from fuzzgate.target.jail import jailed, sandbox_unavailable
 from fuzzgate.target.owned_process import LaunchSpec
 from fuzzgate.target.workspace import Layer, Workspace, infer_scope
 
-NOT_OBSERVED = "network, writes outside the watched directory and other processes are neither contained nor observed"
+NOT_OBSERVED = (
+    "network, writes outside the watched directory and other processes are neither contained nor observed"
+)
 
 
 @dataclass(frozen=True, slots=True)
