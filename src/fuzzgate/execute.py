@@ -26,6 +26,7 @@ from fuzzgate.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
 from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.check.observation import Observation
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
+from fuzzgate.commands import subject_label
 from fuzzgate.config.model import Config, FeedbackMode, TargetKind
 from fuzzgate.corpus import CorpusEntry
 from fuzzgate.discover import Inventory, ToolInfo, discover
@@ -56,7 +57,7 @@ from fuzzgate.protocol_round import probe_server
 from fuzzgate.results import CorpusSummary, FeedbackSummary, Status, SurfaceEntry, TargetSummary
 from fuzzgate.sequence import HISTORY_STEPS, prefix_of
 from fuzzgate.steps import observe, send_step
-from fuzzgate.target.connection import Connection, open_connection
+from fuzzgate.target.connection import OBSERVE_SLACK_S, Connection, open_connection
 from fuzzgate.target.containment import Containment, contain
 from fuzzgate.target.coverage import CallCoverage
 from fuzzgate.triage import FindingSet
@@ -68,9 +69,6 @@ GENERATION_SHARE = 0.1
 the worker's default): all tools share one generation worker, so a schema too costly to generate
 for holds the others up until then."""
 _WATCH_S = 0.05
-IN_FLIGHT_SLACK_S = 1.0
-"""Past its own timeout, what a call in flight at the deadline may take to be declared a hang
-(the liveness ping after a timeout)."""
 _LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
 
 COLLECT_TIMEOUT_S = 2.0
@@ -103,6 +101,9 @@ class EngineResult:
     corpus: CorpusSummary | None = None
     corpus_added: tuple[CorpusEntry, ...] = ()
     """The entries this run kept, for the store."""
+    cut_off: tuple[str, ...] = ()
+    """Calls in flight at fuzzing's deadline that the time box stopped before they could be
+    observed to their end (`tool case N`): a crash or hang they caused is not reported."""
 
 
 def target_summary(
@@ -187,6 +188,12 @@ class _InFlight:
     peak: int = 1
 
 
+def observe_s(config: Config, traced: bool) -> float:
+    """The longest observing one call to its end takes: its timeout, the ping after a timeout and a
+    dead server's last words (`OBSERVE_SLACK_S`), and the coverage collector's read when it runs."""
+    return config.target.timeout_ms / 1000 + OBSERVE_SLACK_S + (COLLECT_TIMEOUT_S if traced else 0.0)
+
+
 class Engine:
     def __init__(
         self,
@@ -220,8 +227,10 @@ class Engine:
         self._client_failure: str | None = None
         """The first failure of fuzzgate's own side of a connection, for the notes."""
         self._in_flight: set[_InFlight] = set()
-        self._calls_open = 0
-        """Calls sent whose findings are not recorded yet: the deadline's grace waits for them."""
+        self._calls_open: dict[object, str] = {}
+        """Calls sent whose findings are not recorded yet (`tool case N`): the deadline's grace
+        waits for them."""
+        self.cut_off: tuple[str, ...] = ()
         self._startup_s = 0.0
         self._durations: dict[str, float] = {}
         """The longest call seen per fingerprint, for the verification estimate."""
@@ -375,6 +384,8 @@ class Engine:
                 f"{corpus_summary.not_replayed} of {corpus_summary.loaded} corpus entries were not replayed "
                 f"(their tool is not fuzzed in this run, or replaying took its {share} share of the fuzzing time)"
             )
+        if self.cut_off:
+            notes.append(cut_off_note(self.cut_off, self._observe_s()))
         unsendable = self.not_sent.get(OutcomeStatus.UNSENDABLE, 0)
         client_failed = self.not_sent.get(OutcomeStatus.CLIENT_FAILED, 0)
         if unsendable or client_failed:
@@ -401,6 +412,7 @@ class Engine:
             feedback=self._feedback_summary(),
             corpus=corpus_summary,
             corpus_added=self.live.added() if self.live is not None else (),
+            cut_off=self.cut_off,
         )
 
     def _signal(self, connection: Connection) -> Signal:
@@ -499,24 +511,28 @@ class Engine:
         pending = self.verifier.pending_replays() + self._unseen_baseline
         slowest = max(self._durations.values(), default=0.1)
         cost = self._startup_s + STOP_ALLOWANCE_S + min(slowest, config.target.timeout_ms / 1000)
-        return self.timebox.fuzz_end(pending, cost, parallel_replays(config))
+        return self.timebox.fuzz_end(pending, cost, parallel_replays(config), self._observe_s())
+
+    def _observe_s(self) -> float:
+        return observe_s(self.config, traced=self.feedback.signal.kind is SignalKind.COVERAGE)
 
     async def _watch(self, scheduler: Scheduler, scope: anyio.CancelScope) -> None:
-        """At the deadline no new call starts, and the calls in flight get a grace to answer (their
-        own timeout, at most half the budget's margin): a request the server was sent is observed,
-        so a crash or hang it causes near the end is reported (unconfirmed if no replay fits), not
-        dropped with a PASS. Past the grace they are cut off."""
+        """At the deadline no new call starts, and the calls in flight get a grace to be observed
+        to their end (`observe_s`; the deadline leaves room for it before verification, and it never
+        runs past the budget's margin): a request the server was sent is observed, so a crash or
+        hang it causes near the end is reported (unconfirmed if no replay fits), not dropped with a
+        PASS. Past the grace they are cut off, and the report names them (`cut_off`)."""
         while True:
             left = self._fuzz_deadline() - time.monotonic()
             if left <= 0:
                 break
             await anyio.sleep(min(_WATCH_S, left))
         scheduler.stopped = True
-        grace = min(self.config.target.timeout_ms / 1000 + IN_FLIGHT_SLACK_S, 0.5 * margin_s(self.config.budget_s))
-        cutoff = time.monotonic() + grace
+        cutoff = min(time.monotonic() + self._observe_s(), self.timebox.latest_end())
         # The workers leave once their calls are answered; the fuzzing scope then ends this task.
         while self._calls_open and time.monotonic() < cutoff:
             await anyio.sleep(_WATCH_S)
+        self.cut_off = tuple(sorted(self._calls_open.values()))
         scope.cancel()
 
     async def _next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None:
@@ -599,11 +615,12 @@ class Engine:
                 continue
             if surrogate:
                 self._surrogates_sent.add(key)
-            self._calls_open += 1
+            token = object()
+            self._calls_open[token] = f"{subject_label(plan.info.surface, plan.info.name)} case {case.index}"
             try:
                 await self._call(scheduler, keeper, known, feed, connection, plan, case, surrogate)
             finally:
-                self._calls_open -= 1
+                del self._calls_open[token]
 
     async def _call(
         self,
@@ -724,6 +741,15 @@ class Engine:
             if coverage is not None:
                 self._learn_constants(feed, plan.info.name, coverage)
         return self.feedback.observe(plan.info.surface, plan.info.name, outcome, coverage, arguments)
+
+
+def cut_off_note(cut_off: Sequence[str], observe: float) -> str:
+    shown = ", ".join(cut_off[:5]) + (f" and {len(cut_off) - 5} more" if len(cut_off) > 5 else "")
+    return (
+        f"{len(cut_off)} calls in flight at fuzzing's deadline were cut off before they could be observed to "
+        f"their end (the grace for them is up to {observe:g}s, within the budget's margin): {shown}; a crash "
+        "or hang they caused is not reported"
+    )
 
 
 def unsent_note(calls: int, unsendable: int, client_failed: int, failure: str | None) -> str:

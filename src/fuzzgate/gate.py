@@ -172,6 +172,7 @@ def build_report(
         calls=result.calls,
         unsendable=result.unsendable,
         client_failed=result.client_failed,
+        cut_off=result.cut_off,
         mode=config.mode.value,
         fail_on=config.fail_on,
         entries=result.entries,

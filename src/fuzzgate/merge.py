@@ -229,6 +229,7 @@ def _merge(reports: list[RunReport], fail_on: Severity | None) -> RunReport:
         calls=sum(r.calls for r in reports),
         unsendable=sum(r.unsendable for r in reports),
         client_failed=sum(r.client_failed for r in reports),
+        cut_off=tuple(call for r in reports for call in r.cut_off),
         fail_on=fail_on if fail_on is not None else first.fail_on,
         entries=_entries(reports, count),
         findings=tuple(findings.values()),

@@ -253,6 +253,9 @@ class RunReport:
     """Requests fuzzgate's own client could not encode (never sent; not in `calls`)."""
     client_failed: int = 0
     """Requests lost because fuzzgate's own side of the connection had failed (not in `calls`)."""
+    cut_off: tuple[str, ...] = ()
+    """Calls in flight at fuzzing's deadline that the time box stopped before they could be observed
+    to their end (`tool case N`): a crash or hang they caused is not reported."""
 
     def generated_by(self) -> GeneratorVersions:
         return GeneratorVersions(fuzzgate=self.version, hypothesis=self.hypothesis_version)
@@ -300,6 +303,7 @@ class RunReport:
             "calls": self.calls,
             "unsendable": self.unsendable,
             "client_failed": self.client_failed,
+            "cut_off_calls": list(self.cut_off),
             "mode": self.mode,
             "fail_on": self.fail_on.value,
             "verdict": self.verdict.value,
@@ -358,6 +362,7 @@ class RunReport:
             shard=shard_from_json(data.get("shard")),
             unsendable=int(data.get("unsendable", 0)),
             client_failed=int(data.get("client_failed", 0)),
+            cut_off=tuple(str(c) for c in data.get("cut_off_calls") or ()),
         )
 
 

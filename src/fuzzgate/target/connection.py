@@ -658,6 +658,9 @@ async def call_tool(
 
 FOLLOW_UP_S = 1.0
 """How long the ping after a timed-out request may take."""
+OBSERVE_SLACK_S = FOLLOW_UP_S + _DEATH_S
+"""Past its own timeout, the longest a call takes to be observed to its end: the ping after it
+times out, then a dead server's last stderr words and exit status."""
 
 
 async def call_and_follow(
