@@ -511,7 +511,11 @@ class Engine:
         pending = self.verifier.pending_replays() + self._unseen_baseline
         slowest = max(self._durations.values(), default=0.1)
         cost = self._startup_s + STOP_ALLOWANCE_S + min(slowest, config.target.timeout_ms / 1000)
-        return self.timebox.fuzz_end(pending, cost, parallel_replays(config), self._observe_s())
+        # The grace for the calls in flight at the deadline runs into the margin first; fuzzing
+        # stops earlier only for the part of it the margin cannot hold.
+        box = self.timebox
+        beyond = max(0.0, self._observe_s() - (box.latest_end() - box.verify_end()))
+        return box.fuzz_end(pending, cost, parallel_replays(config), beyond)
 
     def _observe_s(self) -> float:
         return observe_s(self.config, traced=self.feedback.signal.kind is SignalKind.COVERAGE)
