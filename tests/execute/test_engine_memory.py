@@ -185,7 +185,7 @@ def test_a_hang_in_flight_at_the_deadline_is_observed_to_its_end() -> None:
     # Observing the hang takes the timeout and the ping after it, longer than half the margin
     # (5 s): the grace covers what observing a hang takes, so the hang is reported, never cut off.
     config = _config(budget_s=1, cases=None, replays=1, target=replace(_config().target, timeout_ms=6000))
-    result, events = _run(config, make_slow_server)
+    result, _ = _run(config, make_slow_server)
     (finding,) = result.findings
     assert finding.kind is Kind.HANG and finding.name == "wait" and finding.unconfirmed
     assert result.cut_off == () and not any("cut off" in note for note in result.notes)
