@@ -73,9 +73,15 @@ class TimeBox:
         """When verification must stop: the outputs still get their reserve."""
         return self.end - min(OUTPUT_RESERVE_S, 0.05 * self.budget_s)
 
-    def fuzz_end(self, pending_replays: int, replay_cost_s: float, parallel: int) -> float:
-        """When fuzzing must stop so that `pending_replays` replays of about `replay_cost_s` each,
-        `parallel` at a time, still fit before `verify_end`."""
+    def fuzz_end(self, pending_replays: int, replay_cost_s: float, parallel: int, in_flight_s: float = 0.0) -> float:
+        """When fuzzing must stop so that the calls in flight then can be observed to their end
+        (`in_flight_s`) and `pending_replays` replays of about `replay_cost_s` each, `parallel` at
+        a time, still fit before `verify_end`; the two together take at most `VERIFY_SHARE`."""
         rounds = math.ceil(pending_replays / max(1, parallel))
-        wanted = rounds * replay_cost_s
+        wanted = in_flight_s + rounds * replay_cost_s
         return self.verify_end() - min(wanted, VERIFY_SHARE * self.budget_s)
+
+    def latest_end(self) -> float:
+        """The latest a run may end (the documented promise: the budget plus its margin), less what
+        stopping the server and writing the outputs take."""
+        return self.end + margin_s(self.budget_s) - OUTPUT_RESERVE_S - STOP_ALLOWANCE_S

@@ -26,6 +26,7 @@ from fuzzgate.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
 from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.check.observation import Observation
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
+from fuzzgate.commands import subject_label
 from fuzzgate.config.model import Config, FeedbackMode, TargetKind
 from fuzzgate.corpus import CorpusEntry
 from fuzzgate.discover import Inventory, ToolInfo, discover
@@ -50,13 +51,13 @@ from fuzzgate.generate.cases import Case
 from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
 from fuzzgate.live_corpus import REPLAY_SHARE, CorpusStats, LiveCorpus, Seeds
-from fuzzgate.outcome import AfterTimeout, CallOutcome, OutcomeStatus
+from fuzzgate.outcome import NOT_SENT, AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan import Admission, Scheduler, ToolPlan, select
 from fuzzgate.protocol_round import probe_server
 from fuzzgate.results import CorpusSummary, FeedbackSummary, Status, SurfaceEntry, TargetSummary
 from fuzzgate.sequence import HISTORY_STEPS, prefix_of
 from fuzzgate.steps import observe, send_step, written_for
-from fuzzgate.target.connection import Connection, open_connection
+from fuzzgate.target.connection import OBSERVE_SLACK_S, Connection, open_connection
 from fuzzgate.target.containment import Containment, contain
 from fuzzgate.target.coverage import CallCoverage
 from fuzzgate.triage import FindingSet
@@ -68,9 +69,6 @@ GENERATION_SHARE = 0.1
 the worker's default): all tools share one generation worker, so a schema too costly to generate
 for holds the others up until then."""
 _WATCH_S = 0.05
-IN_FLIGHT_SLACK_S = 1.0
-"""Past its own timeout, what a call in flight at the deadline may take to be declared a hang
-(the liveness ping after a timeout)."""
 _LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
 
 COLLECT_TIMEOUT_S = 2.0
@@ -85,7 +83,12 @@ class EngineResult:
     inventory: Inventory
     findings: tuple[Finding, ...]
     calls: int
+    """Requests the server received; those that never reached it are `unsendable` and `client_failed`."""
     duration_s: float
+    unsendable: int = 0
+    """Requests fuzzgate's own client could not encode (a lone surrogate over HTTP): never sent."""
+    client_failed: int = 0
+    """Requests lost because fuzzgate's own side of the connection had failed."""
     baseline_failing: frozenset[str] = frozenset()
     baseline_unverified: frozenset[str] = frozenset()
     notes: tuple[str, ...] = ()
@@ -98,6 +101,9 @@ class EngineResult:
     corpus: CorpusSummary | None = None
     corpus_added: tuple[CorpusEntry, ...] = ()
     """The entries this run kept, for the store."""
+    cut_off: tuple[str, ...] = ()
+    """Calls in flight at fuzzing's deadline that the time box stopped before they could be
+    observed to their end (`tool case N`): a crash or hang they caused is not reported."""
 
 
 def target_summary(
@@ -182,6 +188,12 @@ class _InFlight:
     peak: int = 1
 
 
+def observe_s(config: Config, traced: bool) -> float:
+    """The longest observing one call to its end takes: its timeout, the ping after a timeout and a
+    dead server's last words (`OBSERVE_SLACK_S`), and the coverage collector's read when it runs."""
+    return config.target.timeout_ms / 1000 + OBSERVE_SLACK_S + (COLLECT_TIMEOUT_S if traced else 0.0)
+
+
 class Engine:
     def __init__(
         self,
@@ -210,9 +222,15 @@ class Engine:
         self.oracles = self._oracles()
         self.findings = FindingSet(config.severity, self.redact)
         self.calls = 0
+        """Requests the server received (`NOT_SENT` outcomes are counted apart)."""
+        self.not_sent: dict[OutcomeStatus, int] = {}
+        self._client_failure: str | None = None
+        """The first failure of fuzzgate's own side of a connection, for the notes."""
         self._in_flight: set[_InFlight] = set()
-        self._calls_open = 0
-        """Calls sent whose findings are not recorded yet: the deadline's grace waits for them."""
+        self._calls_open: dict[object, str] = {}
+        """Calls sent whose findings are not recorded yet (`tool case N`): the deadline's grace
+        waits for them."""
+        self.cut_off: tuple[str, ...] = ()
         self._startup_s = 0.0
         self._durations: dict[str, float] = {}
         """The longest call seen per fingerprint, for the verification estimate."""
@@ -367,8 +385,14 @@ class Engine:
                 f"{corpus_summary.not_replayed} of {corpus_summary.loaded} corpus entries were not replayed "
                 f"(their tool is not fuzzed in this run, or replaying took its {share} share of the fuzzing time)"
             )
+        if self.cut_off:
+            notes.append(cut_off_note(self.cut_off, self._observe_s()))
+        unsendable = self.not_sent.get(OutcomeStatus.UNSENDABLE, 0)
+        client_failed = self.not_sent.get(OutcomeStatus.CLIENT_FAILED, 0)
+        if unsendable or client_failed:
+            notes.insert(0, unsent_note(self.calls, unsendable, client_failed, self._client_failure))
         never = [p for p in selection.plans if p.calls == 0 and p.skip_reason is None]
-        if never and self.calls == 0:
+        if never and self.calls == 0 and not (unsendable or client_failed):
             notes.insert(0, "the budget was spent before fuzzing began (server start-up and discovery took it)")
         elif never:
             notes.insert(0, f"{len(never)} of {len(selection.plans)} tools got no case within the budget")
@@ -380,6 +404,8 @@ class Engine:
             findings=verification.findings + settled,
             calls=self.calls,
             duration_s=fuzz_elapsed,
+            unsendable=unsendable,
+            client_failed=client_failed,
             baseline_failing=verification.baseline_failing,
             baseline_unverified=verification.baseline_unverified,
             notes=tuple(notes),
@@ -387,6 +413,7 @@ class Engine:
             feedback=self._feedback_summary(),
             corpus=corpus_summary,
             corpus_added=self.live.added() if self.live is not None else (),
+            cut_off=self.cut_off,
         )
 
     def _signal(self, connection: Connection) -> Signal:
@@ -485,24 +512,32 @@ class Engine:
         pending = self.verifier.pending_replays() + self._unseen_baseline
         slowest = max(self._durations.values(), default=0.1)
         cost = self._startup_s + STOP_ALLOWANCE_S + min(slowest, config.target.timeout_ms / 1000)
-        return self.timebox.fuzz_end(pending, cost, parallel_replays(config))
+        # The grace for the calls in flight at the deadline runs into the margin first; fuzzing
+        # stops earlier only for the part of it the margin cannot hold.
+        box = self.timebox
+        beyond = max(0.0, self._observe_s() - (box.latest_end() - box.verify_end()))
+        return box.fuzz_end(pending, cost, parallel_replays(config), beyond)
+
+    def _observe_s(self) -> float:
+        return observe_s(self.config, traced=self.feedback.signal.kind is SignalKind.COVERAGE)
 
     async def _watch(self, scheduler: Scheduler, scope: anyio.CancelScope) -> None:
-        """At the deadline no new call starts, and the calls in flight get a grace to answer (their
-        own timeout, at most half the budget's margin): a request the server was sent is observed,
-        so a crash or hang it causes near the end is reported (unconfirmed if no replay fits), not
-        dropped with a PASS. Past the grace they are cut off."""
+        """At the deadline no new call starts, and the calls in flight get a grace to be observed
+        to their end (`observe_s`; the deadline leaves room for it before verification, and it never
+        runs past the budget's margin): a request the server was sent is observed, so a crash or
+        hang it causes near the end is reported (unconfirmed if no replay fits), not dropped with a
+        PASS. Past the grace they are cut off, and the report names them (`cut_off`)."""
         while True:
             left = self._fuzz_deadline() - time.monotonic()
             if left <= 0:
                 break
             await anyio.sleep(min(_WATCH_S, left))
         scheduler.stopped = True
-        grace = min(self.config.target.timeout_ms / 1000 + IN_FLIGHT_SLACK_S, 0.5 * margin_s(self.config.budget_s))
-        cutoff = time.monotonic() + grace
+        cutoff = min(time.monotonic() + self._observe_s(), self.timebox.latest_end())
         # The workers leave once their calls are answered; the fuzzing scope then ends this task.
         while self._calls_open and time.monotonic() < cutoff:
             await anyio.sleep(_WATCH_S)
+        self.cut_off = tuple(sorted(self._calls_open.values()))
         scope.cancel()
 
     async def _next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None:
@@ -585,11 +620,12 @@ class Engine:
                 continue
             if surrogate:
                 self._surrogates_sent.add(key)
-            self._calls_open += 1
+            token = object()
+            self._calls_open[token] = f"{subject_label(plan.info.surface, plan.info.name)} case {case.index}"
             try:
                 await self._call(scheduler, keeper, known, feed, connection, plan, case, surrogate)
             finally:
-                self._calls_open -= 1
+                del self._calls_open[token]
 
     async def _call(
         self,
@@ -618,10 +654,16 @@ class Engine:
         outcome = replace(step.outcome, concurrent=pending.peak)
         produced = reply_values(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
         sent = Step(plan.info.name, step.arguments, case.schema_valid, surface, produced)
-        connection.history.append(sent)
-        if len(connection.history) > 2 * HISTORY_STEPS:
-            del connection.history[:-HISTORY_STEPS]
-        self.calls += 1
+        if outcome.status in NOT_SENT:
+            # The server never received it: not a call, and not part of what the server saw.
+            self.not_sent[outcome.status] = self.not_sent.get(outcome.status, 0) + 1
+            if outcome.status is OutcomeStatus.CLIENT_FAILED:
+                self._client_failure = self._client_failure or outcome.error
+        else:
+            connection.history.append(sent)
+            if len(connection.history) > 2 * HISTORY_STEPS:
+                del connection.history[:-HISTORY_STEPS]
+            self.calls += 1
         if not case.origin.startswith(_LIVE_CORPUS_ORIGINS):
             # Seeds, their prefixes and shrink candidates are the corpus's calls, not the tool's
             # scheduled cases: `--cases` bounds those.
@@ -679,9 +721,12 @@ class Engine:
         if surrogate and outcome.status is OutcomeStatus.TIMEOUT:
             self._surrogates_dropped = True
         # A server that dropped a lone-surrogate request and answers the rest keeps its state.
+        # A session whose client side failed is reopened: nothing sent on it reaches the server.
         if (
-            outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not (dropped and surrogate)
-        ) or not connection.alive():
+            (outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not (dropped and surrogate))
+            or not connection.alive()
+            or connection.broken
+        ):
             keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}")
             keeper.culprit = plan
             feed.restarted()
@@ -703,6 +748,31 @@ class Engine:
             if coverage is not None:
                 self._learn_constants(feed, plan.info.name, coverage)
         return self.feedback.observe(plan.info.surface, plan.info.name, outcome, coverage, arguments)
+
+
+def cut_off_note(cut_off: Sequence[str], observe: float) -> str:
+    shown = ", ".join(cut_off[:5]) + (f" and {len(cut_off) - 5} more" if len(cut_off) > 5 else "")
+    return (
+        f"{len(cut_off)} calls in flight at fuzzing's deadline were cut off before they could be observed to "
+        f"their end (the grace for them is up to {observe:g}s, within the budget's margin): {shown}; a crash "
+        "or hang they caused is not reported"
+    )
+
+
+def unsent_note(calls: int, unsendable: int, client_failed: int, failure: str | None) -> str:
+    """The note for requests the server never received; it leads the notes when they outnumber the
+    calls that reached it, which makes the run inconclusive (`RunReport.inconclusive`)."""
+    parts = []
+    if unsendable:
+        parts.append(f"{unsendable} could not be encoded by fuzzgate's own client (a lone surrogate over HTTP)")
+    if client_failed:
+        parts.append(f"{client_failed} were lost when fuzzgate's side of the connection failed")
+    text = f"{unsendable + client_failed} requests never reached the server ({'; '.join(parts)}); not counted as calls"
+    if failure and client_failed:
+        text += f"; first failure: {failure}"
+    if unsendable + client_failed > calls:
+        text = f"inconclusive: most requests never reached the server ({calls} did): {text}"
+    return text
 
 
 def under_collector(observation: Observation, traced: bool) -> Observation:

@@ -37,7 +37,7 @@ from fuzzgate.report.summary import render_summary, write_summary
 from fuzzgate.report.tables import print_listing
 from fuzzgate.report.trace import TraceWriter
 from fuzzgate.report.workflow_commands import write_command
-from fuzzgate.results import CorpusSummary, RunReport, Verdict
+from fuzzgate.results import CorpusSummary, RunReport, Verdict, exit_code
 from fuzzgate.seed import SeedChoice, choose_seed
 from fuzzgate.session import list_surface, replay_call, replay_findings, run_canaries
 from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
@@ -145,7 +145,7 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
         if report.fixed:
             console.print(f"remove fixed entries from the baseline with: {prune_command(report.config_path)}")
         _github_extras(report, repo_root)
-    return ExitCode.FINDINGS if report.verdict is Verdict.FAIL else ExitCode.OK
+    return exit_code(report.verdict)
 
 
 def build_report(
@@ -171,6 +171,9 @@ def build_report(
         budget_s=config.budget_s,
         duration_s=result.duration_s,
         calls=result.calls,
+        unsendable=result.unsendable,
+        client_failed=result.client_failed,
+        cut_off=result.cut_off,
         mode=config.mode.value,
         fail_on=config.fail_on,
         entries=result.entries,
@@ -189,7 +192,7 @@ def build_report(
         corpus=result.corpus,
         shard=config.shard,
     )
-    return replace(draft, verdict=Verdict.FAIL if draft.gating() else Verdict.PASS)
+    return replace(draft, verdict=draft.decide())
 
 
 def _seeds(store: CorpusStore | None) -> Seeds:

@@ -68,7 +68,13 @@ MAX_LIVE_PER_TOOL = 256
 _SKIPPED_ORIGINS = ("probe:", "cost:")
 """Scope, injection and cost probes are generated again every run, placed in a workspace that
 changes, or cost a hang: never corpus entries."""
-_UNKEPT = (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT, OutcomeStatus.ABORTED, OutcomeStatus.UNSENDABLE)
+_UNKEPT = (
+    OutcomeStatus.CLOSED,
+    OutcomeStatus.TIMEOUT,
+    OutcomeStatus.ABORTED,
+    OutcomeStatus.UNSENDABLE,
+    OutcomeStatus.CLIENT_FAILED,
+)
 
 ToolKey = tuple[Surface, str]
 

@@ -35,7 +35,7 @@ from rich.markup import escape
 from fuzzgate import interrupt
 from fuzzgate.config.model import Shard
 from fuzzgate.corpus import slug
-from fuzzgate.errors import ExitCode, ReportError, UsageError
+from fuzzgate.errors import ReportError, UsageError
 from fuzzgate.files import write_atomic
 from fuzzgate.findings import Finding, JSONValue, Severity, Surface
 from fuzzgate.plan import shard_of
@@ -47,7 +47,15 @@ from fuzzgate.report.locate import repository_root
 from fuzzgate.report.sarif import SARIF_FILENAME, render_sarif, render_sarif_many
 from fuzzgate.report.summary import SUMMARY_FILENAME, render_summary, render_summary_many
 from fuzzgate.report.workflow_commands import write_command
-from fuzzgate.results import BaselineState, CorpusSummary, FeedbackSummary, RunReport, SurfaceEntry, Verdict
+from fuzzgate.results import (
+    BaselineState,
+    CorpusSummary,
+    FeedbackSummary,
+    RunReport,
+    SurfaceEntry,
+    Verdict,
+    exit_code,
+)
 
 MERGE_INDEX = "merge.json"
 MERGE_FORMAT = 1
@@ -219,6 +227,9 @@ def _merge(reports: list[RunReport], fail_on: Severity | None) -> RunReport:
         shard=None,
         duration_s=max(r.duration_s for r in reports),
         calls=sum(r.calls for r in reports),
+        unsendable=sum(r.unsendable for r in reports),
+        client_failed=sum(r.client_failed for r in reports),
+        cut_off=tuple(call for r in reports for call in r.cut_off),
         fail_on=fail_on if fail_on is not None else first.fail_on,
         entries=_entries(reports, count),
         findings=tuple(findings.values()),
@@ -233,7 +244,7 @@ def _merge(reports: list[RunReport], fail_on: Severity | None) -> RunReport:
         feedback=_feedback(reports, prefixed),
         corpus=_corpus(reports, prefixed),
     )
-    return replace(draft, verdict=Verdict.FAIL if draft.gating() else Verdict.PASS)
+    return replace(draft, verdict=draft.decide())
 
 
 def _combine(held: Finding, other: Finding) -> Finding:
@@ -360,10 +371,9 @@ def _slugs(names: list[str]) -> list[str]:
 
 
 def _index(targets: list[MergedTarget], slugs: list[str]) -> dict[str, JSONValue]:
-    failed = any(t.report.verdict is Verdict.FAIL for t in targets)
     return {
         "format": MERGE_FORMAT,
-        "verdict": (Verdict.FAIL if failed else Verdict.PASS).value,
+        "verdict": overall([t.report.verdict for t in targets]).value,
         "targets": [
             {
                 "name": t.report.target.name,
@@ -416,8 +426,15 @@ def merge_command(
         )
     console.print(f"wrote {', '.join(escape(str(p)) for p in written if p.parent == out)}")
     _github_extras([t.report for t in targets], repo_root, out)
-    failed = [t for t in targets if t.report.verdict is Verdict.FAIL]
-    return ExitCode.FINDINGS if failed else ExitCode.OK
+    return exit_code(overall([t.report.verdict for t in targets]))
+
+
+def overall(verdicts: list[Verdict]) -> Verdict:
+    """Several targets' verdict: any failure fails; else any inconclusive one leaves it inconclusive."""
+    for verdict in (Verdict.FAIL, Verdict.INCONCLUSIVE):
+        if verdict in verdicts:
+            return verdict
+    return Verdict.PASS
 
 
 def _github_extras(reports: list[RunReport], repo_root: Path, out: Path) -> None:

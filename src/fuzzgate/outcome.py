@@ -23,9 +23,17 @@ class OutcomeStatus(StrEnum):
     ABORTED = "aborted"
     """fuzzgate itself tore the connection down (restart after another call hung or crashed)."""
     UNSENDABLE = "unsendable"
-    """The request could not be sent (e.g. this transport cannot encode a lone surrogate)."""
+    """The request could not be sent (e.g. this transport cannot encode a lone surrogate): not a call."""
+    CLIENT_FAILED = "client_failed"
+    """fuzzgate's own side of the connection had failed (a request another call could not send broke
+    the session, a transport task of fuzzgate's died): the request never reached the server, or its
+    reply never reached fuzzgate. Not a call, not the server's doing; the session is reopened."""
     UNSUPPORTED = "unsupported"
     """The server answered with something fuzzgate does not drive (input-required rounds, extensions)."""
+
+
+NOT_SENT = frozenset({OutcomeStatus.UNSENDABLE, OutcomeStatus.CLIENT_FAILED})
+"""Outcomes of requests the server never received: a run does not count them as calls."""
 
 
 class AfterTimeout(StrEnum):

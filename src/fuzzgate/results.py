@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from fuzzgate.config.model import Shard
+from fuzzgate.errors import ExitCode
 from fuzzgate.findings import Finding, JSONValue, Severity, Surface
 from fuzzgate.fingerprint import ORIGINAL_SCHEME, in_current_scheme
 from fuzzgate.versions import GeneratorVersions
@@ -32,6 +33,17 @@ class BaselineState(StrEnum):
 class Verdict(StrEnum):
     PASS = "pass"
     FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
+    """No gating finding, but most requests never reached the server (`RunReport.inconclusive`):
+    a run that barely tested the server must not read as a pass."""
+
+
+def exit_code(verdict: Verdict) -> ExitCode:
+    """The exit code of a verdict (README, "Exit codes"): an inconclusive run is fuzzgate's own
+    failure (its client did not get the requests to the server), never a pass."""
+    if verdict is Verdict.FAIL:
+        return ExitCode.FINDINGS
+    return ExitCode.INTERNAL if verdict is Verdict.INCONCLUSIVE else ExitCode.OK
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +249,13 @@ class RunReport:
     shard: Shard | None = None
     """The share of the tools this run fuzzed (`--shard I/N`, "I/N" in JSON); None for every tool,
     and for a report `fuzzgate merge` made of all the shares."""
+    unsendable: int = 0
+    """Requests fuzzgate's own client could not encode (never sent; not in `calls`)."""
+    client_failed: int = 0
+    """Requests lost because fuzzgate's own side of the connection had failed (not in `calls`)."""
+    cut_off: tuple[str, ...] = ()
+    """Calls in flight at fuzzing's deadline that the time box stopped before they could be observed
+    to their end (`tool case N`): a crash or hang they caused is not reported."""
 
     def generated_by(self) -> GeneratorVersions:
         return GeneratorVersions(fuzzgate=self.version, hypothesis=self.hypothesis_version)
@@ -259,6 +278,17 @@ class RunReport:
             if not f.flaky and f.severity.at_least(self.fail_on) and self.state_of(f) is BaselineState.NEW
         ]
 
+    def inconclusive(self) -> bool:
+        """Whether most requests never reached the server: `calls` counts only those that did."""
+        return self.unsendable + self.client_failed > self.calls
+
+    def decide(self) -> Verdict:
+        """Fail on a gating finding; otherwise inconclusive when most requests never reached the
+        server (the reason leads the notes); otherwise pass."""
+        if self.gating():
+            return Verdict.FAIL
+        return Verdict.INCONCLUSIVE if self.inconclusive() else Verdict.PASS
+
     def to_json(self) -> dict[str, JSONValue]:
         return {
             "report_version": REPORT_VERSION,
@@ -271,6 +301,9 @@ class RunReport:
             "budget_s": self.budget_s,
             "duration_s": round(self.duration_s, 3),
             "calls": self.calls,
+            "unsendable": self.unsendable,
+            "client_failed": self.client_failed,
+            "cut_off_calls": list(self.cut_off),
             "mode": self.mode,
             "fail_on": self.fail_on.value,
             "verdict": self.verdict.value,
@@ -327,6 +360,9 @@ class RunReport:
             feedback=FeedbackSummary.from_json(data["feedback"]) if data.get("feedback") else None,
             corpus=CorpusSummary.from_json(data["corpus"]) if data.get("corpus") else None,
             shard=shard_from_json(data.get("shard")),
+            unsendable=int(data.get("unsendable", 0)),
+            client_failed=int(data.get("client_failed", 0)),
+            cut_off=tuple(str(c) for c in data.get("cut_off_calls") or ()),
         )
 
 

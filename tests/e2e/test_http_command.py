@@ -5,6 +5,7 @@ the test and reached by URL only: its crash finding can only be unconfirmed, and
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import free_port, fuzzgate
+from tests.e2e.conftest import free_port, fuzzgate, served_over_http
 
 pytestmark = pytest.mark.e2e
 
@@ -134,3 +135,26 @@ def _wait_for(port: int) -> None:
         except OSError:
             time.sleep(0.1)
     raise AssertionError(f"the test's server never listened on port {port}")
+
+
+def test_a_request_fuzzgates_http_client_cannot_send_is_not_a_call(tmp_path: Path, port: int) -> None:
+    # A lone surrogate cannot be encoded by the SDK's HTTP client, which breaks fuzzgate's side of
+    # the session: every later request used to come back -32000 at once, counted as a call, and the
+    # run said PASS over thousands of calls the server never saw. The count a run reports is the
+    # count the server received; the unencodable request is counted apart, and the session reopened.
+    log = tmp_path / "calls.log"
+    argv = [sys.executable, str(SERVER), f"--port={port}", f"--call-log={log}"]
+    with served_over_http(argv, port) as url:
+        run = fuzzgate(
+            "run", "--url", url, "--include", "echo", "--cases", "60", "--budget", "60s", "--seed", "0", cwd=tmp_path
+        )
+    assert run.code == 0, run.stdout + run.stderr
+    report = run.report
+    # The protocol probes (a tools/call of an unknown tool, or with odd `arguments`) are not calls.
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    received = [
+        p for p in lines if isinstance(p, dict) and p.get("name") == "echo" and isinstance(p.get("arguments"), dict)
+    ]
+    assert report["calls"] == len(received) > 0
+    assert report["unsendable"] >= 1 and report["verdict"] == "pass"
+    assert any("never reached the server" in note for note in report["notes"]), report["notes"]

@@ -11,7 +11,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp.server.lowlevel import Server
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
 from fuzzgate.budget import TimeBox
@@ -166,6 +166,54 @@ def test_a_call_in_flight_at_the_deadline_is_observed_not_dropped() -> None:
     assert calls and calls[0].tool == "settle"
     (finding,) = result.findings
     assert finding.kind is Kind.INTERNAL_ERROR and finding.unconfirmed
+
+
+def make_slow_server() -> MCPServer:
+    app = MCPServer("memory-slow")
+
+    @app.tool()
+    async def wait(amount: int = 0) -> str:
+        """Never answers: a hang."""
+        await anyio.sleep(60)
+        return "done"
+
+    return app
+
+
+def test_a_hang_in_flight_at_the_deadline_is_observed_to_its_end() -> None:
+    # A 1 s budget and a 6 s call timeout: the first call is in flight at the deadline and hangs.
+    # Observing the hang takes the timeout and the ping after it, longer than half the margin
+    # (5 s): the grace covers what observing a hang takes, so the hang is reported, never cut off.
+    config = _config(budget_s=1, cases=None, replays=1, target=replace(_config().target, timeout_ms=6000))
+    result, _ = _run(config, make_slow_server)
+    (finding,) = result.findings
+    assert finding.kind is Kind.HANG and finding.name == "wait" and finding.unconfirmed
+    assert result.cut_off == () and not any("cut off" in note for note in result.notes)
+
+
+def make_progress_server() -> MCPServer:
+    app = MCPServer("memory-progress")
+
+    @app.tool()
+    async def crawl(ctx: Context, pages: int = 0) -> str:
+        """Reports progress forever: each report restarts the call's timeout (up to six timeouts)."""
+        step = 0
+        while True:
+            step += 1
+            await ctx.report_progress(step)
+            await anyio.sleep(0.2)
+
+    return app
+
+
+def test_a_call_in_flight_that_outlasts_the_grace_is_named_as_cut_off() -> None:
+    # Progress keeps the call going for up to six 1 s timeouts; the grace after the deadline is
+    # what observing a call takes (its timeout and the slack after it), so it is cut off, and the
+    # run says which call and that what it caused is not reported.
+    config = _config(budget_s=1, cases=None, replays=1, target=replace(_config().target, timeout_ms=1000))
+    result, _ = _run(config, make_progress_server)
+    assert result.cut_off == ("crawl case 0",)
+    assert any("cut off" in note and "crawl case 0" in note for note in result.notes), result.notes
 
 
 def test_settled_fingerprints_are_counted_but_never_replayed() -> None:

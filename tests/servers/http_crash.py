@@ -13,16 +13,23 @@ Tools:
 
 The server writes one line to stdout when it starts: over HTTP stdout is only more logs, which
 fuzzgate must drain and never read as MCP.
+
+    python http_crash.py --port PORT --call-log FILE
+
+also appends a line to FILE for every `tools/call` request the server receives (whether the tool
+then runs or rejects its arguments), its params as JSON: what a run's count must agree with.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
 import traceback
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
@@ -63,10 +70,48 @@ def echo(text: Annotated[str, Field(max_length=200)]) -> str:
     return text
 
 
+def _params(body: bytes) -> Any:
+    try:
+        return json.loads(body).get("params")
+    except (ValueError, AttributeError):
+        return None
+
+
+def counting(asgi: Any, log: Path) -> Any:
+    """`asgi`, appending a line to `log` for each POST whose body holds a `tools/call` request: its
+    params as JSON (null when the body is not a JSON-RPC object)."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await asgi(scope, receive, send)
+            return
+        body = bytearray()
+
+        async def sniff() -> Any:
+            message = await receive()
+            if message["type"] == "http.request":
+                body.extend(message.get("body", b""))
+                if not message.get("more_body") and b'"tools/call"' in body:
+                    with log.open("a", encoding="utf-8") as handle:
+                        handle.write(json.dumps(_params(bytes(body))) + "\n")
+            return message
+
+        await asgi(scope, sniff, send)
+
+    return wrapped
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--call-log", type=Path)
     args = parser.parse_args()
     print(f"http_crash: serving on {args.host}:{args.port}", flush=True)
-    app.run("streamable-http", host=args.host, port=args.port)
+    if args.call_log is None:
+        app.run("streamable-http", host=args.host, port=args.port)
+    else:
+        import uvicorn
+
+        served = counting(app.streamable_http_app(host=args.host), args.call_log)
+        uvicorn.run(served, host=args.host, port=args.port, log_level="warning")

@@ -116,3 +116,32 @@ def _running(code: str) -> list[int]:
             if code.encode() in cmdline and _alive(int(entry.name)):
                 found.append(int(entry.name))
     return found
+
+
+def test_a_request_the_http_client_cannot_encode_breaks_fuzzgates_side_not_the_servers(tmp_path: Path) -> None:
+    # The SDK's HTTP client encodes a request's body as UTF-8 in a task of its transport: a lone
+    # surrogate kills that task and the session with it, and every later request then fails with
+    # -32000 "Connection closed" at once, without reaching the server. That is fuzzgate's own side
+    # failing: the request is unsendable (not a call), the session is broken and later requests
+    # are not sent on it; the server received neither.
+    port = _free_port()
+    log = tmp_path / "calls.log"
+    config = _config(port, str(SERVER), f"--port={port}", f"--call-log={log}")
+
+    def received() -> int:
+        return len(log.read_text().splitlines()) if log.exists() else 0
+
+    async def body() -> None:
+        async with open_connection(config) as connection:
+            ok = await call_tool(connection, "echo", {"text": "hi"}, 5)
+            assert ok.status is OutcomeStatus.OK and received() == 1
+            assert not connection.broken
+            unsendable = await call_tool(connection, "echo", {"text": "\ud800"}, 5)
+            assert unsendable.status is OutcomeStatus.UNSENDABLE, unsendable
+            assert unsendable.error is not None and "UnicodeEncodeError" in unsendable.error
+            assert connection.broken and connection.alive()
+            after = await call_tool(connection, "echo", {"text": "a"}, 5)
+            assert after.status is OutcomeStatus.CLIENT_FAILED, after
+            assert received() == 1
+
+    anyio.run(body)

@@ -193,6 +193,12 @@ class ConsoleReporter:
         run = f"seed {report.seed}" + (f", shard {report.shard}" if report.shard is not None else "")
         if report.verdict is Verdict.FAIL:
             c.print(f"[bold red]FAIL[/]: {len(gating)} new finding(s) at or above {report.fail_on.value} ({run})")
+        elif report.verdict is Verdict.INCONCLUSIVE:
+            unsent = report.unsendable + report.client_failed
+            c.print(
+                f"[bold red]INCONCLUSIVE[/]: {unsent} requests never reached the server, {report.calls} did; "
+                f"no new finding at or above {report.fail_on.value} ({run})"
+            )
         else:
             c.print(f"[bold green]PASS[/]: no new finding at or above {report.fail_on.value} ({run})")
 

@@ -62,13 +62,16 @@ def render_summary_many(reports: list[RunReport], repo_root: Path, paths: list[s
     (with where its merged `report.json` is, from `paths`), then each target's summary, each
     within an equal share of `SUMMARY_LIMIT`."""
     failed = [r for r in reports if r.verdict is Verdict.FAIL]
+    inconclusive = [r for r in reports if r.verdict is Verdict.INCONCLUSIVE]
     if failed:
         head = f"# ❌ fuzzgate failed: {len(failed)} of {len(reports)} target(s)\n"
+    elif inconclusive:
+        head = f"# ⚠️ fuzzgate inconclusive: {len(inconclusive)} of {len(reports)} target(s)\n"
     else:
         head = f"# ✅ fuzzgate passed: {len(reports)} target(s)\n"
     rows = []
     for index, report in enumerate(reports):
-        mark = "❌ fail" if report.verdict is Verdict.FAIL else "✅ pass"
+        mark = {Verdict.FAIL: "❌ fail", Verdict.INCONCLUSIVE: "⚠️ inconclusive"}.get(report.verdict, "✅ pass")
         where = _code(paths[index]) if paths is not None else "—"
         cells = (_code(report.target.name), mark, str(len(report.gating())), str(report.calls), where)
         rows.append("| " + " | ".join(_cell(c) for c in cells) + " |\n")
@@ -112,6 +115,13 @@ def _head(report: RunReport) -> Iterator[str]:
     if report.verdict is Verdict.PASS:
         yield f"## ✅ fuzzgate passed: {name}\n"
         yield f"No new findings at or above **{report.fail_on.value}**.\n"
+    elif report.verdict is Verdict.INCONCLUSIVE:
+        unsent = report.unsendable + report.client_failed
+        yield f"## ⚠️ fuzzgate inconclusive: {name}\n"
+        yield (
+            f"**{unsent}** requests never reached the server (**{report.calls}** did); "
+            f"no new findings at or above **{report.fail_on.value}** among those that did.\n"
+        )
     else:
         yield f"## ❌ fuzzgate failed: {name}\n"
         yield f"**{len(gating)}** new finding(s) at or above **{report.fail_on.value}**.\n"

@@ -38,6 +38,7 @@ from fuzzgate.uri_template import expand_template
 if TYPE_CHECKING:
     from fuzzgate.target.containment import Containment
     from fuzzgate.target.workspace import Layer
+from fuzzgate.target.client_side import ENCODING_ERRORS, ClientSide, utf8_encodable
 from fuzzgate.target.coverage import CollectorPlan, CoverageChannel, feedback_note, plan_collector
 from fuzzgate.target.http_server import ServedProcess, ServerNotReady, address_of, served_transport, where
 from fuzzgate.target.jail import NESTED_SANDBOX_HINT, nested_sandbox
@@ -73,8 +74,9 @@ class _WatchedTransport(httpx2.AsyncBaseTransport):
     message (`raw.send_raw`) needs to join the SDK's session: the client, the URL and the session id
     the server gave."""
 
-    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+    def __init__(self, inner: httpx2.AsyncBaseTransport, side: ClientSide | None = None) -> None:
         self._inner = inner
+        self.side = side or ClientSide()
         self.failures = 0
         self.client: httpx2.AsyncClient | None = None
         self.url: str | None = None
@@ -93,6 +95,23 @@ class _WatchedTransport(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+class _WatchedClient(httpx2.AsyncClient):
+    """The SDK's HTTP client builds each request's body in a task of its transport. A body it cannot
+    encode (a lone surrogate has no UTF-8 form) kills that task and with it the session, and every
+    call then reads -32000 "Connection closed": recorded here first, as fuzzgate's own failure."""
+
+    def __init__(self, side: ClientSide, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._side = side
+
+    def build_request(self, *args: Any, **kwargs: Any) -> httpx2.Request:
+        try:
+            return super().build_request(*args, **kwargs)
+        except ENCODING_ERRORS as exc:
+            self._side.fail(exc, encoding=True)
+            raise
 
 
 class _WatchedStream(httpx2.AsyncByteStream):
@@ -133,6 +152,8 @@ class Connection:
     last_snapshot: tuple[int, Any] | None = None
     """The watched directory as the last call ended, and `steps_started` then: the next call's
     "before" when no call began since (one directory walk per call instead of two)."""
+    side: ClientSide = field(default_factory=ClientSide)
+    """fuzzgate's own side of the connection: whether it failed (`broken`), and how."""
     coverage: CoverageChannel | None = None
     """The coverage collector's side channel, when this server runs the collector (`target.coverage`)."""
     feedback_note: str = ""
@@ -151,7 +172,8 @@ class Connection:
         """Whether the transport itself went away (the process died or its stdout ended, an HTTP
         request failed at the transport level) since `loss_mark()` returned `mark`."""
         if self.process is not None:
-            return self.process.returncode is not None or self.process.stdout_closed
+            process = self.process
+            return process.returncode is not None or process.stdout_closed or process.stdin_closed
         if self.served is not None and self.served.returncode is not None:
             return True
         return self.http is not None and self.http.failures > mark
@@ -171,6 +193,11 @@ class Connection:
     def alive(self) -> bool:
         server = self.server
         return server is None or server.returncode is None
+
+    @property
+    def broken(self) -> bool:
+        """Whether fuzzgate's own side of the connection failed: nothing sent on it reaches the server."""
+        return self.side.broken
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -196,7 +223,9 @@ def _transport_for(
 
 @asynccontextmanager
 async def _http_transport(url: str, headers: Mapping[str, str], watched: _WatchedTransport) -> AsyncIterator[Any]:
-    http = httpx2.AsyncClient(headers=dict(headers), timeout=httpx2.Timeout(30.0, read=300.0), transport=watched)
+    http = _WatchedClient(
+        watched.side, headers=dict(headers), timeout=httpx2.Timeout(30.0, read=300.0), transport=watched
+    )
     watched.client, watched.url = http, url
     async with http, streamable_http_client(url, http_client=http) as streams:
         yield streams
@@ -309,10 +338,13 @@ async def _opened(
     plan: CollectorPlan,
     channel: CoverageChannel | None,
 ) -> AsyncIterator[Connection]:
+    side = ClientSide()
     process = server_process(config, extra_env, spec) if config.target.kind is TargetKind.STDIO else None
+    if process is not None:
+        process.side = side
     served = served_process(config, extra_env, spec)
     owned = process if process is not None else served
-    watched = _WatchedTransport(httpx2.AsyncHTTPTransport()) if process is None else None
+    watched = _WatchedTransport(httpx2.AsyncHTTPTransport(), side) if process is None else None
 
     async def list_roots(context: Any) -> types.ListRootsResult:
         roots = layer.roots() if layer is not None else []
@@ -338,7 +370,10 @@ async def _opened(
                 await release.wait()
         except Exception as exc:
             failure.append(exc)
+            side.ended_by = describe_exception(exc)
         finally:
+            # Left before `release`: the session ended under the calls (a transport task died).
+            side.ended = True
             ready.set()
 
     timeout_s = config.startup_timeout_ms / 1000
@@ -366,6 +401,7 @@ async def _opened(
                     http=watched,
                     served=served,
                     layer=layer,
+                    side=side,
                 )
                 if channel is not None and await channel.hello() is not None:
                     connection.coverage = channel
@@ -502,6 +538,20 @@ async def _learn_output_schemas(connection: Connection, name: str, timeout_s: fl
         connection.outputs.learn(name, None)
 
 
+def _failed_here(connection: Connection, arguments: dict[str, Any]) -> OutcomeStatus:
+    """A call fuzzgate's own side failed under: the one whose request could not be encoded could
+    never be sent (UNSENDABLE); the others were stranded (CLIENT_FAILED). Neither is the server's."""
+    if connection.side.unencodable and not utf8_encodable(arguments):
+        return OutcomeStatus.UNSENDABLE
+    return OutcomeStatus.CLIENT_FAILED
+
+
+def _client_failure(connection: Connection) -> str:
+    side = connection.side
+    why = side.failure or side.ended_by or "its session ended"
+    return f"fuzzgate's side of the connection failed ({why}); the request did not reach the server"
+
+
 def _is_connection_loss(exc: BaseException) -> bool:
     if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream):
         return True
@@ -529,6 +579,9 @@ async def call_tool(
         scope.deadline = min(hard_deadline, anyio.current_time() + timeout_s)
 
     loss_mark = connection.loss_mark()
+    if connection.broken:
+        # The session is over on fuzzgate's side: the request would not reach the server.
+        return CallOutcome(OutcomeStatus.CLIENT_FAILED, 0.0, error=_client_failure(connection))
     try:
         request, result_type = request_for(surface, name, arguments)
         with scope:
@@ -540,13 +593,24 @@ async def call_tool(
         status = OutcomeStatus.TIMEOUT
     except MCPError as exc:
         # -32000 is also a code servers use for their own errors: it means the connection closed
-        # only when the transport says so.
-        if exc.code == CONNECTION_CLOSED and connection.lost_since(loss_mark):
+        # only when the transport says so, and fuzzgate's side failed only when that side says so.
+        closed = exc.code == CONNECTION_CLOSED
+        if closed:
+            # The session ending under the call unwinds in other tasks: let them record why.
+            for _ in range(3):
+                await anyio.lowlevel.checkpoint()
+        if closed and connection.side.failure is not None:
+            status = _failed_here(connection, arguments)
+            fields["error"] = _client_failure(connection)
+        elif closed and connection.lost_since(loss_mark):
             status = OutcomeStatus.CLOSED
+        elif closed and connection.side.ended:
+            status = OutcomeStatus.CLIENT_FAILED
+            fields["error"] = _client_failure(connection)
         else:
             status = OutcomeStatus.RPC_ERROR
             fields.update(rpc_code=exc.code, text=exc.message, payload=json.dumps(exc.error.model_dump(mode="json")))
-        fields["error"] = describe_exception(exc)
+        fields.setdefault("error", describe_exception(exc))
     except RuntimeError as exc:
         status = OutcomeStatus.UNSUPPORTED
         fields["error"] = describe_exception(exc)
@@ -561,7 +625,7 @@ async def call_tool(
     except Exception as exc:
         if not _is_connection_loss(exc):
             raise
-        status = OutcomeStatus.CLOSED
+        status = _failed_here(connection, arguments) if connection.side.failure else OutcomeStatus.CLOSED
         fields["error"] = describe_exception(exc)
     else:
         if isinstance(result, types.InputRequiredResult):
@@ -607,6 +671,9 @@ async def call_tool(
 
 FOLLOW_UP_S = 1.0
 """How long the ping after a timed-out request may take."""
+OBSERVE_SLACK_S = FOLLOW_UP_S + _DEATH_S
+"""Past its own timeout, the longest a call takes to be observed to its end: the ping after it
+times out, then a dead server's last stderr words and exit status."""
 
 
 async def call_and_follow(

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.outcome import AnomalyKind, WireAnomaly
+from fuzzgate.target.client_side import ENCODING_ERRORS, ClientSide
 from fuzzgate.target.owned_process import (
     STDERR_KEEP_LINES,
     STDERR_LINE_BYTES,
@@ -132,6 +133,11 @@ class ServerProcess(OwnedProcess):
         self.pending: set[str | int] = set()
         self.stdout_closed = False
         """The server's stdout ended: the SDK fails pending requests with "connection closed"."""
+        self.stdin_closed = False
+        """Writing to the server's stdin failed (it closed its end): nothing more reaches it."""
+        self.side = ClientSide()
+        """fuzzgate's side of the connection (`Connection.side`): a pump that dies of its own
+        failure records it here, so the calls it strands are not read as the server's doing."""
         self.first_reply_mark: int | None = None
         """`wire.mark()` when the first valid message came: the anomalies before it are the
         server's start-up output (a banner), which no call was pending for."""
@@ -146,6 +152,9 @@ class ServerProcess(OwnedProcess):
     async def pump_stdout(self, sink: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
         try:
             await self._pump_stdout(sink)
+        except Exception as exc:
+            self.side.fail(exc)
+            raise
         finally:
             self.stdout_closed = True
             for waiter in self._raw:
@@ -250,10 +259,21 @@ class ServerProcess(OwnedProcess):
                     message = session_message.message
                     if isinstance(message, types.JSONRPCRequest):
                         self.pending.add(message.id)
+                    try:
+                        data = _encode(message)
+                    except ENCODING_ERRORS as exc:
+                        self.side.fail(exc, encoding=True)
+                        raise
                     async with self._stdin_lock:
-                        await stdin.send(_encode(message))
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                        await stdin.send(data)
+            except anyio.ClosedResourceError:
                 return
+            except (anyio.BrokenResourceError, OSError):
+                self.stdin_closed = True
+                return
+            except Exception as exc:
+                self.side.fail(exc)
+                raise
 
 
 @asynccontextmanager

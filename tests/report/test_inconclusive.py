@@ -1,0 +1,54 @@
+"""A run whose requests mostly never reached the server is inconclusive, never a pass: the verdict,
+its exit code, and how report.json, the console and the job summary say it."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console
+
+from fuzzgate.errors import ExitCode
+from fuzzgate.merge import overall
+from fuzzgate.report.console import ConsoleReporter
+from fuzzgate.report.summary import render_summary
+from fuzzgate.results import RunReport, Verdict, exit_code
+from tests.report.report_factory import clean_report, sample_report
+
+
+def _unsent(report: RunReport, calls: int, unsendable: int, client_failed: int) -> RunReport:
+    draft = replace(report, calls=calls, unsendable=unsendable, client_failed=client_failed)
+    return replace(draft, verdict=draft.decide())
+
+
+def test_most_requests_not_reaching_the_server_is_inconclusive_not_a_pass(repo: Path) -> None:
+    clean = clean_report(repo)
+    assert _unsent(clean, calls=122, unsendable=1, client_failed=0).verdict is Verdict.PASS
+    assert _unsent(clean, calls=100, unsendable=0, client_failed=100).verdict is Verdict.PASS
+    inconclusive = _unsent(clean, calls=122, unsendable=1, client_failed=11_363)
+    assert inconclusive.verdict is Verdict.INCONCLUSIVE
+    assert exit_code(Verdict.INCONCLUSIVE) is ExitCode.INTERNAL
+    assert (exit_code(Verdict.PASS), exit_code(Verdict.FAIL)) == (ExitCode.OK, ExitCode.FINDINGS)
+    # A gating finding among the calls that did reach the server still fails the run.
+    assert _unsent(sample_report(repo), calls=122, unsendable=1, client_failed=11_363).verdict is Verdict.FAIL
+    assert overall([Verdict.PASS, Verdict.INCONCLUSIVE]) is Verdict.INCONCLUSIVE
+    assert overall([Verdict.INCONCLUSIVE, Verdict.FAIL]) is Verdict.FAIL
+
+
+def test_report_json_console_and_summary_say_what_never_reached_the_server(repo: Path) -> None:
+    report = replace(_unsent(clean_report(repo), 122, 1, 11_363), cut_off=("echo case 9",))
+    data = report.to_json()
+    assert (data["calls"], data["unsendable"], data["client_failed"]) == (122, 1, 11_363)
+    assert data["verdict"] == "inconclusive" and data["cut_off_calls"] == ["echo case 9"]
+    again = RunReport.from_json(data)
+    assert (again.unsendable, again.client_failed, again.cut_off, again.verdict) == (
+        1, 11_363, ("echo case 9",), Verdict.INCONCLUSIVE,
+    )  # fmt: skip
+    text = render_summary(report, repo)
+    assert text.startswith("## ⚠️ fuzzgate inconclusive: `calc`")
+    assert "**11364** requests never reached the server (**122** did)" in text
+    out = io.StringIO()
+    ConsoleReporter(Console(file=out, width=200)).summary(report)
+    assert "INCONCLUSIVE: 11364 requests never reached the server, 122 did" in out.getvalue()
+    assert "PASS" not in out.getvalue()
