@@ -13,6 +13,7 @@ import pytest
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.errors import TargetError
 from fuzzgate.outcome import OutcomeStatus
+from fuzzgate.target import connection as connection_module
 from fuzzgate.target.connection import call_tool, launch_spec, open_connection
 from fuzzgate.target.http_server import address_of, where
 from fuzzgate.target.process_tree import ProcessTable
@@ -118,12 +119,35 @@ def _running(code: str) -> list[int]:
     return found
 
 
-def test_a_request_the_http_client_cannot_encode_breaks_fuzzgates_side_not_the_servers(tmp_path: Path) -> None:
-    # The SDK's HTTP client encodes a request's body as UTF-8 in a task of its transport: a lone
-    # surrogate kills that task and the session with it, and every later request then fails with
-    # -32000 "Connection closed" at once, without reaching the server. That is fuzzgate's own side
-    # failing: the request is unsendable (not a call), the session is broken and later requests
-    # are not sent on it; the server received neither.
+def test_a_request_the_http_client_cannot_encode_is_not_sent_and_the_session_goes_on(tmp_path: Path) -> None:
+    # The SDK's HTTP client cannot encode a lone surrogate as UTF-8; sent, such a request would break
+    # the session (below). It is refused before sending: unsendable, not a call, and the session
+    # goes on without a restart.
+    port = _free_port()
+    log = tmp_path / "calls.log"
+    config = _config(port, str(SERVER), f"--port={port}", f"--call-log={log}")
+
+    async def body() -> None:
+        async with open_connection(config) as connection:
+            unsendable = await call_tool(connection, "echo", {"text": "\ud800"}, 5)
+            assert unsendable.status is OutcomeStatus.UNSENDABLE, unsendable
+            assert not connection.broken
+            after = await call_tool(connection, "echo", {"text": "a"}, 5)
+            assert after.status is OutcomeStatus.OK, after
+            assert len(log.read_text().splitlines()) == 1
+
+    anyio.run(body)
+
+
+def test_a_request_the_http_client_cannot_encode_breaks_fuzzgates_side_not_the_servers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Should a request the check before sending lets through fail to encode, the SDK's HTTP client
+    # fails in a task of its transport: that kills the session, and every later request then fails
+    # with -32000 "Connection closed" at once, without reaching the server. That is fuzzgate's own
+    # side failing: the request is unsendable (not a call), the session is broken and later requests
+    # are not sent on it; the server received neither. (The check is switched off to reach it.)
+    monkeypatch.setattr(connection_module, "_unsendable_over_http", lambda connection, arguments: False)
     port = _free_port()
     log = tmp_path / "calls.log"
     config = _config(port, str(SERVER), f"--port={port}", f"--call-log={log}")

@@ -538,6 +538,15 @@ async def _learn_output_schemas(connection: Connection, name: str, timeout_s: fl
         connection.outputs.learn(name, None)
 
 
+def _unsendable_over_http(connection: Connection, arguments: dict[str, Any]) -> bool:
+    """Whether the HTTP client could not encode these arguments: sent, the request would break the
+    session (see `_WatchedClient`) and cost a restart, so it is refused before sending."""
+    return connection.http is not None and not utf8_encodable(arguments)
+
+
+UNENCODABLE = "fuzzgate's HTTP client cannot encode the request (a lone surrogate has no UTF-8 form); not sent"
+
+
 def _failed_here(connection: Connection, arguments: dict[str, Any]) -> OutcomeStatus:
     """A call fuzzgate's own side failed under: the one whose request could not be encoded could
     never be sent (UNSENDABLE); the others were stranded (CLIENT_FAILED). Neither is the server's."""
@@ -582,6 +591,8 @@ async def call_tool(
     if connection.broken:
         # The session is over on fuzzgate's side: the request would not reach the server.
         return CallOutcome(OutcomeStatus.CLIENT_FAILED, 0.0, error=_client_failure(connection))
+    if _unsendable_over_http(connection, arguments):
+        return CallOutcome(OutcomeStatus.UNSENDABLE, 0.0, error=UNENCODABLE)
     try:
         request, result_type = request_for(surface, name, arguments)
         with scope:
