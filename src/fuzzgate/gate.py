@@ -21,6 +21,7 @@ from fuzzgate.corpus import CorpusEntry
 from fuzzgate.errors import ExitCode, FuzzgateError, ReportError, UsageError
 from fuzzgate.events import Event, EventSink, RunFinished, RunStarted
 from fuzzgate.execute import Engine, EngineResult
+from fuzzgate.files import check_output_directory
 from fuzzgate.findings import Finding
 from fuzzgate.fingerprint import current_scheme
 from fuzzgate.live_corpus import Seeds
@@ -28,11 +29,11 @@ from fuzzgate.plan import in_shard, owned_baseline, shard_split
 from fuzzgate.report import annotations as github_annotations
 from fuzzgate.report import json_report
 from fuzzgate.report.console import ConsoleReporter
-from fuzzgate.report.junit import write_junit
+from fuzzgate.report.junit import JUNIT_FILENAME, write_junit
 from fuzzgate.report.locate import repository_root
 from fuzzgate.report.redaction import redact_finding, redact_report
-from fuzzgate.report.sarif import write_sarif
-from fuzzgate.report.summary import render_summary, write_summary
+from fuzzgate.report.sarif import SARIF_FILENAME, write_sarif
+from fuzzgate.report.summary import SUMMARY_FILENAME, render_summary, write_summary
 from fuzzgate.report.tables import print_listing
 from fuzzgate.report.trace import TraceWriter
 from fuzzgate.report.workflow_commands import write_command
@@ -85,8 +86,16 @@ def _config_here(config: Config, cwd: Path) -> str | None:
     return _relative(config.source, cwd)
 
 
+OUTPUT_FILES = (json_report.REPORT_FILE, SARIF_FILENAME, JUNIT_FILENAME, SUMMARY_FILENAME)
+"""What `write_outputs` writes into the output directory."""
+
+
 def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: Path | None, quiet: bool) -> int:
     box = TimeBox(config.budget_s, start=process_start())
+    # Where the outputs cannot go is the user's to fix, and said before the budget is spent.
+    check_output_directory(config.out_dir, what="output directory (--out)", files=OUTPUT_FILES)
+    if trace is not None:
+        check_output_directory(trace.parent, what="directory of --trace", files=(trace.name,))
     cwd = Path.cwd()
     choice = choose_seed(seed_flag, config.seed, os.environ, cwd)
     if choice.warning:
@@ -344,6 +353,9 @@ def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, o
 
 def baseline_command(action: str, config: Config, console: Console) -> int:
     baseline = Baseline.open(config.baseline_dir)
+    if action != "list":
+        # accept, upgrade and prune write entries: a directory that takes none is said before the first.
+        check_output_directory(config.baseline_dir, what="baseline directory (--baseline)")
     if action == "list":
         entries = baseline.findings()
         redact = _redactor_for_findings(config, entries)

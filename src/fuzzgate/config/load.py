@@ -79,6 +79,8 @@ def _existing(path: Path, cwd: Path, what: str) -> Path:
         path = cwd / path
     if path.is_dir():
         raise ConfigError(f"{what}: expected a config file, got a directory: {path}")
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"{what}: expected a config file, got something else (a FIFO, socket or device): {path}")
     if not path.is_file():
         raise ConfigError(
             f"{what}: no such file: {path}",
