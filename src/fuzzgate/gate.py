@@ -21,7 +21,7 @@ from fuzzgate.corpus import CorpusEntry
 from fuzzgate.errors import ExitCode, FuzzgateError, ReportError, UsageError
 from fuzzgate.events import Event, EventSink, RunFinished, RunStarted
 from fuzzgate.execute import Engine, EngineResult
-from fuzzgate.files import check_output_directory
+from fuzzgate.files import check_output_directory, read_regular
 from fuzzgate.findings import Finding
 from fuzzgate.fingerprint import current_scheme
 from fuzzgate.live_corpus import Seeds
@@ -268,8 +268,10 @@ def _entry_finding(entry: BaselineEntry) -> Recorded:
 
 def _findings_from_file(path: Path) -> list[Recorded]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = json.loads(read_regular(path).decode("utf-8"))
+    except OSError as exc:
+        raise ReportError(f"{path}: not a readable JSON file ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, ValueError) as exc:
         raise ReportError(f"{path}: not a readable JSON file ({exc})") from None
     try:
         if isinstance(data, dict) and "findings" in data:
@@ -326,7 +328,7 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
     assert finding is not None
     path = Path(finding)
     recorded = (
-        _findings_from_file(path) if path.suffix == ".json" or path.is_file() else [_find_fingerprint(config, finding)]
+        _findings_from_file(path) if path.suffix == ".json" or path.exists() else [_find_fingerprint(config, finding)]
     )
     findings = [f for f, _ in recorded]
     for warning in dict.fromkeys(w for _, versions in recorded if (w := replay_warning(versions))):

@@ -207,3 +207,16 @@ def test_a_config_that_is_a_fifo_or_a_directory_is_named_for_what_it_is(tmp_path
     usage_line(cli("tools", "--config", "fuzzgate.toml", cwd=tmp_path), "FIFO", "fuzzgate.toml")
     (tmp_path / "dir").mkdir()
     usage_line(cli("tools", "--config", "dir", cwd=tmp_path), "got a directory")
+
+
+def test_a_fifo_where_a_report_is_read_is_named_instead_of_hanging(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "finding.json")
+    (tmp_path / "shard").mkdir()
+    os.mkfifo(tmp_path / "shard" / "report.json")
+    reason = "a FIFO (named pipe), not a regular file"
+    for args in (
+        ("replay", "finding.json", *NO_SERVER),
+        ("merge", "shard", "--out", "merged"),
+        ("baseline", "accept", *NO_SERVER, "--out", "shard", "--baseline", "baseline"),
+    ):
+        usage_line(cli(*args, cwd=tmp_path), "report.json" if "shard" in args else "finding.json", reason)
