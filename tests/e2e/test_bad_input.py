@@ -220,3 +220,14 @@ def test_a_fifo_where_a_report_is_read_is_named_instead_of_hanging(tmp_path: Pat
         ("baseline", "accept", *NO_SERVER, "--out", "shard", "--baseline", "baseline"),
     ):
         usage_line(cli(*args, cwd=tmp_path), "report.json" if "shard" in args else "finding.json", reason)
+
+
+def test_work_names_an_also_config_that_is_a_fifo_instead_of_hanging(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "other.toml")
+    done = cli("work", "--store", "store", "--also", "other.toml", "--cycles", "1", *NO_SERVER, cwd=tmp_path)
+    usage_line(done, "other.toml", "a FIFO (named pipe), not a regular file")
+
+
+def test_init_refuses_a_path_under_a_file(tmp_path: Path) -> None:
+    (tmp_path / "file").touch()
+    usage_line(cli("init", "file/fuzzgate.toml", cwd=tmp_path), "file is not a directory")
