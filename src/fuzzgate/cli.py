@@ -138,7 +138,9 @@ def _cmd_init(ns: argparse.Namespace, console: Console) -> int:
     path: Path = ns.path
     if path.exists() and not ns.force:
         raise UsageError(f"{path} already exists", hint="pass --force to overwrite it")
-    from fuzzgate.files import write_atomic
+    from fuzzgate.files import check_output_directory, write_atomic
+
+    check_output_directory(path.parent, what="directory of the config file", files=(path.name,))
 
     write_atomic(path, starter_config("http" if ns.http else "stdio"))
     console.print(escape(f"wrote {path}: edit [target], then run `fuzzgate tools` to see what would be fuzzed"))

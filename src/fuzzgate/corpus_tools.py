@@ -40,6 +40,7 @@ from fuzzgate.commands import subject_label
 from fuzzgate.config.model import Config, FeedbackMode
 from fuzzgate.corpus import CorpusEntry
 from fuzzgate.errors import ExitCode, TargetError, UsageError
+from fuzzgate.files import check_output_directory
 from fuzzgate.findings import JSONValue, Surface
 from fuzzgate.outcome import CallOutcome, uniform_error
 from fuzzgate.seed import choose_seed
@@ -366,6 +367,8 @@ def merge_command(config: Config, console: Console, dirs: Sequence[Path], *, see
     others_loads = sources(dirs, config.target.display_name)
     seed, box = _start(config, console, seed_flag)
     store = store_of(config)
+    # Before a server starts: measuring is the slow part, and its result must have a place to go.
+    check_output_directory(store.path, what="corpus directory (--corpus)")
     own = store.load()
     loads = [(store.path, own), *others_loads]
     for directory, load in loads:
@@ -433,6 +436,7 @@ def reduce_command(config: Config, console: Console, action: str, *, seed_flag: 
     if not load.entries:
         console.print(escape(f"nothing to {action}: {load.cold}"), soft_wrap=True)
         return ExitCode.OK
+    check_output_directory(store.path, what="corpus directory (--corpus)")
     finished: list[Reduced] = []
 
     def done(result: Reduced) -> None:

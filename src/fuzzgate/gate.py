@@ -21,6 +21,7 @@ from fuzzgate.corpus import CorpusEntry
 from fuzzgate.errors import ExitCode, FuzzgateError, ReportError, TargetError, UsageError
 from fuzzgate.events import Event, EventSink, RunFinished, RunStarted
 from fuzzgate.execute import Engine, EngineResult
+from fuzzgate.files import check_output_directory, read_regular
 from fuzzgate.findings import Finding
 from fuzzgate.fingerprint import current_scheme
 from fuzzgate.live_corpus import Seeds
@@ -29,11 +30,11 @@ from fuzzgate.plan import in_shard, owned_baseline, shard_split
 from fuzzgate.report import annotations as github_annotations
 from fuzzgate.report import json_report
 from fuzzgate.report.console import ConsoleReporter
-from fuzzgate.report.junit import write_junit
+from fuzzgate.report.junit import JUNIT_FILENAME, write_junit
 from fuzzgate.report.locate import repository_root
 from fuzzgate.report.redaction import redact_finding, redact_report
-from fuzzgate.report.sarif import write_sarif
-from fuzzgate.report.summary import render_summary, write_summary
+from fuzzgate.report.sarif import SARIF_FILENAME, write_sarif
+from fuzzgate.report.summary import SUMMARY_FILENAME, render_summary, write_summary
 from fuzzgate.report.tables import print_listing
 from fuzzgate.report.trace import TraceWriter
 from fuzzgate.report.workflow_commands import write_command
@@ -86,8 +87,16 @@ def _config_here(config: Config, cwd: Path) -> str | None:
     return _relative(config.source, cwd)
 
 
+OUTPUT_FILES = (json_report.REPORT_FILE, SARIF_FILENAME, JUNIT_FILENAME, SUMMARY_FILENAME)
+"""What `write_outputs` writes into the output directory."""
+
+
 def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: Path | None, quiet: bool) -> int:
     box = TimeBox(config.budget_s, start=process_start())
+    # Where the outputs cannot go is the user's to fix, and said before the budget is spent.
+    check_output_directory(config.out_dir, what="output directory (--out)", files=OUTPUT_FILES)
+    if trace is not None:
+        check_output_directory(trace.parent, what="directory of --trace", files=(trace.name,))
     cwd = Path.cwd()
     choice = choose_seed(seed_flag, config.seed, os.environ, cwd)
     if choice.warning:
@@ -263,8 +272,10 @@ def _entry_finding(entry: BaselineEntry) -> Recorded:
 
 def _findings_from_file(path: Path) -> list[Recorded]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = json.loads(read_regular(path).decode("utf-8"))
+    except OSError as exc:
+        raise ReportError(f"{path}: not a readable JSON file ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, ValueError) as exc:
         raise ReportError(f"{path}: not a readable JSON file ({exc})") from None
     try:
         if isinstance(data, dict) and "findings" in data:
@@ -321,7 +332,7 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
     assert finding is not None
     path = Path(finding)
     recorded = (
-        _findings_from_file(path) if path.suffix == ".json" or path.is_file() else [_find_fingerprint(config, finding)]
+        _findings_from_file(path) if path.suffix == ".json" or path.exists() else [_find_fingerprint(config, finding)]
     )
     findings = [f for f, _ in recorded]
     for warning in dict.fromkeys(w for _, versions in recorded if (w := replay_warning(versions))):
@@ -355,6 +366,9 @@ def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, o
 
 def baseline_command(action: str, config: Config, console: Console) -> int:
     baseline = Baseline.open(config.baseline_dir)
+    if action != "list":
+        # accept, upgrade and prune write entries: a directory that takes none is said before the first.
+        check_output_directory(config.baseline_dir, what="baseline directory (--baseline)")
     if action == "list":
         entries = baseline.findings()
         redact = _redactor_for_findings(config, entries)

@@ -36,7 +36,7 @@ from fuzzgate import interrupt
 from fuzzgate.config.model import Shard
 from fuzzgate.corpus import slug
 from fuzzgate.errors import ReportError, UsageError
-from fuzzgate.files import write_atomic
+from fuzzgate.files import check_output_directory, write_atomic
 from fuzzgate.findings import Finding, JSONValue, Severity, Surface
 from fuzzgate.plan import shard_of
 from fuzzgate.report import annotations as github_annotations
@@ -334,6 +334,10 @@ def _corpus(reports: list[RunReport], prefixed: Callable[[RunReport, str], str])
     )
 
 
+_TOP_FILES = (json_report.REPORT_FILE, SARIF_FILENAME, JUNIT_FILENAME, SUMMARY_FILENAME, MERGE_INDEX)
+"""The files a merge writes at the top of its output directory."""
+
+
 def render_outputs(targets: list[MergedTarget], out_dir: Path, repo_root: Path) -> dict[Path, str]:
     """Every file of the merge, by path: rendered whole before anything is written. Raises
     `ReportError` past GitHub's SARIF limits."""
@@ -410,6 +414,7 @@ def merge_command(
             raise UsageError(f"--out {out} is one of the directories merged", hint="write the merge elsewhere")
     inputs = [read_report(path) for path in dirs]
     targets = merge_reports(inputs, fail_on)
+    check_output_directory(out, what="output directory (--out)", files=_TOP_FILES)
     repo_root = repository_root(Path.cwd())
     with interrupt.deferred():
         # A signal waits until the last file is written: a merge never leaves half its outputs.

@@ -14,7 +14,7 @@ from rich.markup import escape
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.commands import subject_label
 from fuzzgate.errors import ExitCode, UsageError
-from fuzzgate.files import write_atomic
+from fuzzgate.files import check_output_directory, write_atomic
 from fuzzgate.report.html import StoreData, TargetData, render_html
 from fuzzgate.store.shared import SharedStore, StoreError, is_url
 
@@ -70,6 +70,7 @@ def report_command(
     """Draw the page of the store at `spec` into `out` (default `DEFAULT_OUT`), atomically. A store
     that cannot be read raises `StoreError` (exit 2) before anything is written."""
     out = out or DEFAULT_OUT
+    check_output_directory(out.parent, what="directory of --out", files=(out.name,))
     with open_for_reading(spec) as store:
         data = read_store(store, target)
     page = render_html(data, Redactor((), secret_patterns))

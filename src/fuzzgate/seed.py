@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fuzzgate.errors import UsageError
+from fuzzgate.files import read_regular
 
 _HEX_SHA = re.compile(r"^[0-9a-fA-F]{7,64}$")
 SEED_BITS = 64
@@ -51,7 +52,7 @@ def _pull_request_head(environ: Mapping[str, str]) -> str | None:
     if not path:
         return None
     try:
-        event = json.loads(Path(path).read_text(encoding="utf-8"))
+        event = json.loads(read_regular(Path(path)).decode("utf-8"))
     except (OSError, ValueError):
         return None
     head = (event.get("pull_request") or {}).get("head") or {}

@@ -30,6 +30,7 @@ from rich.table import Table
 from fuzzgate.commands import subject_label
 from fuzzgate.corpus import slug
 from fuzzgate.errors import ExitCode, UsageError
+from fuzzgate.files import check_output_directory
 from fuzzgate.store.corpus_store import CorpusStore, targets
 from fuzzgate.store.records import STATES
 from fuzzgate.store.shared import KINDS, PREFIX, SharedStore, is_url
@@ -41,9 +42,14 @@ SHOWN_SKIPS = 10
 """Skipped values listed one per line; the rest are counted."""
 
 
-def open_store(spec: str, *, retry_for: float = CLI_RETRY_S, must_exist: bool = False) -> SharedStore:
+def open_store(
+    spec: str, *, retry_for: float = CLI_RETRY_S, must_exist: bool = False, written: bool = False
+) -> SharedStore:
     """The store at `spec`; with `must_exist`, a directory that is not there is a usage error
-    (a mistyped source would otherwise read as an empty store)."""
+    (a mistyped source would otherwise read as an empty store); with `written`, so is a directory
+    that cannot be written, before anything is read or copied."""
+    if not is_url(spec) and written:
+        check_output_directory(Path(spec), what="store directory")
     if not is_url(spec) and must_exist:
         path = Path(spec)
         if not path.is_dir():
@@ -95,9 +101,11 @@ def export_command(
     """Copy the store at `source` to `dest` and/or write its corpus as a run's corpus directory."""
     if dest is None and corpus_dir is None:
         raise UsageError("store export needs a DEST (a directory or redis:// URL) or --corpus-dir DIR")
+    if corpus_dir is not None:
+        check_output_directory(corpus_dir, what="corpus directory (--corpus-dir)")
     with open_store(source, retry_for=retry_for, must_exist=True) as src:
         if dest is not None:
-            with open_store(dest, retry_for=retry_for) as out:
+            with open_store(dest, retry_for=retry_for, written=True) as out:
                 _refuse_same(src, out)
                 counts = src.copy_to(out)
                 _say(console, f"exported {src.location} to {out.location}: new there {_counts_line(counts)}")
@@ -122,7 +130,7 @@ def import_command(
     if source is None and corpus_dir is None:
         raise UsageError("store import needs a SRC (a directory or redis:// URL) or --corpus-dir DIR")
     extra: list[str] = []
-    with open_store(dest, retry_for=retry_for) as out:
+    with open_store(dest, retry_for=retry_for, written=True) as out:
         stores = [out]
         if source is not None:
             with open_store(source, retry_for=retry_for, must_exist=True) as src:
@@ -145,7 +153,7 @@ def merge_command(console: Console, sources: Sequence[str], dest: str, *, retry_
     """Union every store of `sources` into `dest`, then drop superseded records."""
     total: Counter[str] = Counter()
     stores: list[SharedStore] = []
-    with open_store(dest, retry_for=retry_for) as out:
+    with open_store(dest, retry_for=retry_for, written=True) as out:
         stores.append(out)
         for source in sources:
             src = open_store(source, retry_for=retry_for, must_exist=True)

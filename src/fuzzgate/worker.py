@@ -39,6 +39,7 @@ from fuzzgate.corpus import CorpusEntry
 from fuzzgate.errors import ExitCode, FuzzgateError, UsageError
 from fuzzgate.events import CallFinished, Event, ServerReady
 from fuzzgate.execute import Engine, EngineResult
+from fuzzgate.files import check_output_directory
 from fuzzgate.findings import Finding
 from fuzzgate.live_corpus import Seeds
 from fuzzgate.report.redaction import redact_finding
@@ -50,6 +51,7 @@ from fuzzgate.store.shared import (
     StoreError,
     WorkerInfo,
     finding_state,
+    is_url,
     new_worker_id,
 )
 from fuzzgate.store_sync import StatsRecorder, keepable, merge_record, server_label
@@ -103,6 +105,9 @@ def work(configs: Sequence[Config], console: Console, options: WorkOptions) -> i
     spec = configs[0].store
     if spec is None:
         raise UsageError("fuzzgate work needs a store", hint="pass --store redis://host:6379/0 (or a directory)")
+    if not is_url(spec):
+        # A worker's every write would be retried in vain: say it now, before the first cycle.
+        check_output_directory(Path(spec), what="store directory (--store)")
     if options.cycle_s < MIN_CYCLE_S:
         raise UsageError(f"--cycle: at least {MIN_CYCLE_S:.0f}s (a cycle starts a server and replays seeds)")
     if options.nice:

@@ -42,5 +42,6 @@ def test_budget_end_reaps_every_server(tmp_path: Path) -> None:
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
         env={**os.environ, "FUZZGATE_EXAMPLE_MARKER_DIR": str(tmp_path)},
     )  # fmt: skip
-    assert run.returncode == 1, run.stderr
+    # Ended by the budget: the exit code is the one its findings make, whichever it met.
+    assert run.returncode in (0, 1), run.stderr
     assert _processes_running(str(script)) == []

@@ -22,14 +22,27 @@ def _target(script: str, *args: str) -> list[str]:
 
 
 def test_hostile_schemas_are_skipped_with_their_reason_and_the_rest_is_fuzzed(tmp_path: Path) -> None:
-    run = fuzzgate("run", *_target("hostile_schemas.py"), "--budget", "20s", "--seed", "3", cwd=tmp_path)
-    assert run.code == 0, run.stdout + run.stderr
+    # Only what the time box decides is asserted: the skips and their reasons, that the rest was
+    # fuzzed, how the run ended. What fuzzing finds is not: a run that reached the SDK's
+    # lone-surrogate finding exited 1. Whether a schema's generator beats its 2 s deadline depends
+    # on the machine's load too: `huge_enum` (200,000 values) never does, `catastrophic_pattern`
+    # does on an idle machine and not on a busy one, so each tool is either fuzzed or skipped with
+    # that reason. `--cases` ends the run early; the budget stays its bound.
+    run = fuzzgate(
+        "run", *_target("hostile_schemas.py"), "--cases", "30", "--budget", "20s", "--seed", "3", cwd=tmp_path
+    )
+    assert run.code in (0, 1), run.stdout + run.stderr
     report = run.report
+    assert report["verdict"] == ("fail" if run.code == 1 else "pass")
     entries = {e["name"]: e for e in report["entries"]}
-    for name in ("catastrophic_pattern", "huge_enum"):
-        assert entries[name]["status"] == "skipped", entries[name]
-        assert "took longer than" in entries[name]["reason"]
-    assert entries["plain"]["status"] == "fuzzed" and entries["plain"]["cases"] > 10
+    for entry in entries.values():
+        assert entry["status"] in ("fuzzed", "skipped"), entry
+        if entry["status"] == "skipped":
+            assert "took longer than" in entry["reason"], entry
+    assert entries["huge_enum"]["status"] == "skipped", entries["huge_enum"]
+    assert entries["plain"]["status"] == "fuzzed" and entries["plain"]["cases"] > 0
+    skipped = {name for name, entry in entries.items() if entry["status"] == "skipped"}
+    assert not {f["name"] for f in report["findings"]} & skipped
     assert list(report["timing"]) == PHASES
     assert [report["timing"][p] for p in PHASES] == sorted(report["timing"][p] for p in PHASES)
     assert "Traceback" not in run.stderr
@@ -56,12 +69,14 @@ def test_a_server_with_300_tools_is_fuzzed_from_the_first_tool(tmp_path: Path) -
 
 def test_findings_the_budget_could_not_replay_are_unconfirmed_and_fail_the_gate(tmp_path: Path) -> None:
     # A hang costs a timeout per replay: with three replays asked for and a short budget, some are
-    # cut. What was cut is said; nothing seen is passed silently.
+    # cut. What was cut is said; nothing seen is passed silently. The hang is found by the one case
+    # `--cases` allows (seed 2's first case of sync_repository waits for the lock), not by however
+    # many calls the time box would have let through.
     from tests.e2e.conftest import stdio_target
 
     run = fuzzgate(
         "run", *stdio_target("buggy_server.py"), "--include", "sync_repository", "--timeout", "3s",
-        "--budget", "12s", "--replays", "3", "--seed", "2", cwd=tmp_path,
+        "--cases", "1", "--budget", "12s", "--replays", "3", "--seed", "2", cwd=tmp_path,
         env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(tmp_path)},
     )  # fmt: skip
     hangs = run.findings(kind="hang")

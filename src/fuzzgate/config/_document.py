@@ -17,6 +17,7 @@ from fuzzgate.config._expand import expand_variables
 from fuzzgate.config._schema import YAML_SUFFIXES
 from fuzzgate.config._values import as_table, mismatch
 from fuzzgate.errors import ConfigError
+from fuzzgate.files import read_regular
 
 _TOML_POSITION = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)\s*$")
 _TARGET_HEADER = re.compile(r"\[\s*target\s*\]")
@@ -88,7 +89,7 @@ def display_name(path: Path) -> str:
 def read_document(path: Path, environ: Mapping[str, str]) -> Document:
     display = display_name(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except OSError as exc:
         raise ConfigError(
             f"{display}: cannot read the configuration file ({exc.strerror or exc})",

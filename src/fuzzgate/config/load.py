@@ -37,6 +37,7 @@ from fuzzgate.config._values import (
 )
 from fuzzgate.config.model import Config, GenerationMode, ProtocolMode
 from fuzzgate.errors import ConfigError
+from fuzzgate.files import read_regular
 from fuzzgate.findings import DEFAULT_SEVERITY, Severity
 
 STORE_SCHEMES = ("redis", "rediss", "unix")
@@ -79,6 +80,8 @@ def _existing(path: Path, cwd: Path, what: str) -> Path:
         path = cwd / path
     if path.is_dir():
         raise ConfigError(f"{what}: expected a config file, got a directory: {path}")
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"{what}: expected a config file, got something else (a FIFO, socket or device): {path}")
     if not path.is_file():
         raise ConfigError(
             f"{what}: no such file: {path}",
@@ -109,7 +112,7 @@ def _without_expanded_values(error: ConfigError, path: Path | None, environ: Map
     """The error with the values of `${VAR}`s the file uses taken out: a wrong value that came from
     the environment may be a secret, and messages quote (the first 37 characters of) what was wrong."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace") if path is not None else ""
+        text = read_regular(path).decode("utf-8", "replace") if path is not None else ""
     except OSError:
         return error
     values = {environ[name] for name in _REFERENCE.findall(text) if len(environ.get(name, "")) >= _SHORTEST_SECRET}

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from fuzzgate.errors import ReportError
-from fuzzgate.files import write_atomic
+from fuzzgate.files import read_regular, write_atomic
 from fuzzgate.results import RunReport
 
 REPORT_FILE = "report.json"
@@ -24,10 +24,12 @@ def write(report: RunReport, out_dir: Path) -> Path:
 
 def read(path: Path) -> RunReport:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path).decode("utf-8"))
     except FileNotFoundError:
         raise ReportError(f"{path}: no such report", hint="run `fuzzgate run` first, or pass --out") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except OSError as exc:
+        raise ReportError(f"{path}: not a readable report ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, ValueError) as exc:
         raise ReportError(f"{path}: not a readable report ({exc})") from None
     try:
         return RunReport.from_json(data)

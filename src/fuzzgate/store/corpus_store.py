@@ -28,6 +28,7 @@ from pathlib import Path
 
 from fuzzgate.corpus import CorpusEntry, CorpusFormatError, slug
 from fuzzgate.errors import BaselineError, FuzzgateError
+from fuzzgate.files import read_regular
 from fuzzgate.findings import Surface
 from fuzzgate.store.database import DirectoryDatabase
 
@@ -280,9 +281,8 @@ def _is_entry_file(name: str) -> bool:
 
 
 def _read(file: Path) -> bytes:
-    with open(file, "rb") as handle:
-        # One byte more than the cap tells a too-large file from one exactly at it.
-        return handle.read(MAX_ENTRY_BYTES + 1)
+    # One byte more than the cap tells a too-large file from one exactly at it.
+    return read_regular(file, MAX_ENTRY_BYTES + 1)
 
 
 def _reason(exc: CorpusFormatError | OSError) -> str:

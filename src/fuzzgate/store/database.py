@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from fuzzgate.errors import BaselineError
-from fuzzgate.files import write_atomic
+from fuzzgate.files import read_regular, write_atomic
 
 
 class CorpusDatabase(ABC):
@@ -132,7 +132,7 @@ class DirectoryDatabase(CorpusDatabase):
     def _read(self, key: bytes) -> bytes | None:
         file = self._file(key)
         try:
-            return file.read_bytes()
+            return read_regular(file)
         except FileNotFoundError:
             return None
         except IsADirectoryError:

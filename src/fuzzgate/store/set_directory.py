@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote_from_bytes, unquote_to_bytes
 
-from fuzzgate.files import write_atomic
+from fuzzgate.files import read_regular, write_atomic
 from fuzzgate.store.database import CorpusDatabase
 from fuzzgate.store.shared import StoreError
 
@@ -139,7 +139,7 @@ class SetDirectoryDatabase(CorpusDatabase):
 
     def _read(self, file: Path) -> bytes | None:
         try:
-            return file.read_bytes()
+            return read_regular(file)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
         except OSError as exc:
