@@ -146,10 +146,11 @@ class Redactor:
 
 
 def redactor_for(config: Config, canaries: Mapping[str, str]) -> Redactor:
-    """The run's redactor: the target's env and header values, the canaries, the password of a
-    URL with credentials in it, the built-in and the configured secret patterns."""
+    """The run's redactor: the target's env and header values, the canaries, every value a `${VAR}`
+    of the config file expanded to, the password of a URL with credentials in it, the built-in and
+    the configured secret patterns."""
     target = config.target
-    values = [*target.env.values(), *target.headers.values(), *canaries.values()]
+    values = [*target.env.values(), *target.headers.values(), *canaries.values(), *config.expanded]
     if target.url:
         try:
             password = urllib.parse.urlsplit(target.url).password

@@ -1,0 +1,112 @@
+"""Secrets stay out of everything fuzzgate writes, by every path a user's value can take: a `${VAR}`
+the config file expands anywhere, a Redis store's password in any form redis-py takes it.
+
+Each test makes one cheap run (bounded by `--cases`, with a generous budget) and reads every file it
+wrote, its stdout and its stderr for the secret, in every form the redactor knows."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fuzzgate.check.secrets import encodings
+from tests.e2e.conftest import SERVERS, CliRun, fuzzgate
+from tests.redis_server import RedisServer
+
+pytestmark = pytest.mark.e2e
+
+# Matches none of the built-in patterns: only the redactor's known values can take it out.
+TOKEN = "tok-3f9a1c2e7b4d8e6f0a5b"
+PASSWORD = "pw-Q7v2Lr9xKc4TzW8e"
+FLAGS = ("--include=split_bill", "--timeout", "2s", "--replays", "1", "--cases", "8", "--budget", "120s")
+
+
+def _leaks(secret: str, run: CliRun, *paths: Path) -> list[str]:
+    """Where `secret` shows (in any of its encoded forms): `stdout`, `stderr`, or a file's path."""
+    forms = encodings(secret)
+    texts = {"stdout": run.stdout, "stderr": run.stderr}
+    for root in paths:
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        texts |= {str(f): f.read_text(encoding="utf-8", errors="replace") for f in files}
+    return [where for where, text in texts.items() if any(form in text for form in forms)]
+
+
+def test_a_value_expanded_into_the_args_is_in_no_output(tmp_path: Path) -> None:
+    config = tmp_path / "fuzzgate.toml"
+    config.write_text(
+        "[target]\n"
+        f"command = {str(sys.executable)!r}\n"
+        # `--host` means nothing to a stdio server: the token only rides along on its command line.
+        f"args = [{str(SERVERS / 'buggy_server.py')!r}, '--host=${{SOME_TOKEN}}']\n"
+    )
+    store = tmp_path / "store"
+    trace = tmp_path / "trace.jsonl"
+    run = fuzzgate(
+        "run", "--config", str(config), *FLAGS, "--store", str(store), "--trace", str(trace),
+        cwd=tmp_path, env={"SOME_TOKEN": TOKEN},
+    )  # fmt: skip
+    assert run.code == 1, run.stdout + run.stderr
+    assert run.report["target"]["args"][-1] == "--host=[REDACTED]"
+    page = fuzzgate("report", "--store", str(store), "--out", str(tmp_path / "page.html"), cwd=tmp_path)
+    assert page.code == 0, page.stdout + page.stderr
+    listed = fuzzgate("tools", "--config", str(config), cwd=tmp_path, env={"SOME_TOKEN": TOKEN})
+    assert listed.code == 0, listed.stdout + listed.stderr
+
+    assert _leaks(TOKEN, run, run.out, trace, store) == []
+    assert _leaks(TOKEN, page, tmp_path / "page.html") == []
+    assert _leaks(TOKEN, listed) == []
+
+
+@pytest.fixture
+def guarded_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A real redis-server on loopback that asks for `PASSWORD` (`requirepass`)."""
+    with RedisServer(tmp_path_factory.mktemp("redis"), password=PASSWORD) as server:
+        yield server
+
+
+@pytest.mark.parametrize(
+    "form",
+    ["redis://127.0.0.1:{port}/0?password={pw}", "redis://:{pw}@127.0.0.1:{port}/0"],
+    ids=["query", "userinfo"],
+)
+def test_a_store_password_is_in_no_output(tmp_path: Path, guarded_redis: RedisServer, form: str) -> None:
+    url = form.format(port=guarded_redis.port, pw=PASSWORD)
+    trace = tmp_path / "trace.jsonl"
+    run = fuzzgate(
+        "run", "--command", sys.executable, f"--arg={SERVERS / 'buggy_server.py'}", *FLAGS, "--store", url,
+        "--trace", str(trace), cwd=tmp_path,
+    )  # fmt: skip
+    assert run.code == 1, run.stdout + run.stderr
+    [note] = [note for note in run.report["notes"] if note.startswith("store ")]
+    assert "wrote" in note and "***" in note, note
+    page = fuzzgate("report", "--store", url, "--out", str(tmp_path / "page.html"), cwd=tmp_path)
+    assert page.code == 0, page.stdout + page.stderr
+    shown = fuzzgate("store", "show", "--store", url, cwd=tmp_path)
+    assert shown.code == 0, shown.stdout + shown.stderr
+    assert "buggy_server" in shown.stdout
+
+    assert _leaks(PASSWORD, run, run.out, trace) == []
+    assert _leaks(PASSWORD, page, tmp_path / "page.html") == []
+    assert _leaks(PASSWORD, shown) == []
+
+
+def test_a_store_password_is_in_no_error(tmp_path: Path, guarded_redis: RedisServer) -> None:
+    """A wrong password and a password of a rediss:// URL the server cannot speak: the failure is
+    one note (or one error), and neither names the password."""
+    wrong = f"redis://127.0.0.1:{guarded_redis.port}/0?username=default&password={PASSWORD}x"
+    run = fuzzgate(
+        "run", "--command", sys.executable, f"--arg={SERVERS / 'buggy_server.py'}", *FLAGS, "--store", wrong,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert run.code == 1, run.stdout + run.stderr
+    [note] = [note for note in run.report["notes"] if note.startswith("store ")]
+    assert "went on without it" in note, note
+    tls = f"rediss://default:{PASSWORD}@127.0.0.1:{guarded_redis.port}/0?ssl_password={PASSWORD}y"
+    shown = fuzzgate("store", "show", "--store", tls, cwd=tmp_path)
+    assert shown.code != 0
+
+    assert _leaks(PASSWORD, run, run.out) == []
+    assert _leaks(PASSWORD, shown) == []
