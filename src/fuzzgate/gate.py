@@ -135,7 +135,8 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
         if shared is not None:
             # Never fails the gate: what the store took, or why it took nothing, is one note.
             shared.publish(report, result.corpus_added, engine.redact)
-            report = replace(report, notes=(*report.notes, shared.note()))
+            # Redacted too: the note is added after the pass, and names the store.
+            report = replace(report, notes=(*report.notes, engine.redact.text(shared.note())))
         box.mark("outputs")
         report = replace(report, timing=dict(box.marks))
         write_outputs(report, config.out_dir, repo_root)
