@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzzgate.check.secrets import encodings
-from tests.e2e.conftest import SERVERS, CliRun, fuzzgate
+from fuzzgate.check.secrets import Redactor, encodings
+from tests.e2e.conftest import ROOT, SERVERS, CliRun, fuzzgate
 from tests.redis_server import RedisServer
 
 pytestmark = pytest.mark.e2e
@@ -24,14 +24,19 @@ PASSWORD = "pw-Q7v2Lr9xKc4TzW8e"
 FLAGS = ("--include=split_bill", "--timeout", "2s", "--replays", "1", "--cases", "8", "--budget", "120s")
 
 
-def _leaks(secret: str, run: CliRun, *paths: Path) -> list[str]:
-    """Where `secret` shows (in any of its encoded forms): `stdout`, `stderr`, or a file's path."""
-    forms = encodings(secret)
+def _texts(run: CliRun, *paths: Path) -> dict[str, str]:
+    """`stdout`, `stderr` and the text of every file under `paths`, by where it is."""
     texts = {"stdout": run.stdout, "stderr": run.stderr}
     for root in paths:
         files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
         texts |= {str(f): f.read_text(encoding="utf-8", errors="replace") for f in files}
-    return [where for where, text in texts.items() if any(form in text for form in forms)]
+    return texts
+
+
+def _leaks(secret: str, run: CliRun, *paths: Path) -> list[str]:
+    """Where `secret` shows (in any of its encoded forms): `stdout`, `stderr`, or a file's path."""
+    forms = encodings(secret)
+    return [where for where, text in _texts(run, *paths).items() if any(form in text for form in forms)]
 
 
 def test_a_value_expanded_into_the_args_is_in_no_output(tmp_path: Path) -> None:
@@ -100,3 +105,42 @@ def test_a_store_password_is_in_no_error(tmp_path: Path, guarded_redis: RedisSer
 
     assert _leaks(PASSWORD, shown) == []
     assert _leaks(PASSWORD, page) == []
+
+
+def test_a_token_the_server_handed_out_is_in_no_repro_and_the_repro_still_replays(tmp_path: Path) -> None:
+    """tests/servers/objects.py with `--token-ids`: a new note's id is a GitHub token, which the
+    use-after-delete sequence sends back. Written repros hold `[REDACTED]` in its place, like the
+    corpus keeps no entry holding it; the run's own replays and `fuzzgate replay` still reproduce."""
+    config = tmp_path / "fuzzgate.toml"
+    config.write_text('[allow_destructive]\ntools = ["delete_note"]\n')
+    server = (
+        "--config",
+        str(config),
+        "--command",
+        sys.executable,
+        f"--arg={ROOT / 'tests' / 'servers' / 'objects.py'}",
+        "--arg=--token-ids",
+    )
+    trace = tmp_path / "trace.jsonl"
+    run = fuzzgate(
+        "run", *server, *(f"--include={tool}" for tool in ("create_note", "delete_note", "get_note")),
+        "--seed", "7", "--cases", "10", "--budget", "120s", "--replays", "1", "--feedback", "behaviour",
+        "--trace", str(trace), cwd=tmp_path,
+    )  # fmt: skip
+    assert run.code == 1, run.stdout + run.stderr
+    (used,) = run.findings(name="get_note", kind="internal_error")
+    repro = used["repro"]
+    assert repro["redacted"] is True and repro["arguments"] == {"note_id": "[REDACTED]"}, repro
+    assert any("[REDACTED]" in step.get("produced", []) for step in repro["prefix"]), repro
+    assert used["reproduced"] > 0, used
+    assert "repro redacted" in (run.out / "summary.md").read_text()
+
+    accepted = fuzzgate("baseline", "accept", "--out", str(run.out), *server, cwd=tmp_path)
+    assert accepted.code == 0, accepted.stdout + accepted.stderr
+    replayed = fuzzgate("replay", used["fingerprint"], "--out", str(run.out), *server, "--replays", "1", cwd=tmp_path)
+    assert replayed.code == 1 and "still fails" in replayed.stdout, replayed.stdout + replayed.stderr
+
+    # Nothing written holds what the redactor (its built-in patterns) would take out.
+    patterns = Redactor(())
+    texts = _texts(run, run.out, trace, tmp_path / ".fuzzgate" / "baseline") | _texts(replayed)
+    assert [where for where, text in texts.items() if patterns.text(text) != text] == []
