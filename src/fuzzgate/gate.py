@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from fuzzgate import __version__, interrupt
 from fuzzgate.budget import TimeBox, process_start
-from fuzzgate.check.secrets import Redactor, canary_environment, redactor_for
+from fuzzgate.check.secrets import REDACTED, Redactor, canary_environment, redactor_for
 from fuzzgate.commands import prune_command
 from fuzzgate.config import CONFIG_FILE_NAMES
 from fuzzgate.config.model import Config, FeedbackMode
@@ -324,12 +324,15 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
     for warning in dict.fromkeys(w for _, versions in recorded if (w := replay_warning(versions))):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
 
-    results = [r.still_fails for r in interrupt.run(lambda: replay_findings(config, findings, config.replays))]
+    replays = interrupt.run(lambda: replay_findings(config, findings, config.replays))
     redact = _redactor_for_findings(config, findings)
-    for f, failing in zip(findings, results, strict=True):
-        verdict = "[red]still fails[/]" if failing else "[green]no longer fails[/]"
+    for f, replay in zip(findings, replays, strict=True):
+        verdict = "[red]still fails[/]" if replay.still_fails else "[green]no longer fails[/]"
+        if not replay.still_fails and f.repro.redacted:
+            marker = escape(REDACTED)
+            verdict = f"[yellow]did not fail again[/] (its repro was redacted: a secret it sent replayed as {marker})"
         console.print(f"{verdict}: {f.kind.value} in {escape(redact.text(f.name))} ({f.fingerprint})")
-    return ExitCode.FINDINGS if any(results) else ExitCode.OK
+    return ExitCode.FINDINGS if any(r.still_fails for r in replays) else ExitCode.OK
 
 
 def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, object]) -> int:

@@ -119,7 +119,8 @@ class ReplayResult:
     still_fails: bool
     """The same bug (same fingerprint) showed again in one of the replays."""
     attempts: int
-    """Replays sent: up to the first that failed again; 0 for a finding no tool call can replay."""
+    """Replays sent: up to the first that failed again; 0 for a finding no tool call can replay, and
+    for one whose redacted repro (`Repro.redacted`) did not fail again, which proves no fix."""
     observations: tuple[Observation, ...]
     """What the last replay showed."""
 
@@ -137,7 +138,8 @@ async def replay_finding(config: Config, finding: Finding, attempts: int) -> Rep
             )
             if same:
                 return ReplayResult(finding, still_fails=True, attempts=attempt, observations=tuple(observations))
-    return ReplayResult(finding, still_fails=False, attempts=max(1, attempts), observations=tuple(observations))
+    sent = 0 if finding.repro.redacted else max(1, attempts)
+    return ReplayResult(finding, still_fails=False, attempts=sent, observations=tuple(observations))
 
 
 def replayable(finding: Finding) -> bool:

@@ -21,7 +21,9 @@ What the deadline cuts short is said, never hidden:
 - a finding never replayed is `unconfirmed` (the budget ran out, or no fresh server could be
   reached: an HTTP target without a command), and an unconfirmed new finding at or above fail-on
   fails the gate (it was observed; it only could not be replayed);
-- a baseline entry whose replays did not finish stays known (`unverified`), never "fixed".
+- a baseline entry whose replays did not finish stays known (`unverified`), never "fixed";
+- so does one whose repro was redacted (`Repro.redacted`) and did not fail again: a secret it sent
+  was replayed as `[REDACTED]`, unless a reply brought it, so its passing proves no fix.
 """
 
 from __future__ import annotations
@@ -364,6 +366,15 @@ class Verifier:
                 f"{len(unverified)} baseline entr{'y was' if len(unverified) == 1 else 'ies were'} not replayed "
                 "within the budget; they stay known"
             )
+        redacted = frozenset(
+            b.entry.fingerprint for b in self._baseline if b.done and not b.failing and b.entry.repro.redacted
+        )
+        if redacted:
+            notes.append(
+                f"{len(redacted)} baseline entr{'y' if len(redacted) == 1 else 'ies'} with a redacted repro did not "
+                "fail again; a redacted repro proves no fix, so they stay known"
+            )
+            unverified |= redacted
         failing = frozenset(b.entry.fingerprint for b in self._baseline if b.failing)
         return Verification(tuple(kept), tuple(triaged), failing, unverified, tuple(notes))
 

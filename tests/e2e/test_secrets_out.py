@@ -140,7 +140,14 @@ def test_a_token_the_server_handed_out_is_in_no_repro_and_the_repro_still_replay
     replayed = fuzzgate("replay", used["fingerprint"], "--out", str(run.out), *server, "--replays", "1", cwd=tmp_path)
     assert replayed.code == 1 and "still fails" in replayed.stdout, replayed.stdout + replayed.stderr
 
+    # Fixed, the bug no longer fails; but a redacted repro that did not fail again proves no fix
+    # (a secret fuzzgate sent of its own would have been replayed as the marker): the entry stays.
+    pruned = fuzzgate("baseline", "prune", *server, "--arg=--clean", "--replays", "1", cwd=tmp_path)
+    assert pruned.code == 0 and "0 pruned" in pruned.stdout, pruned.stdout + pruned.stderr
+    baseline = tmp_path / ".fuzzgate" / "baseline"
+    assert used["fingerprint"] in " ".join(p.name for p in baseline.rglob("*.json"))
+
     # Nothing written holds what the redactor (its built-in patterns) would take out.
     patterns = Redactor(())
-    texts = _texts(run, run.out, trace, tmp_path / ".fuzzgate" / "baseline") | _texts(replayed)
+    texts = _texts(run, run.out, trace, baseline) | _texts(replayed) | _texts(pruned)
     assert [where for where, text in texts.items() if patterns.text(text) != text] == []

@@ -199,6 +199,7 @@ class BaselineEntry:
                 prefix=_prefix(repro),
                 tool=_optional_str(repro, "tool"),
                 workspace=_optional_str(repro, "workspace"),
+                redacted=expect(repro.get("redacted", False), bool, '"repro.redacted"'),
             ),
             frames=tuple(expect(f, str, '"frames" items') for f in expect(data.get("frames", []), list, '"frames"')),
             location=location_field(location) if location is not None else None,
@@ -222,6 +223,8 @@ def _prefix(repro: dict[str, JSONValue]) -> tuple[Step, ...]:
                 tool=expect(required(step, "tool", "repro.prefix[]."), str, '"repro.prefix[].tool"'),
                 arguments=expect(required(step, "arguments", "repro.prefix[]."), dict, '"repro.prefix[].arguments"'),
                 schema_valid=expect(step.get("schema_valid", True), bool, '"repro.prefix[].schema_valid"'),
+                # What its reply brought: a replay rebinds these (and a redacted repro's marker).
+                produced=tuple(expect(step.get("produced", []), list, '"repro.prefix[].produced"')),
             )
         )
     return tuple(steps)
