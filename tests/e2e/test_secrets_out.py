@@ -39,32 +39,6 @@ def _leaks(secret: str, run: CliRun, *paths: Path) -> list[str]:
     return [where for where, text in _texts(run, *paths).items() if any(form in text for form in forms)]
 
 
-def test_a_value_expanded_into_the_args_is_in_no_output(tmp_path: Path) -> None:
-    config = tmp_path / "fuzzgate.toml"
-    config.write_text(
-        "[target]\n"
-        f"command = {str(sys.executable)!r}\n"
-        # `--host` means nothing to a stdio server: the token only rides along on its command line.
-        f"args = [{str(SERVERS / 'buggy_server.py')!r}, '--host=${{SOME_TOKEN}}']\n"
-    )
-    store = tmp_path / "store"
-    trace = tmp_path / "trace.jsonl"
-    run = fuzzgate(
-        "run", "--config", str(config), *FLAGS, "--store", str(store), "--trace", str(trace),
-        cwd=tmp_path, env={"SOME_TOKEN": TOKEN},
-    )  # fmt: skip
-    assert run.code == 1, run.stdout + run.stderr
-    assert run.report["target"]["args"][-1] == "--host=[REDACTED]"
-    page = fuzzgate("report", "--store", str(store), "--out", str(tmp_path / "page.html"), cwd=tmp_path)
-    assert page.code == 0, page.stdout + page.stderr
-    listed = fuzzgate("tools", "--config", str(config), cwd=tmp_path, env={"SOME_TOKEN": TOKEN})
-    assert listed.code == 0, listed.stdout + listed.stderr
-
-    assert _leaks(TOKEN, run, run.out, trace, store) == []
-    assert _leaks(TOKEN, page, tmp_path / "page.html") == []
-    assert _leaks(TOKEN, listed) == []
-
-
 @pytest.fixture
 def guarded_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """A real redis-server on loopback that asks for `PASSWORD` (`requirepass`)."""
@@ -72,27 +46,37 @@ def guarded_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisSer
         yield server
 
 
-def test_a_store_password_in_the_query_is_in_no_output(tmp_path: Path, guarded_redis: RedisServer) -> None:
-    # The userinfo forms (`redis://:pw@`, `rediss://user:pw@`) take the same paths; their masking
-    # and redaction are unit tests (tests/store/test_shared.py, tests/unit/test_redactor.py).
+def test_an_expanded_value_and_a_store_password_are_in_no_output(tmp_path: Path, guarded_redis: RedisServer) -> None:
+    """One run carries both: a `${VAR}` the config file expands into `[target] args`, and a store
+    URL with the password in its query (a form redis-py takes). The userinfo forms (`redis://:pw@`,
+    `rediss://user:pw@`) take the same paths; their masking and redaction are unit tests
+    (tests/store/test_shared.py, tests/unit/test_redactor.py)."""
+    config = tmp_path / "fuzzgate.toml"
+    config.write_text(
+        "[target]\n"
+        f"command = {str(sys.executable)!r}\n"
+        # `--host` means nothing to a stdio server: the token only rides along on its command line.
+        f"args = [{str(SERVERS / 'buggy_server.py')!r}, '--host=${{SOME_TOKEN}}']\n"
+    )
     url = f"redis://127.0.0.1:{guarded_redis.port}/0?password={PASSWORD}"
     trace = tmp_path / "trace.jsonl"
     run = fuzzgate(
-        "run", "--command", sys.executable, f"--arg={SERVERS / 'buggy_server.py'}", *FLAGS, "--store", url,
-        "--trace", str(trace), cwd=tmp_path,
+        "run", "--config", str(config), *FLAGS, "--feedback", "behaviour", "--store", url, "--trace", str(trace),
+        cwd=tmp_path, env={"SOME_TOKEN": TOKEN},
     )  # fmt: skip
     assert run.code == 1, run.stdout + run.stderr
+    assert run.report["target"]["args"][-1] == "--host=[REDACTED]"
     [note] = [note for note in run.report["notes"] if note.startswith("store ")]
-    assert "wrote" in note and "***" in note, note
+    assert "wrote" in note and "password=***" in note, note
     page = fuzzgate("report", "--store", url, "--out", str(tmp_path / "page.html"), cwd=tmp_path)
     assert page.code == 0, page.stdout + page.stderr
     shown = fuzzgate("store", "show", "--store", url, cwd=tmp_path)
-    assert shown.code == 0, shown.stdout + shown.stderr
-    assert "buggy_server" in shown.stdout
+    assert shown.code == 0 and "buggy_server" in shown.stdout, shown.stdout + shown.stderr
 
-    assert _leaks(PASSWORD, run, run.out, trace) == []
-    assert _leaks(PASSWORD, page, tmp_path / "page.html") == []
-    assert _leaks(PASSWORD, shown) == []
+    for secret in (TOKEN, PASSWORD):
+        assert _leaks(secret, run, run.out, trace) == [], secret
+        assert _leaks(secret, page, tmp_path / "page.html") == [], secret
+        assert _leaks(secret, shown) == [], secret
 
 
 def test_a_store_password_is_in_no_error(tmp_path: Path, guarded_redis: RedisServer) -> None:
