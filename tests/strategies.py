@@ -58,6 +58,7 @@ repros = complete(
     tool=st.none() | text,
     workspace=st.none() | text,
     surface=st.sampled_from(Surface),
+    redacted=st.booleans(),
 )
 details = complete(
     Details,

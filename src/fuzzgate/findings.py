@@ -135,6 +135,11 @@ class Repro:
     surface: Surface = Surface.TOOL
     """Which request the failing call was (see `Step.surface`): a prompt's or a resource's finding
     is replayed with `prompts/get` or `resources/read`, a protocol probe's with its raw message."""
+    redacted: bool = False
+    """Whether a secret in it (an argument, a value a reply brought) was replaced by `[REDACTED]`
+    before it was written: a written repro never holds one, like a corpus entry. A replay rebinds
+    the marker like any value a reply brought, so a secret a server handed out still replays; one
+    fuzzgate sent of its own is sent as the marker."""
 
     def size(self) -> tuple[int, int]:
         """How big the repro is, for keeping the smallest of several: fewer steps first, then bytes."""
@@ -161,6 +166,8 @@ class Repro:
             data["workspace"] = self.workspace
         if self.surface is not Surface.TOOL:
             data["surface"] = self.surface.value
+        if self.redacted:
+            data["redacted"] = True
         return data
 
     @classmethod
@@ -178,6 +185,7 @@ class Repro:
             tool=optional(data, "tool", str, f'"{where}tool"'),
             workspace=optional(data, "workspace", str, f'"{where}workspace"'),
             surface=enum_field(Surface, data, "surface", where, default=Surface.TOOL),
+            redacted=expect(data.get("redacted", False), bool, f'"{where}redacted"'),
         )
 
 

@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from fuzzgate import __version__, interrupt
 from fuzzgate.budget import TimeBox, process_start
-from fuzzgate.check.secrets import Redactor, canary_environment, redactor_for
+from fuzzgate.check.secrets import REDACTED, Redactor, canary_environment, redactor_for
 from fuzzgate.commands import prune_command, subject_label
 from fuzzgate.config import CONFIG_FILE_NAMES
 from fuzzgate.config.model import Config, FeedbackMode
@@ -145,7 +145,8 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
         if shared is not None:
             # Never fails the gate: what the store took, or why it took nothing, is one note.
             shared.publish(report, result.corpus_added, engine.redact)
-            report = replace(report, notes=(*report.notes, shared.note()))
+            # Redacted too: the note is added after the pass, and names the store.
+            report = replace(report, notes=(*report.notes, engine.redact.text(shared.note())))
         box.mark("outputs")
         report = replace(report, timing=dict(box.marks))
         write_outputs(report, config.out_dir, repo_root)
@@ -346,6 +347,9 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
         f = result.finding
         if result.refused is not None:
             verdict = f"[yellow]not replayed[/] ({escape(redact.text(result.refused))})"
+        elif not result.still_fails and f.repro.redacted:
+            marker = escape(REDACTED)
+            verdict = f"[yellow]did not fail again[/] (its repro was redacted: a secret it sent replayed as {marker})"
         else:
             verdict = "[red]still fails[/]" if result.still_fails else "[green]no longer fails[/]"
         console.print(f"{verdict}: {f.kind.value} in {escape(redact.text(f.name))} ({f.fingerprint})")

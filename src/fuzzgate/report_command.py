@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from fuzzgate.check.secrets import Redactor
+from fuzzgate.check.secrets import Redactor, url_secrets
 from fuzzgate.commands import subject_label
 from fuzzgate.errors import ExitCode, UsageError
 from fuzzgate.files import check_output_directory, write_atomic
@@ -73,7 +73,7 @@ def report_command(
     check_output_directory(out.parent, what="directory of --out", files=(out.name,))
     with open_for_reading(spec) as store:
         data = read_store(store, target)
-    page = render_html(data, Redactor((), secret_patterns))
+    page = render_html(data, Redactor(url_secrets(spec), secret_patterns))
     write_atomic(out, page)
     findings = sum(len(t.findings) for t in data.targets)
     console.print(

@@ -121,7 +121,8 @@ class ReplayResult:
     still_fails: bool
     """The same bug (same fingerprint) showed again in one of the replays."""
     attempts: int
-    """Replays sent: up to the first that failed again; 0 for a finding no tool call can replay."""
+    """Replays sent: up to the first that failed again; 0 for a finding no tool call can replay, and
+    for one whose redacted repro (`Repro.redacted`) did not fail again, which proves no fix."""
     observations: tuple[Observation, ...]
     """What the last replay showed."""
     refused: str | None = None
@@ -153,7 +154,8 @@ async def replay_finding(config: Config, finding: Finding, attempts: int) -> Rep
                 return ReplayResult(finding, still_fails=False, attempts=attempt - 1, observations=(), not_replayed=exc)
             if same:
                 return ReplayResult(finding, True, attempt, tuple(observations), outcomes=tuple(outcomes))
-    return ReplayResult(finding, False, max(1, attempts), tuple(observations), outcomes=tuple(outcomes))
+    sent = 0 if finding.repro.redacted else max(1, attempts)
+    return ReplayResult(finding, False, sent, tuple(observations), outcomes=tuple(outcomes))
 
 
 def replayable(finding: Finding) -> bool:

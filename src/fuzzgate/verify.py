@@ -22,7 +22,9 @@ What the deadline cuts short is said, never hidden:
   reached: an HTTP target without a command), and an unconfirmed new finding at or above fail-on
   fails the gate (it was observed; it only could not be replayed);
 - a baseline entry whose replays did not finish stays known (`unverified`), never "fixed"; so does
-  one whose fresh server could not be started (not replayed: the note gives the start error).
+  one whose fresh server could not be started (not replayed: the note gives the start error);
+- so does one whose repro was redacted (`Repro.redacted`) and did not fail again: a secret it sent
+  was replayed as `[REDACTED]`, unless a reply brought it, so its passing proves no fix.
 """
 
 from __future__ import annotations
@@ -425,6 +427,15 @@ class Verifier:
                 f"because a fresh server could not be started ({self._start_error}); they stay known"
             )
         unverified |= unstarted
+        redacted = frozenset(
+            b.entry.fingerprint for b in self._baseline if b.done and not b.failing and b.entry.repro.redacted
+        )
+        if redacted:
+            notes.append(
+                f"{len(redacted)} baseline entr{'y' if len(redacted) == 1 else 'ies'} with a redacted repro did not "
+                "fail again; a redacted repro proves no fix, so they stay known"
+            )
+            unverified |= redacted
         failing = frozenset(b.entry.fingerprint for b in self._baseline if b.failing)
         kept_known = unverified | {b.entry.fingerprint for b in refused}
         return Verification(tuple(kept), tuple(triaged), failing, frozenset(kept_known), tuple(notes))

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzgate.config import Config
-from fuzzgate.config._expand import expand_variables
+from fuzzgate.config._expand import expand_variables, expanded_values
 from fuzzgate.errors import ConfigError
 
 Loader = Callable[..., tuple[Config, list[str]]]
@@ -36,6 +36,18 @@ def test_expansion(text: str, expected: str) -> None:
 
 def test_values_are_not_expanded_again() -> None:
     assert expand_variables("${A}", {"A": "${B}", "B": "no"}, display="f") == "${B}"
+
+
+def test_the_expanded_values_are_known_each_once() -> None:
+    environ = {"A": "token-1", "B": "token-2", "C": "literal", "EMPTY": ""}
+    text = "args = ['${A}', '--x=${B}${A}', '$${C}', '${EMPTY}']"
+    assert expanded_values(text, environ) == ("token-1", "token-2")
+
+
+def test_a_loaded_config_knows_every_value_it_expanded(load: Loader) -> None:
+    text = "[target]\ncommand = 'python'\nargs = ['--token=${TOKEN}']\ncwd = '${DIR}'\n"
+    config, _ = load(text, environ={"TOKEN": "tok-secret-value", "DIR": "/srv/app"})
+    assert set(config.expanded) == {"tok-secret-value", "/srv/app"}
 
 
 @given(st.text().filter(lambda text: "$" not in text))

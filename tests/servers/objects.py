@@ -1,6 +1,6 @@
 """An MCP server of notes whose bugs are reached only through values it hands out itself.
 
-    python objects.py [--clean]
+    python objects.py [--clean] [--token-ids]
 
 | tool                         | bug                                                                  |
 | ---------------------------- | -------------------------------------------------------------------- |
@@ -13,7 +13,9 @@
 Ids are random UUIDs: a generated `note_id` never names a note, so only ids taken from the server's
 own replies (`list_notes`, `create_note`) reach the bugs. With `--clean` both are fixed: a deleted
 note is "no such note", the pre-seeded one is read like any other. `delete_note` is destructive by
-name: fuzzgate calls it only when `[allow_destructive]` names it.
+name: fuzzgate calls it only when `[allow_destructive]` names it. With `--token-ids` a new note's
+id looks like a GitHub token (`ghp_` and 36 letters and digits): a secret the server hands out,
+which later calls send back.
 """
 
 from __future__ import annotations
@@ -29,7 +31,10 @@ from pydantic import BaseModel, Field
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--clean", action="store_true")
-CLEAN: bool = parser.parse_args().clean
+parser.add_argument("--token-ids", action="store_true")
+_ARGS = parser.parse_args()
+CLEAN: bool = _ARGS.clean
+TOKEN_IDS: bool = _ARGS.token_ids
 
 SEEDED = "5eed0000-0000-4000-8000-00000000c0de"
 
@@ -66,7 +71,7 @@ def create_note(text: Text) -> NoteRef:
     """Create a note; returns its id."""
     if len(_NOTES) >= 500:
         raise ToolError("too many notes")
-    note_id = str(uuid.uuid4())
+    note_id = f"ghp_{uuid.uuid4().hex}abcd" if TOKEN_IDS else str(uuid.uuid4())
     _NOTES[note_id] = text
     return NoteRef(id=note_id)
 

@@ -296,6 +296,25 @@ def test_a_sequence_repro_survives_the_round_trip(tmp_path: Path) -> None:
     assert Baseline.open(tmp_path).findings()[0].repro == repro
 
 
+def test_a_redacted_repro_and_what_its_replies_brought_survive_the_round_trip(tmp_path: Path) -> None:
+    # A replay rebinds the values the earlier calls' replies brought (here the marker a secret id
+    # was redacted to); without them the entry's replay sends another request, and proves nothing.
+    repro = Repro(
+        seed=7,
+        case_index=3,
+        arguments={"id": "[REDACTED]"},
+        transport="stdio",
+        prefix=(
+            Step("create_item", {"name": "a"}, produced=("[REDACTED]", 3)),
+            Step("delete_item", {"id": "[REDACTED]"}),
+        ),
+        redacted=True,
+    )
+    baseline = Baseline.open(tmp_path)
+    baseline.record(make_finding(repro=repro))
+    assert Baseline.open(tmp_path).findings()[0].repro == repro
+
+
 @pytest.mark.parametrize(
     "prefix", [{"tool": "x"}, [{"arguments": {}}], [{"tool": 1, "arguments": {}}], [{"tool": "x", "arguments": []}]]
 )

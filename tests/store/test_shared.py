@@ -342,6 +342,14 @@ def test_copy_registers_targets_the_source_forgot() -> None:
         ("redis://user:hunter2@db/1", "redis://user:***@db/1"),
         ("redis://db:6379", "redis://db:6379"),
         ("unix:///run/redis.sock", "unix:///run/redis.sock"),
+        ("redis://db/0?password=hunter2", "redis://db/0?password=***"),
+        ("redis://db/0?db=1&Username=bob&password=hunter%262", "redis://db/0?db=1&Username=***&password=***"),
+        (
+            "rediss://u:p%40ss@db/0?ssl_password=key&ssl_cert_reqs=none",
+            "rediss://u:***@db/0?ssl_password=***&ssl_cert_reqs=none",
+        ),
+        ("unix:///run/redis.sock?db=0&password=hunter2", "unix:///run/redis.sock?db=0&password=***"),
+        ("redis://[::1/0?password=hunter2", "redis://***"),
     ],
 )
 def test_passwords_are_masked(url: str, masked: str) -> None:

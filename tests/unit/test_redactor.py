@@ -7,6 +7,7 @@ import json
 import re
 import urllib.parse
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -79,6 +80,28 @@ def test_the_run_redactor_knows_env_header_canary_and_url_password() -> None:
     redact = redactor_for(config, {"FUZZGATE_CANARY_TOKEN": "fzgcanary0123456789"})
     text = "s%40fe-pass s@fe-pass Bearer tok-123456 env-value-1 fzgcanary0123456789 corp-123456"
     assert redact.text(text) == " ".join([REDACTED] * 5) + f" {REDACTED}"
+
+
+@pytest.mark.parametrize(
+    "store",
+    [
+        "redis://db:6379/0?password=st0re-pass%21",
+        "redis://:st0re-pass!@db:6379/0",
+        "rediss://user:st0re-pass%21@db/0",
+        "rediss://db/0?ssl_password=st0re-pass!&ssl_cert_reqs=none",
+        "unix:///run/redis.sock?db=0&password=st0re-pass!",
+    ],
+)
+def test_the_store_password_is_redacted_in_every_form_a_url_holds_it(store: str) -> None:
+    config = Config(target=TargetConfig(kind=TargetKind.STDIO, command="server"), store=store)
+    redact = redactor_for(config, {})
+    assert redact.text("auth st0re-pass! st0re-pass%21") == f"auth {REDACTED} {REDACTED}"
+    assert redact.text("user db 6379 ssl_cert_reqs none") == "user db 6379 ssl_cert_reqs none"
+
+
+def test_values_expanded_from_the_environment_are_redacted() -> None:
+    config = Config(target=TargetConfig(kind=TargetKind.STDIO, command="server"), expanded=("tok-in-the-args",))
+    assert redactor_for(config, {}).text("--token=tok-in-the-args") == f"--token={REDACTED}"
 
 
 def test_encodings_include_the_value_itself() -> None:

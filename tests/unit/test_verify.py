@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -125,6 +126,14 @@ def test_baseline_entries_are_replayed_and_unfinished_ones_stay_unverified(monke
     assert out.baseline_failing == {"k" * 20}
     assert out.baseline_unverified == {"s" * 20}
     assert any("stay known" in note for note in out.notes)
+
+
+def test_a_redacted_baseline_repro_that_passes_proves_no_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    redacted = replace(_finding("r" * 20), repro=replace(_finding().repro, redacted=True))
+    out = _run(monkeypatch, lambda finding: False, _config(replays=1), [], [redacted, _finding("x" * 20)])
+    assert out.baseline_failing == frozenset()
+    assert out.baseline_unverified == {"r" * 20}, "the plain entry that passed is fixed; the redacted one stays"
+    assert any("redacted repro" in note for note in out.notes)
 
 
 def test_a_new_repro_restarts_its_tally(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -145,16 +145,34 @@ class Redactor:
         return text[: len(text) - partial] + REDACTED if partial else text
 
 
+_CREDENTIAL_PARAMETERS = frozenset({"password", "ssl_password"})
+"""The query parameters through which redis-py takes secrets (`redis://host/0?password=...`)."""
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The secrets written into `url`: its userinfo's password and the values of a `password` or
+    `ssl_password` query parameter, each as written and decoded. A URL that does not parse is a
+    secret whole; a directory (no `://`) holds none."""
+    if not url or "://" not in url:
+        return []
+    try:
+        parts = urllib.parse.urlsplit(url)
+        found = [parts.password or ""]
+    except ValueError:
+        return [url]
+    found += [
+        value
+        for name, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        if name.lower() in _CREDENTIAL_PARAMETERS
+    ]
+    return [form for value in found if value for form in {value, urllib.parse.unquote(value)}]
+
+
 def redactor_for(config: Config, canaries: Mapping[str, str]) -> Redactor:
-    """The run's redactor: the target's env and header values, the canaries, the password of a
-    URL with credentials in it, the built-in and the configured secret patterns."""
+    """The run's redactor: the target's env and header values, the canaries, every value a `${VAR}`
+    of the config file expanded to, the password of a target URL or store URL with credentials in
+    it, the built-in and the configured secret patterns."""
     target = config.target
-    values = [*target.env.values(), *target.headers.values(), *canaries.values()]
-    if target.url:
-        try:
-            password = urllib.parse.urlsplit(target.url).password
-        except ValueError:
-            password = None
-        if password:
-            values += [password, urllib.parse.unquote(password)]
+    values = [*target.env.values(), *target.headers.values(), *canaries.values(), *config.expanded]
+    values += url_secrets(target.url) + url_secrets(config.store)
     return Redactor(values, config.secret_patterns)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from fuzzgate.config._expand import expand_variables
+from fuzzgate.config._expand import expand_variables, expanded_values
 from fuzzgate.config._schema import YAML_SUFFIXES
 from fuzzgate.config._values import as_table, mismatch
 from fuzzgate.errors import ConfigError
@@ -63,6 +63,8 @@ class Document:
     display: str
     data: Mapping[str, object]
     target_line: int = 1
+    expanded: tuple[str, ...] = field(default=(), repr=False)
+    """The values of the `${VAR}`s the file's text expanded (`expanded_values`)."""
 
     @classmethod
     def empty(cls) -> Document:
@@ -107,7 +109,9 @@ def read_document(path: Path, environ: Mapping[str, str]) -> Document:
         data, target_line = _parse_yaml(expanded, display)
     else:
         data, target_line = _parse_toml(expanded, display), _toml_target_line(text)
-    return Document(path=path, display=display, data=data, target_line=target_line)
+    return Document(
+        path=path, display=display, data=data, target_line=target_line, expanded=expanded_values(text, environ)
+    )
 
 
 def _parse_toml(text: str, display: str) -> dict[str, object]:

@@ -30,6 +30,15 @@ def expand_variables(text: str, environ: Mapping[str, str], *, display: str) -> 
     return _REFERENCE.sub(replace, text)
 
 
+def expanded_values(text: str, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The values `expand_variables` puts into `text` (each once, in order; `$${X}` is no reference).
+
+    Any of them may be a secret (a token passed in through the environment), wherever in the file it
+    went, so the run's redactor takes them all."""
+    values = (environ.get(match.group(1)) for match in _REFERENCE.finditer(text) if match.group(1) is not None)
+    return tuple(dict.fromkeys(value for value in values if value))
+
+
 def _unset(text: str, match: re.Match[str], display: str) -> ConfigError:
     name = match.group(1)
     line_start = text.rfind("\n", 0, match.start()) + 1

@@ -141,7 +141,7 @@ def _load(
         document, overrides, name=settings.read("name", _plain(as_nonempty_str), None), warnings=warnings
     )
     config = _wallfacer_settings(document, Config(target=target, source=document.path))
-    config = _fuzzgate_settings(settings, replace(config, target_line=document.target_line))
+    config = _fuzzgate_settings(settings, replace(config, target_line=document.target_line, expanded=document.expanded))
     for warning in warnings:
         warn(warning)
     return config

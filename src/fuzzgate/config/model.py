@@ -125,6 +125,9 @@ class Config:
     """The config file this came from (None when the target came only from flags)."""
     target_line: int = 1
     """The line of `source` that declares the target (for SARIF locations)."""
+    expanded: tuple[str, ...] = field(default=(), repr=False)
+    """Every value a `${VAR}` of `source` expanded to, wherever it went (`[target] args`, `command`,
+    `url`, `cwd`, `scope`, `[fuzzgate] store`, ...): each may be a secret, so the redactor takes them."""
 
     budget_s: float = 60.0
     cases: int | None = None

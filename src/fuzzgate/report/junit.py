@@ -19,6 +19,7 @@ from pathlib import Path
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
+from fuzzgate.check.secrets import REDACTED
 from fuzzgate.commands import repro_command, sequence_text
 from fuzzgate.files import write_atomic
 from fuzzgate.findings import Finding, Surface
@@ -122,6 +123,7 @@ def _body(report: RunReport, repo_root: Path, finding: Finding) -> str:
         _one_line(finding),
         f"reproduce: {repro_command(finding, report.config_path)}",
         *([f"sequence: {sequence}"] if (sequence := sequence_text(finding)) else []),
+        *([f"repro redacted: a secret it sent is written {REDACTED}"] if finding.repro.redacted else []),
         f"fingerprint: {finding.fingerprint}",
         f"location: {where.path}:{where.line}",
         (

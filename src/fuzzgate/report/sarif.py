@@ -283,6 +283,8 @@ def _result(finding: Finding, report: RunReport, repo_root: Path, rule_index: in
         "replays": finding.replays,
         "reproduced": finding.reproduced,
     }
+    if finding.repro.redacted:
+        properties["repro_redacted"] = True
     if finding.flaky:
         properties["tags"] = ["flaky"]
     return Result(

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from fuzzgate.check.secrets import REDACTED
 from fuzzgate.commands import accept_command, prune_command, repro_command, sequence_text
 from fuzzgate.files import write_atomic
 from fuzzgate.findings import Finding, Surface
@@ -201,6 +202,8 @@ def _finding(report: RunReport, repo_root: Path, finding: Finding, *, fixed: boo
         notes.append("unconfirmed: the budget ran out before any replay; seen once, so it counts")
     elif not fixed and report.state_of(finding) is BaselineState.NEW and not finding.severity.at_least(report.fail_on):
         notes.append(f"below fail-on {report.fail_on.value}")
+    if finding.repro.redacted:
+        notes.append(f"repro redacted: a secret it sent is written {REDACTED}")
     head = f"#### {' · '.join(labels)}\n\n{_escape(finding.message)}"
     if notes:
         head += f" _({'; '.join(_escape(n) for n in notes)})_"

@@ -1,8 +1,9 @@
 """`--trace FILE`: every request and its outcome, one JSON object per line.
 
-Requests are written as sent (they are fuzzgate's own, and a repro needs them exact); the tool's
-name and the outcome's text are the server's words and go through the run's redactor, the text
-whole before it is cut. `elapsed_s`: seconds from the process's start to the call's end (the run's
+Requests are written as sent but redacted, like a written repro (`redaction.redact_repro`): a
+value a reply handed out, or one of the user's secrets, is written `[REDACTED]`; the tool's name and
+the outcome's text are the server's words and go through the run's redactor, the text whole before
+it is cut. `elapsed_s`: seconds from the process's start to the call's end (the run's
 time box clock), so a trace can be read over time.
 """
 
@@ -14,6 +15,7 @@ from typing import IO
 
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.events import CallFinished, Event
+from fuzzgate.report.redaction import redact_json
 
 TEXT_CHARS = 500
 
@@ -32,7 +34,7 @@ class TraceWriter:
             "tool": self._redact.text(event.tool),
             "surface": event.surface.value,
             "case": event.case_index,
-            "arguments": event.arguments,
+            "arguments": redact_json(event.arguments, self._redact),
             "schema_valid": event.schema_valid,
             "origin": event.origin,
             "status": outcome.status.value,

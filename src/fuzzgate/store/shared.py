@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from types import TracebackType
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote_plus, urlsplit
 
 from fuzzgate.corpus import CorpusEntry, CorpusFormatError
 from fuzzgate.errors import FuzzgateError
@@ -111,18 +111,32 @@ def is_url(spec: str) -> bool:
     return spec.startswith(URL_SCHEMES)
 
 
+CREDENTIAL_PARAMETERS = frozenset({"password", "username", "ssl_password"})
+"""Query parameters through which redis-py takes credentials (`redis://host/0?password=...`)."""
+
+
 def mask_url(url: str) -> str:
-    """`url` with any password replaced by `***`, fit for messages and logs."""
+    """`url` with its credentials replaced by `***`, fit for messages and logs: the password of its
+    userinfo (`redis://user:***@host`) and the values of the query's `password`, `username` and
+    `ssl_password`, which redis-py takes as well. A URL that does not parse is masked whole after
+    its scheme, since where its credentials sit cannot be told."""
     try:
         parts = urlsplit(url)
         password = parts.password
     except ValueError:
-        return url
-    if not password:
-        return url
-    user = parts.username or ""
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+        return url.split("://", 1)[0] + "://***" if "://" in url else url
+    # Edited in place rather than rebuilt: `urlunsplit` would drop the empty host of `unix:///path`.
+    head, question, rest = url.partition("?")
+    query, hash_sign, fragment = rest.partition("#")
+    if password:
+        head = head.replace(parts.netloc, f"{parts.username or ''}:***@{parts.netloc.rpartition('@')[2]}", 1)
+    query = "&".join(_masked_parameter(item) for item in query.split("&"))
+    return head + question + query + hash_sign + fragment
+
+
+def _masked_parameter(item: str) -> str:
+    name, equals, _value = item.partition("=")
+    return f"{name}=***" if equals and unquote_plus(name).lower() in CREDENTIAL_PARAMETERS else item
 
 
 def _key(*parts: str) -> bytes:
