@@ -149,6 +149,17 @@ class Repro:
         sizes.append(json.dumps(self.arguments, sort_keys=True, ensure_ascii=False))
         return len(sizes), sum(len(text) for text in sizes)
 
+    def narrowed(self) -> Repro:
+        """This repro without its `workspace` when none of its calls names it (any more: the failing
+        call alone, a shrunk prefix), so a baseline file of the same bug stays the same from run to
+        run; a replay has nothing to put in its place then."""
+        import json
+
+        if self.workspace is None:
+            return self
+        sent = json.dumps([self.arguments, *(step.arguments for step in self.prefix)], ensure_ascii=False, default=str)
+        return self if self.workspace in sent else replace(self, workspace=None)
+
     def to_json(self) -> dict[str, JSONValue]:
         data: dict[str, JSONValue] = {
             "seed": self.seed,

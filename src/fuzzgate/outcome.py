@@ -98,6 +98,13 @@ class CallOutcome:
                 return scheme + ((original.rstrip("/") + bare[len(seen) :]) or "/")
         return path
 
+    def in_user_paths(self, text: str) -> str:
+        """`text` (the server's stderr or error message) with every path inside the server's layer of
+        a scope directory written in the user's directory instead, as `source_path` does for one."""
+        for seen, original in sorted(self.sources, key=lambda pair: -len(pair[0])):
+            text = text.replace(seen.rstrip("/") + "/", original.rstrip("/") + "/")
+        return text
+
 
 ERRORS = (OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR)
 SHOWN_ERROR_CHARS = 120

@@ -340,7 +340,7 @@ class Verifier:
                 tally.unreachable = True
                 return
             if same:
-                tally.finding = replace(finding, repro=repro)
+                tally.finding = replace(finding, repro=repro.narrowed())
                 tally.attempts, tally.reproduced = 1, 1
                 if repro.prefix:
 
@@ -349,7 +349,7 @@ class Verifier:
 
                     def keep(smaller: Repro) -> None:
                         if generation == tally.generation:
-                            tally.finding = replace(tally.finding, repro=smaller)
+                            tally.finding = replace(tally.finding, repro=smaller.narrowed())
 
                     await sequence.shrink(repro, reproduces, keep)
                 break

@@ -274,7 +274,8 @@ def test_a_sequence_that_never_reproduces_is_flaky_not_shrunk(monkeypatch: pytes
 
 
 def test_replays_after_the_search_see_the_repro_with_its_workspace(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = replace(_repro((A, C)), workspace="/w/s1/outside")
+    # The workspace stays while a call of the repro names it (here the failing call's `id`, a probe's path).
+    original = replace(_repro((A, C), arguments={"id": "/w/s1/outside/1"}), workspace="/w/s1/outside")
     result, _ = _verify(monkeypatch, _finding(original), Oracle("close"), replays=1)
     (confirmed,) = result.findings
     assert confirmed.repro.workspace == "/w/s1/outside" and [s.tool for s in confirmed.repro.prefix] == ["close"]

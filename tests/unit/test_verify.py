@@ -13,7 +13,7 @@ import pytest
 from fuzzgate import verify
 from fuzzgate.check import Observation
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Surface
+from fuzzgate.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Step, Surface
 from fuzzgate.verify import Verification, Verifier
 
 
@@ -190,3 +190,17 @@ def test_a_baseline_entry_whose_server_cannot_start_is_not_replayed_and_stays_kn
     (note,) = out.notes
     assert "1 baseline entry was not replayed" in note and "stay known" in note
     assert "no answer to initialize within 1s" in note
+
+
+def test_a_repro_settled_without_the_calls_that_named_the_workspace_drops_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The workspace is a per-run directory: a repro keeps it only while one of its calls names it
+    # (a probe), or a baseline file of the same bug would differ from run to run.
+    probe = Step(tool="t", arguments={"path": "/var/tmp/fuzzgate-x/s1/outside/../etc"})
+    finding = _finding(arguments={"n": 1})
+    finding = replace(
+        finding, repro=replace(finding.repro, prefix=(probe,), workspace="/var/tmp/fuzzgate-x/s1/outside")
+    )
+    assert finding.repro.narrowed() is finding.repro
+    out = _run(monkeypatch, lambda f: True, _config(), [(finding, False)])
+    (result,) = out.findings
+    assert result.repro.prefix == () and result.repro.workspace is None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
@@ -39,9 +39,12 @@ def stderr_excerpt(stderr: str, redact: Redactor) -> str | None:
 
 
 def outcome_details(outcome: CallOutcome, redact: Redactor, error: str | None = None) -> Details:
-    """The outcome's error (or `error`) and its stderr excerpt, redacted."""
+    """The outcome's error (or `error`) and its stderr excerpt, redacted, the paths in the server's
+    throwaway layer written as the user's files."""
+    error = error if error is not None else outcome.error
     return Details(
-        error=redact(error if error is not None else outcome.error), stderr=stderr_excerpt(outcome.stderr, redact)
+        error=redact(error and outcome.in_user_paths(error)),
+        stderr=stderr_excerpt(outcome.in_user_paths(outcome.stderr), redact),
     )
 
 
@@ -57,9 +60,7 @@ def trace_details(trace: Trace | None, outcome: CallOutcome, redact: Redactor) -
         user = trace.user_frames()
         if user:
             location = (redact.text(source(user[-1].path)), user[-1].line)
-    return Details(
-        error=redact(outcome.error), stderr=stderr_excerpt(outcome.stderr, redact), frames=frames, location=location
-    )
+    return replace(outcome_details(outcome, redact), frames=frames, location=location)
 
 
 def stderr_root_cause(outcome: CallOutcome) -> Trace | None:
