@@ -8,8 +8,8 @@ import pytest
 
 from fuzzgate.check import CallContext, CheckEnv, Observation, Oracles, check, registered_checks, registry
 from fuzzgate.check.secrets import SecretScanner
-from fuzzgate.findings import Details, Kind
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.model.findings import Details, Kind
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 
 SCANNER = SecretScanner([], {})
 

@@ -9,9 +9,9 @@ from typing import Any
 from fuzzgate.check import CallContext, Observation, Oracles
 from fuzzgate.check.effects import UNKNOWN_FIELD, Effect
 from fuzzgate.check.secrets import Redactor, SecretScanner
-from fuzzgate.findings import Kind
 from fuzzgate.generate.probes import OUTSIDE, Probe, ProbeClass, probe_cases
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.model.findings import Kind
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 
 SECRET = "sk-live-" + "Zq81xWv3Lm5Pt7Rk9Hs2"
 """A value the run knows as secret (a target env value, say): it must never reach a message."""

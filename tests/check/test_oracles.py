@@ -6,9 +6,9 @@ from pathlib import Path
 
 from fuzzgate.check import Oracles, normalize_message, normalize_schema_path
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment
-from fuzzgate.findings import Kind
-from fuzzgate.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
-from tests.unit.test_traceback import PLAIN
+from fuzzgate.model.findings import Kind
+from fuzzgate.model.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from tests.check.test_traceback import PLAIN
 
 CANARIES = canary_environment(5)
 ORACLES = Oracles(slow_s=2.0, scanner=SecretScanner([r"corp-[0-9]{6}"], CANARIES))
@@ -103,7 +103,7 @@ def test_echoed_stack_trace_is_not_an_exception() -> None:
 def test_report_files_survive_lone_surrogates(tmp_path: Path) -> None:
     import json as _json
 
-    from fuzzgate.files import write_atomic
+    from fuzzgate.model.files import write_atomic
 
     path = tmp_path / "r.json"
     write_atomic(path, _json.dumps({"a": "x\ud800y"}, ensure_ascii=False))

@@ -18,12 +18,12 @@ from fuzzgate.check.protocol_probes import (
     probe_of,
 )
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.findings import Kind, Surface
-from fuzzgate.fingerprint import fingerprint
-from fuzzgate.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.model.findings import Kind, Surface
+from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
 from fuzzgate.target.raw import expects_reply, jsonrpc_problem
 from fuzzgate.target.stdio import id_key
-from fuzzgate.triage import subject
+from fuzzgate.triage.finding_set import subject
+from fuzzgate.triage.fingerprint import fingerprint
 
 REDACT = Redactor(())
 

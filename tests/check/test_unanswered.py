@@ -11,10 +11,10 @@ import pytest
 
 from fuzzgate.check import CallContext, Observation, Oracles
 from fuzzgate.check.secrets import Redactor, SecretScanner
-from fuzzgate.findings import DEFAULT_SEVERITY, SERVER_NAME, Kind, Repro, Surface
-from fuzzgate.outcome import AfterTimeout, CallOutcome, OutcomeStatus
-from fuzzgate.triage import FindingSet, fingerprint
-from tests.unit.test_traceback import PLAIN
+from fuzzgate.model.findings import DEFAULT_SEVERITY, SERVER_NAME, Kind, Repro, Surface
+from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
+from fuzzgate.triage.finding_set import FindingSet, fingerprint
+from tests.check.test_traceback import PLAIN
 
 ORACLES = Oracles(slow_s=10.0, scanner=SecretScanner([], {}))
 SURROGATE = {"text": "abc\ud800def"}

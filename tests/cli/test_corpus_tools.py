@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzgate import corpus_tools
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.corpus_tools import Arguments, Reduced, cover, merge_entries, reduce_entries, reduce_entry, sources
-from fuzzgate.errors import UsageError
-from fuzzgate.findings import Step, Surface
+from fuzzgate.cli import corpus as corpus_tools
+from fuzzgate.cli.corpus import Arguments, Reduced, cover, merge_entries, reduce_entries, reduce_entry, sources
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.errors import UsageError
+from fuzzgate.model.findings import Step, Surface
 from fuzzgate.store.corpus_store import CorpusStore
 
 T = TypeVar("T")

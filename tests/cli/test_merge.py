@@ -1,4 +1,4 @@
-"""`fuzzgate merge` (fuzzgate.merge): shards of one run come back together as the unsharded run would
+"""`fuzzgate merge` (fuzzgate.cli.merge): shards of one run come back together as the unsharded run would
 have reported it, and anything that does not add up is refused before a file is written."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from fuzzgate.cli.merge import MERGE_INDEX, ShardReport, merge_command, merge_reports, read_report, write_outputs
 from fuzzgate.config.model import Shard
-from fuzzgate.errors import ExitCode, ReportError, UsageError
-from fuzzgate.findings import Severity, Surface
-from fuzzgate.merge import MERGE_INDEX, ShardReport, merge_command, merge_reports, read_report, write_outputs
-from fuzzgate.plan import shard_of
+from fuzzgate.model.errors import ExitCode, ReportError, UsageError
+from fuzzgate.model.findings import Severity, Surface
+from fuzzgate.plan.selection import shard_of
+from fuzzgate.record.results import BaselineState, RunReport, Status, SurfaceEntry, Verdict
 from fuzzgate.report import json_report
 from fuzzgate.report.sarif import MAX_RUNS
-from fuzzgate.results import BaselineState, RunReport, Status, SurfaceEntry, Verdict
 from tests.report.report_factory import make_finding, sample_report
 
 

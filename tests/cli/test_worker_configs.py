@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from fuzzgate.cli.work import load_configs
 from fuzzgate.config import Overrides, load_config
-from fuzzgate.errors import UsageError
-from fuzzgate.worker import load_configs
+from fuzzgate.model.errors import UsageError
 
 
 def test_two_targets_of_one_name_are_a_usage_error(tmp_path: Path) -> None:

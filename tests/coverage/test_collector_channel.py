@@ -14,8 +14,8 @@ from typing import Any
 import anyio
 import pytest
 
-from fuzzgate.target.collector import agent
-from fuzzgate.target.coverage import NOT_LOADED, CallCoverage, CollectorPlan, Constant, CoverageChannel
+from fuzzgate.coverage.collector import agent
+from fuzzgate.coverage.plan import NOT_LOADED, CallCoverage, CollectorPlan, Constant, CoverageChannel
 
 
 def _pack(first: int, second: int) -> int:

@@ -7,7 +7,7 @@ import textwrap
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzgate.target.collector.constants import mine
+from fuzzgate.coverage.collector.constants import mine
 
 
 def _mined(source: str, limit: int = 200) -> list[tuple[object, str | None, bool]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fuzzgate.config.model import FeedbackMode, TargetConfig, TargetKind
-from fuzzgate.target.coverage import CollectorPlan, plan_collector
+from fuzzgate.coverage.plan import CollectorPlan, plan_collector
 
 WORK = Path("/srv/project")
 

@@ -15,10 +15,10 @@ import anyio
 import pytest
 
 from fuzzgate.config.model import Config, FeedbackMode, SandboxMode, TargetConfig, TargetKind
-from fuzzgate.outcome import OutcomeStatus
+from fuzzgate.coverage.plan import NOT_LOADED, CallCoverage, Constant
+from fuzzgate.model.outcome import OutcomeStatus
+from fuzzgate.sandbox.containment import contain
 from fuzzgate.target.connection import call_tool, open_connection
-from fuzzgate.target.containment import contain
-from fuzzgate.target.coverage import NOT_LOADED, CallCoverage, Constant
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
 TARGET = SERVERS / "coverage_target.py"

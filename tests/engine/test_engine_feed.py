@@ -13,10 +13,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-from fuzzgate.budget import TimeBox
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.events import CallFinished, Event
-from fuzzgate.execute import Engine
+from fuzzgate.engine.events import CallFinished, Event
+from fuzzgate.engine.execute import Engine
+from fuzzgate.plan.budget import TimeBox
 from fuzzgate.target.memory import memory_connector
 
 SEEDED = "5eed0000-0000-4000-8000-00000000beef"

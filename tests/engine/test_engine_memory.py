@@ -14,11 +14,11 @@ from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
-from fuzzgate.budget import TimeBox
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.events import CallFinished, Event
-from fuzzgate.execute import Engine, EngineResult
-from fuzzgate.findings import Kind
+from fuzzgate.engine.events import CallFinished, Event
+from fuzzgate.engine.execute import Engine, EngineResult
+from fuzzgate.model.findings import Kind
+from fuzzgate.plan.budget import TimeBox
 from fuzzgate.target.memory import memory_connector
 
 LEAKED = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"

@@ -13,15 +13,15 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from fuzzgate.budget import TimeBox
 from fuzzgate.check import Oracles
 from fuzzgate.check.secrets import SecretScanner
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.events import CallFinished, Event
-from fuzzgate.execute import Engine, EngineResult
-from fuzzgate.findings import Finding, Kind
+from fuzzgate.engine.events import CallFinished, Event
+from fuzzgate.engine.execute import Engine, EngineResult
+from fuzzgate.engine.verify import replay_once
+from fuzzgate.model.findings import Finding, Kind
+from fuzzgate.plan.budget import TimeBox
 from fuzzgate.target.memory import memory_connector
-from fuzzgate.verify import replay_once
 
 servers_made = itertools.count()
 

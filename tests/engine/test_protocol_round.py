@@ -15,11 +15,11 @@ import pytest
 from fuzzgate.check.protocol_probes import BANNER, PROBES, judge, probe_of
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.config.model import Config, ProtocolMode, TargetConfig, TargetKind
-from fuzzgate.discover import discover
-from fuzzgate.findings import Kind
-from fuzzgate.outcome import AfterTimeout, AnomalyKind, OutcomeStatus
-from fuzzgate.protocol_round import RoundResult, protocol_round, send_probe, startup_banner
+from fuzzgate.engine.protocol_round import RoundResult, protocol_round, send_probe, startup_banner
+from fuzzgate.model.findings import Kind
+from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, OutcomeStatus
 from fuzzgate.target.connection import call_tool, open_connection
+from fuzzgate.target.discover import discover
 from fuzzgate.target.raw import send_raw
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"

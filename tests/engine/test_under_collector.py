@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fuzzgate.check.observation import Observation
-from fuzzgate.execute import under_collector
-from fuzzgate.findings import Details, Kind
+from fuzzgate.engine.execute import under_collector
+from fuzzgate.model.findings import Details, Kind
 
 
 def _observation(kind: Kind) -> Observation:

@@ -10,11 +10,11 @@ from typing import Any
 import anyio
 import pytest
 
-from fuzzgate import verify
 from fuzzgate.check import Observation
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Surface
-from fuzzgate.verify import Verification, Verifier
+from fuzzgate.engine import verify
+from fuzzgate.engine.verify import Verification, Verifier
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Surface
 
 
 def _finding(fp: str = "f" * 20, arguments: dict[str, Any] | None = None) -> Finding:
@@ -153,7 +153,7 @@ def test_a_new_repro_restarts_its_tally(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_an_unreachable_http_server_leaves_the_finding_unconfirmed(monkeypatch: pytest.MonkeyPatch) -> None:
-    from fuzzgate.errors import TargetError
+    from fuzzgate.model.errors import TargetError
 
     def down(_: Finding) -> bool:
         raise TargetError("gone")
@@ -175,7 +175,7 @@ def test_an_unreachable_http_server_leaves_the_finding_unconfirmed(monkeypatch: 
 def test_a_baseline_entry_whose_server_cannot_start_is_not_replayed_and_stays_known(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from fuzzgate.errors import TargetError
+    from fuzzgate.model.errors import TargetError
 
     def unstartable(finding: Finding) -> bool:
         if finding.fingerprint.startswith("u"):

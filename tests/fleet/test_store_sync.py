@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.events import CallFinished, ServerReady
-from fuzzgate.findings import Finding, Kind, Repro, Severity, Surface
-from fuzzgate.live_corpus import Seeds
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.engine.events import CallFinished, ServerReady
+from fuzzgate.fleet.store_sync import RunStore, StatsRecorder, keepable, merge_record, server_label, stronger
+from fuzzgate.learn.live_corpus import Seeds
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.findings import Finding, Kind, Repro, Severity, Surface
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 from fuzzgate.store.shared import Environment, SharedStore, finding_state
-from fuzzgate.store_sync import RunStore, StatsRecorder, keepable, merge_record, server_label, stronger
 from tests.report.report_factory import sample_report
 
 ENV = Environment("0.1.0", "example 1.0", "abc")

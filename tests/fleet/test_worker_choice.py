@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from fuzzgate.fleet.worker_choice import Candidate, ToolNeed, needs, pick, same_environment
 from fuzzgate.store.shared import Environment, StatsSnapshot, ToolStats
-from fuzzgate.worker_choice import Candidate, ToolNeed, needs, pick, same_environment
 
 ENV = Environment("0.1.0", "example 1.0", "abc")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
-from fuzzgate.corpus import CorpusEntry
+from fuzzgate.fleet.worker_writer import StoreWriter
+from fuzzgate.model.corpus import CorpusEntry
 from fuzzgate.store.database import InMemoryDatabase
 from fuzzgate.store.shared import Environment, SharedStore, StatsSnapshot, StoreError, WorkerInfo
-from fuzzgate.worker_writer import StoreWriter
 
 ENV = Environment("0.1.0", "example 1.0", "abc")
 

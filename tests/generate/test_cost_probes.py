@@ -9,10 +9,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.discover import Inventory, ToolInfo
 from fuzzgate.generate.cost import DEEP_PARENTHESES, HUGE_COUNT, LONG_INPUT, Kind, cost_probes, kinds
 from fuzzgate.generate.probes import PROBE_EVERY, PROBES_AFTER, Probe, ProbeCase, ProbeClass
-from fuzzgate.plan import select
+from fuzzgate.plan.selection import select
+from fuzzgate.target.discover import Inventory, ToolInfo
 
 
 def props(**properties: Any) -> dict[str, Any]:

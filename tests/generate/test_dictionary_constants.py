@@ -9,12 +9,12 @@ from typing import Any
 
 import anyio
 
-from fuzzgate.discover import ToolInfo
-from fuzzgate.feed import OVERRIDE_EVERY, Feed
 from fuzzgate.generate.cases import Case
 from fuzzgate.generate.dictionary import LOOSE_EVERY, Dictionary, name_key
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
-from fuzzgate.plan import ToolPlan
+from fuzzgate.learn.feed import OVERRIDE_EVERY, Feed
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.plan.selection import ToolPlan
+from fuzzgate.target.discover import ToolInfo
 
 
 def schema(**properties: Any) -> dict[str, Any]:

@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from fuzzgate.config.model import Config, GenerationMode, TargetConfig, TargetKind
-from fuzzgate.discover import Inventory, ToolInfo
 from fuzzgate.generate import CaseGenerator
 from fuzzgate.generate._anchor import MAX_POOL, POOL_KEYWORD
 from fuzzgate.generate._formats import format_checker
 from fuzzgate.generate._model import canonical_json
 from fuzzgate.generate._pools import TIMEZONES
 from fuzzgate.generate.hints import MAX_EXAMPLES, enrich
-from fuzzgate.plan import select
+from fuzzgate.plan.selection import select
+from fuzzgate.target.discover import Inventory, ToolInfo
 
 TIMEZONE = {
     "type": "object",

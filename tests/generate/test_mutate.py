@@ -12,9 +12,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzgate.feed import _placed
 from fuzzgate.generate.dictionary import Dictionary
 from fuzzgate.generate.mutate import OPERATORS, cleanse_candidates, mutate, shrink_candidates
+from fuzzgate.learn.feed import _placed
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

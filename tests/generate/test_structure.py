@@ -13,11 +13,11 @@ from jsonschema import Draft202012Validator
 from mcp.types import JSONRPCRequest
 
 from fuzzgate.config.model import Config, GenerationMode, TargetConfig, TargetKind
-from fuzzgate.discover import Inventory, ToolInfo
 from fuzzgate.generate import CaseGenerator
 from fuzzgate.generate._source import CaseSource
 from fuzzgate.generate._structure import MANY_PROPERTIES, MAX_STRUCTURE_BYTES, NESTING_DEPTHS, TOTAL_STRUCTURE_BYTES
-from fuzzgate.plan import select
+from fuzzgate.plan.selection import select
+from fuzzgate.target.discover import Inventory, ToolInfo
 
 LABEL = re.compile(r"^structure:[^=]*=(size \d+|depth \d+ (arrays|objects)|\d+ properties)$")
 

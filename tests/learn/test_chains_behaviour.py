@@ -1,13 +1,13 @@
-"""What a tool does, read from its name and description (fuzzgate.chains), and what an outcome
-shows of the server's behaviour (fuzzgate.behaviour)."""
+"""What a tool does, read from its name and description (fuzzgate.learn.chains), and what an outcome
+shows of the server's behaviour (fuzzgate.learn.behaviour)."""
 
 from __future__ import annotations
 
 import json
 
-from fuzzgate.behaviour import Behaviours, behaviour_key
-from fuzzgate.chains import INTERLEAVED, SINGLE, Verb, roles, verb_of
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.learn.behaviour import Behaviours, behaviour_key
+from fuzzgate.learn.chains import INTERLEAVED, SINGLE, Verb, roles, verb_of
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 
 
 def test_verbs_from_names_then_descriptions() -> None:

@@ -1,4 +1,4 @@
-"""The engine's feed (fuzzgate.feed): dictionary values into later cases, producer → consumer
+"""The engine's feed (fuzzgate.learn.feed): dictionary values into later cases, producer → consumer
 sequences, no identical request twice while the server's state has not changed. The plans here
 have a stand-in generator (a fixed valid case per index), so no generation worker runs."""
 
@@ -11,11 +11,11 @@ from typing import Any
 import anyio
 from jsonschema import Draft202012Validator
 
-from fuzzgate.discover import ToolInfo
-from fuzzgate.feed import Feed
 from fuzzgate.generate.cases import Case
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
-from fuzzgate.plan import ToolPlan
+from fuzzgate.learn.feed import Feed
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.plan.selection import ToolPlan
+from fuzzgate.target.discover import ToolInfo
 
 A = "6f1c2a8e-1234-4abc-8def-0123456789ab"
 B = "0b7e4d2c-9999-4abc-8def-fedcba987654"

@@ -1,11 +1,11 @@
-"""Features of a call, and which are new (`fuzzgate.feedback`)."""
+"""Features of a call, and which are new (`fuzzgate.learn.features`)."""
 
 from __future__ import annotations
 
-from fuzzgate.feedback import Feedback, Signal, SignalKind, call_features, lines_of
-from fuzzgate.findings import Surface
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
-from fuzzgate.target.coverage import CallCoverage
+from fuzzgate.coverage.plan import CallCoverage
+from fuzzgate.learn.features import Feedback, Signal, SignalKind, call_features, lines_of
+from fuzzgate.model.findings import Surface
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 
 
 def _ok(text: str, stderr: str = "") -> CallOutcome:

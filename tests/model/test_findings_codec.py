@@ -10,7 +10,7 @@ from dataclasses import fields
 import pytest
 from hypothesis import given
 
-from fuzzgate.findings import Details, Finding, Repro, Step
+from fuzzgate.model.findings import Details, Finding, Repro, Step
 from tests import strategies
 
 

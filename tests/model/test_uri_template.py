@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import mcp_types as types
 
-from fuzzgate.discover import TEMPLATE_EXAMPLES, _prompt_info, _template_info
-from fuzzgate.findings import Surface
 from fuzzgate.generate._keywords import build_validator
-from fuzzgate.uri_template import expand_template, template_variables
+from fuzzgate.model.findings import Surface
+from fuzzgate.model.uri_template import expand_template, template_variables
+from fuzzgate.target.discover import TEMPLATE_EXAMPLES, _prompt_info, _template_info
 
 
 def test_variables_of_every_operator_in_order_once() -> None:

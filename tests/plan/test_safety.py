@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from fuzzgate.safety import DestructiveGuard, name_words
+from fuzzgate.plan.safety import DestructiveGuard, name_words
 
 
 @pytest.mark.parametrize(

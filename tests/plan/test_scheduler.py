@@ -8,9 +8,9 @@ import math
 from typing import Any
 
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.discover import Inventory, ToolInfo
-from fuzzgate.findings import Surface
-from fuzzgate.plan import FAIR_SLACK_S, STALE_CALLS, STALE_WEIGHT, Scheduler, ToolPlan, select
+from fuzzgate.model.findings import Surface
+from fuzzgate.plan.selection import FAIR_SLACK_S, STALE_CALLS, STALE_WEIGHT, Scheduler, ToolPlan, select
+from fuzzgate.target.discover import Inventory, ToolInfo
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

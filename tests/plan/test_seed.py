@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzgate.errors import UsageError
-from fuzzgate.seed import choose_seed, parse_seed, sha_to_seed
+from fuzzgate.model.errors import UsageError
+from fuzzgate.plan.seed import choose_seed, parse_seed, sha_to_seed
 
 HEAD = "a" * 40
 MERGE = "b" * 40

@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzgate.config.model import Config, Shard, TargetConfig, TargetKind
-from fuzzgate.discover import Inventory, ToolInfo
-from fuzzgate.findings import Surface
-from fuzzgate.plan import in_shard, owned_baseline, select, shard_of, shard_split
-from fuzzgate.results import RunReport, Status, SurfaceEntry, shard_from_json
+from fuzzgate.model.findings import Surface
+from fuzzgate.plan.selection import in_shard, owned_baseline, select, shard_of, shard_split
+from fuzzgate.record.results import RunReport, Status, SurfaceEntry, shard_from_json
+from fuzzgate.target.discover import Inventory, ToolInfo
 from tests.report.report_factory import make_finding, sample_report
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from fuzzgate.config.model import Config, SandboxMode, TargetConfig, TargetKind
-from fuzzgate.target import jail
-from fuzzgate.target.containment import contain
+from fuzzgate.sandbox import jail
+from fuzzgate.sandbox.containment import contain
 
 
 def _summary(cwd: Path, scope: tuple[Path, ...]) -> str:

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from fuzzgate.target import jail
-from fuzzgate.target.jail import jailed, sandbox_unavailable
-from fuzzgate.target.workspace import Layer, Workspace, remove_tree, workdir_base
+from fuzzgate.sandbox import jail
+from fuzzgate.sandbox.jail import jailed, sandbox_unavailable
+from fuzzgate.sandbox.workspace import Layer, Workspace, remove_tree, workdir_base
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from fuzzgate.target import _jail_init
-from fuzzgate.target.jail import jailed
-from fuzzgate.target.workspace import Layer, Workspace, remove_tree, workdir_base
+from fuzzgate.sandbox import _jail_init
+from fuzzgate.sandbox.jail import jailed
+from fuzzgate.sandbox.workspace import Layer, Workspace, remove_tree, workdir_base
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
 

@@ -11,10 +11,10 @@ import anyio
 import pytest
 
 from fuzzgate.config.model import Config, ProtocolMode, SandboxMode, TargetConfig, TargetKind
-from fuzzgate.errors import TargetError
+from fuzzgate.model.errors import TargetError
+from fuzzgate.sandbox.containment import contain
+from fuzzgate.sandbox.jail import sandbox_unavailable
 from fuzzgate.target.connection import open_connection
-from fuzzgate.target.containment import contain
-from fuzzgate.target.jail import sandbox_unavailable
 
 ROOTS_READER = Path(__file__).resolve().parents[1] / "servers" / "roots_reader.py"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from fuzzgate.target.process_tree import CUSTODY, ProcessTable, ProcessTree
+from fuzzgate.sandbox.process_tree import CUSTODY, ProcessTable, ProcessTree
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -149,7 +149,7 @@ def test_a_name_with_spaces_and_parentheses_is_parsed() -> None:
 SUBREAPER_SCRIPT = """
 import json, os, subprocess, sys, time
 import anyio
-from fuzzgate.target.process_tree import CUSTODY, become_subreaper, kill_orphans
+from fuzzgate.sandbox.process_tree import CUSTODY, become_subreaper, kill_orphans
 
 pid_dir = sys.argv[1]
 assert become_subreaper()

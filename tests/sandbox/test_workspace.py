@@ -14,9 +14,9 @@ import pytest
 
 from fuzzgate.check.secrets import SecretScanner
 from fuzzgate.config.model import TargetConfig, TargetKind
-from fuzzgate.errors import TargetError
-from fuzzgate.target import _jail_init
-from fuzzgate.target.workspace import Layer, Workspace, infer_scope, normalize_scope, remove_tree, sweep_stale
+from fuzzgate.model.errors import TargetError
+from fuzzgate.sandbox import _jail_init
+from fuzzgate.sandbox.workspace import Layer, Workspace, infer_scope, normalize_scope, remove_tree, sweep_stale
 
 
 @pytest.fixture(autouse=True)
@@ -127,7 +127,7 @@ def test_an_isolated_layer_only_prepares_mount_points(project: Path) -> None:
 
 
 def test_a_cwd_outside_the_scope_is_kept(tmp_path: Path, project: Path) -> None:
-    # The containment line says so (tests/target/test_containment.py).
+    # The containment line says so (tests/sandbox/test_containment.py).
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     workspace = Workspace([project], "t", isolate=False, cwd=elsewhere)

@@ -7,7 +7,7 @@ that log through `RichHandler` print them (one of them with long paths wrapped a
 and Node.js 20 stack traces (CommonJS through an SDK in `node_modules`, and ESM with `file://`).
 The other outcomes reproduce what `fuzzgate.target.connection` builds from real replies: schema
 paths come from real `jsonschema` errors, secrets from the example server's fake token and the
-canaries fuzzgate plants. Effects outside the scope are what `fuzzgate.target.workspace` reports
+canaries fuzzgate plants. Effects outside the scope are what `fuzzgate.sandbox.workspace` reports
 for the planted servers of `tests/servers/polite.py` (a folder made outside the root, a canary
 read through `../..`, git option and shell injection), with the run's real probes; the stderr of a
 server that never answered a lone surrogate and died on the next request is the one
@@ -25,10 +25,10 @@ import jsonschema
 from fuzzgate.check import CallContext, Observation, Oracles
 from fuzzgate.check.effects import Effect
 from fuzzgate.check.secrets import SecretScanner, canary_environment
-from fuzzgate.findings import SERVER_NAME, Surface
 from fuzzgate.generate.probes import Probe, probe_cases
-from fuzzgate.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
-from fuzzgate.target.workspace import Canary
+from fuzzgate.model.findings import SERVER_NAME, Surface
+from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.sandbox.workspace import Canary
 
 SAMPLES = Path(__file__).parent / "fingerprint_samples"
 ROOT = Path(__file__).resolve().parents[2]

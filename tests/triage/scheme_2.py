@@ -2,7 +2,7 @@
 
 It changes the hash (a scheme's name is part of what is hashed) and the oracles' signatures: trace
 labels are written `file#function` instead of `file:function`. Its upgrade maps every fuzzgate/1
-signature to the fuzzgate/2 signature of the same bug. `python -m tests.unit.scheme_2 ARGS` is
+signature to the fuzzgate/2 signature of the same bug. `python -m tests.triage.scheme_2 ARGS` is
 the `fuzzgate` command with the scheme installed, for end-to-end tests.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sys
 
-from fuzzgate import fingerprint
 from fuzzgate.check.traceback import Frame
-from fuzzgate.findings import Kind
+from fuzzgate.model.findings import Kind
+from fuzzgate.triage import fingerprint
 
 
 def upgrade_from_1(kind: Kind, signature: tuple[str, ...]) -> tuple[str, ...]:
@@ -35,7 +35,7 @@ def install() -> None:
 
 
 if __name__ == "__main__":
-    from fuzzgate.cli import main
+    from fuzzgate.cli.main import main
 
     install()
     sys.exit(main())

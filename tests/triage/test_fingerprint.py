@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzgate import fingerprint as fp
-from fuzzgate.findings import Finding, Kind, Repro, Severity, Surface
+from fuzzgate.model.findings import Finding, Kind, Repro, Severity, Surface
+from fuzzgate.triage import fingerprint as fp
 
 FIXTURE = Path(__file__).resolve().parents[1] / "e2e" / "fixtures" / "baseline-format1"
 

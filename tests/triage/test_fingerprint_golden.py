@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from fuzzgate import fingerprint as fp
-from fuzzgate.findings import Kind
-from fuzzgate.triage import subject
-from tests.unit.fingerprint_corpus import CASES
+from fuzzgate.model.findings import Kind
+from fuzzgate.triage import fingerprint as fp
+from fuzzgate.triage.finding_set import subject
+from tests.triage.fingerprint_corpus import CASES
 
 CRASH, HANG, SLOW = Kind.CRASH, Kind.HANG, Kind.SLOW
 INTERNAL, PROTOCOL, SCHEMA, SECRET = Kind.INTERNAL_ERROR, Kind.PROTOCOL_ERROR, Kind.SCHEMA_VIOLATION, Kind.SECRET_LEAK
@@ -118,7 +118,7 @@ GOLDEN: Golden = FUZZGATE_1
 POLICY = (
     "the fingerprints of real bugs changed ({what}). Every user's baseline is keyed on them: shipped as "
     "it is, this change turns each known bug into a new one plus a fixed one. If it is intended, register a "
-    "new scheme in src/fuzzgate/fingerprint.py with an upgrade from the current one, give it its own "
+    "new scheme in src/fuzzgate/triage/fingerprint.py with an upgrade from the current one, give it its own "
     "golden table here (keep FUZZGATE_1 as it is) and follow docs/fingerprints.md, "
     "'Schemes and the policy for changing fingerprints'."
 )

@@ -13,14 +13,15 @@ from typing import Any
 import anyio
 import pytest
 
-from fuzzgate import sequence, verify
 from fuzzgate.check import Observation
-from fuzzgate.commands import repro_command, sequence_text
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Step, Surface
+from fuzzgate.engine import verify
+from fuzzgate.engine.steps import placed
+from fuzzgate.engine.verify import Verification, Verifier
 from fuzzgate.generate.probes import OUTSIDE
-from fuzzgate.steps import placed
-from fuzzgate.verify import Verification, Verifier
+from fuzzgate.model.commands import repro_command, sequence_text
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Step, Surface
+from fuzzgate.triage import sequence
 
 A = Step("create", {"name": "a", "note": "first"})
 B = Step("list", {"limit": 5})
@@ -293,7 +294,7 @@ def test_a_long_sequence_tries_the_calls_sharing_a_value_with_the_failing_one_fi
 
 
 def test_rebind_puts_the_fresh_servers_ids_where_the_recorded_ones_went() -> None:
-    from fuzzgate.sequence import rebind
+    from fuzzgate.triage.sequence import rebind
 
     old, new = "3f2a9c1e-0000-4000-8000-000000000001", "77aa0b2c-0000-4000-8000-000000000002"
     bound = {old: new, 7: 9, "ab": "cd"}
@@ -310,8 +311,8 @@ def test_rebind_puts_the_fresh_servers_ids_where_the_recorded_ones_went() -> Non
 
 
 def test_a_step_keeps_what_its_reply_brought_in_json_only_when_there_is_some() -> None:
-    from fuzzgate.findings import Step
     from fuzzgate.generate.dictionary import reply_values
+    from fuzzgate.model.findings import Step
 
     produced = reply_values("create_note", '{"structuredContent": {"id": "note-1234abcd", "title": "x"}}')
     assert "note-1234abcd" in produced

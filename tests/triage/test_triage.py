@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from fuzzgate.check import Observation
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.findings import DEFAULT_SEVERITY, Details, Kind, Repro, Surface
-from fuzzgate.triage import FindingSet, fingerprint
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Details, Kind, Repro, Surface
+from fuzzgate.triage.finding_set import FindingSet, fingerprint
 
 signatures = st.lists(st.text(max_size=20), max_size=4).map(tuple)
 

@@ -6,7 +6,7 @@ but with hyphens kept (`INPUT_FAIL-ON`); both spellings are read. The job summar
 annotations are written by `fuzzgate run` itself when it sees `$GITHUB_STEP_SUMMARY` and
 `GITHUB_ACTIONS=true`, so this module adds only the step outputs. The exit code is the run's.
 
-    python -m fuzzgate.action
+    python -m fuzzgate.cli.action
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fuzzgate import cli
-from fuzzgate.errors import ExitCode, FuzzgateError, UsageError
+from fuzzgate.cli import main as cli
+from fuzzgate.model.errors import ExitCode, FuzzgateError, UsageError
+from fuzzgate.record.results import BaselineState
 from fuzzgate.report.json_report import REPORT_FILE, read
 from fuzzgate.report.junit import JUNIT_FILENAME
 from fuzzgate.report.sarif import SARIF_FILENAME
 from fuzzgate.report.summary import SUMMARY_FILENAME
-from fuzzgate.results import BaselineState
 
 INPUT_NAMES = (
     "config",

@@ -15,7 +15,7 @@ features wins) and bounded by `--budget`: what the budget leaves untried stays a
 stays whole when interrupted: merge writes once at the end (kept entries first, then deletions),
 minimize and cleanse write per finished entry (the new one, then the old one deleted). Feedback is
 never taken from what an entry says it reached: everything is measured on the live server
-(`fuzzgate.measure`), which starts contained like a run's.
+(`fuzzgate.engine.measure`), which starts contained like a run's.
 """
 
 from __future__ import annotations
@@ -33,17 +33,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from fuzzgate import interrupt
-from fuzzgate.budget import TimeBox, process_start
 from fuzzgate.check.secrets import redactor_for
-from fuzzgate.commands import subject_label
+from fuzzgate.cli import interrupt
 from fuzzgate.config.model import Config, FeedbackMode
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.errors import ExitCode, TargetError, UsageError
-from fuzzgate.files import check_output_directory
-from fuzzgate.findings import JSONValue, Surface
-from fuzzgate.outcome import CallOutcome, uniform_error
-from fuzzgate.seed import choose_seed
+from fuzzgate.model.commands import subject_label
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.errors import ExitCode, TargetError, UsageError
+from fuzzgate.model.files import check_output_directory
+from fuzzgate.model.findings import JSONValue, Surface
+from fuzzgate.model.outcome import CallOutcome, uniform_error
+from fuzzgate.plan.budget import TimeBox, process_start
+from fuzzgate.plan.seed import choose_seed
 from fuzzgate.store.corpus_store import CorpusLoad, CorpusStore, targets
 
 MAX_TRIES_PER_ENTRY = 500
@@ -58,7 +58,7 @@ each with the operation that made it, in the order to try them."""
 
 
 class Measurer(Protocol):
-    """What the tools need of a live server (`fuzzgate.measure.measuring` yields one)."""
+    """What the tools need of a live server (`fuzzgate.engine.measure.measuring` yields one)."""
 
     @property
     def note(self) -> str:
@@ -362,7 +362,7 @@ def sources(dirs: Sequence[Path], target: str) -> list[tuple[Path, CorpusLoad]]:
 def merge_command(config: Config, console: Console, dirs: Sequence[Path], *, seed_flag: str | None) -> int:
     """`fuzzgate corpus merge DIR...`."""
     # Here, not at the top: `corpus list` starts no server and need not import what starts one.
-    from fuzzgate.measure import measuring
+    from fuzzgate.engine.measure import measuring
 
     others_loads = sources(dirs, config.target.display_name)
     seed, box = _start(config, console, seed_flag)
@@ -423,8 +423,8 @@ def merge_command(config: Config, console: Console, dirs: Sequence[Path], *, see
 
 def reduce_command(config: Config, console: Console, action: str, *, seed_flag: str | None) -> int:
     """`fuzzgate corpus minimize` (shrink) and `fuzzgate corpus cleanse`."""
+    from fuzzgate.engine.measure import measuring
     from fuzzgate.generate.mutate import cleanse_candidates, shrink_candidates
-    from fuzzgate.measure import measuring
 
     shrink = action == "minimize"
     candidates: Candidates = shrink_candidates if shrink else cleanse_candidates

@@ -12,9 +12,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from fuzzgate import __version__, interrupt
+from fuzzgate import __version__
+from fuzzgate.cli import interrupt
 from fuzzgate.config import Config, Overrides, find_config, load_config, starter_config
-from fuzzgate.errors import ExitCode, FuzzgateError, UsageError
+from fuzzgate.model.errors import ExitCode, FuzzgateError, UsageError
 from fuzzgate.report.workflow_commands import guarded_output
 
 Handler = Callable[[argparse.Namespace, Console], int]
@@ -114,20 +115,20 @@ def load(ns: argparse.Namespace, console: Console) -> Config:
 
 
 def _cmd_run(ns: argparse.Namespace, console: Console) -> int:
-    from fuzzgate.gate import run_gate
+    from fuzzgate.cli.run import run_gate
 
     config = load(ns, console)
     return run_gate(config, console, seed_flag=ns.seed, trace=ns.trace, quiet=ns.quiet)
 
 
 def _cmd_tools(ns: argparse.Namespace, console: Console) -> int:
-    from fuzzgate.gate import list_tools
+    from fuzzgate.cli.run import list_tools
 
     return list_tools(load(ns, console), console, seed_flag=ns.seed)
 
 
 def _cmd_replay(ns: argparse.Namespace, console: Console) -> int:
-    from fuzzgate.gate import replay
+    from fuzzgate.cli.run import replay
 
     if ns.tool is None and ns.finding is None:
         raise UsageError("replay needs a FINGERPRINT, a FILE, or --tool with --arguments")
@@ -138,7 +139,7 @@ def _cmd_init(ns: argparse.Namespace, console: Console) -> int:
     path: Path = ns.path
     if path.exists() and not ns.force:
         raise UsageError(f"{path} already exists", hint="pass --force to overwrite it")
-    from fuzzgate.files import check_output_directory, write_atomic
+    from fuzzgate.model.files import check_output_directory, write_atomic
 
     check_output_directory(path.parent, what="directory of the config file", files=(path.name,))
 
@@ -148,13 +149,13 @@ def _cmd_init(ns: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_baseline(ns: argparse.Namespace, console: Console) -> int:
-    from fuzzgate.gate import baseline_command
+    from fuzzgate.cli.run import baseline_command
 
     return baseline_command(ns.action, load(ns, console), console)
 
 
 def _cmd_corpus(ns: argparse.Namespace, console: Console) -> int:
-    from fuzzgate import corpus_tools
+    from fuzzgate.cli import corpus as corpus_tools
 
     if ns.action == "list":
         flags_only = ns.config is None and not (ns.target_command or ns.url)
@@ -171,22 +172,22 @@ def _cmd_corpus(ns: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_merge(ns: argparse.Namespace, console: Console) -> int:
-    from fuzzgate.findings import Severity
-    from fuzzgate.merge import merge_command
+    from fuzzgate.cli.merge import merge_command
+    from fuzzgate.model.findings import Severity
 
     fail_on = None if ns.fail_on is None else Severity(ns.fail_on)
     return merge_command(console, ns.dirs, out=ns.out, fail_on=fail_on, quiet=ns.quiet)
 
 
 def _cmd_report(ns: argparse.Namespace, console: Console) -> int:
-    from fuzzgate.report_command import report_command
+    from fuzzgate.cli.report import report_command
 
     return report_command(console, ns.store, ns.out, target=ns.target, secret_patterns=tuple(ns.secret_pattern or ()))
 
 
 def _cmd_work(ns: argparse.Namespace, console: Console) -> int:
+    from fuzzgate.cli.work import WorkOptions, load_configs, work
     from fuzzgate.config import parse_duration
-    from fuzzgate.worker import WorkOptions, load_configs, work
 
     # --budget bounds the whole work (none by default); each cycle's engine run gets --cycle.
     total, ns.budget = ns.budget, None
@@ -307,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_store(ns: argparse.Namespace, console: Console) -> int:
-    from fuzzgate import store_tools
+    from fuzzgate.cli import store as store_tools
 
     retry = ns.retry_for
     if ns.action == "export":
@@ -345,7 +346,7 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return ExitCode.USAGE
     handler: Handler = ns.handler
-    from fuzzgate.target.process_tree import become_subreaper
+    from fuzzgate.sandbox.process_tree import become_subreaper
 
     # Orphans of a server's processes become fuzzgate's children, to be found and killed (process_tree).
     become_subreaper()

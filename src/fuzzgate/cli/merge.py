@@ -32,22 +32,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from fuzzgate import interrupt
+from fuzzgate.cli import interrupt
 from fuzzgate.config.model import Shard
-from fuzzgate.corpus import slug
-from fuzzgate.errors import ReportError, UsageError
-from fuzzgate.files import check_output_directory, write_atomic
-from fuzzgate.findings import Finding, JSONValue, Severity, Surface
-from fuzzgate.plan import shard_of
-from fuzzgate.report import annotations as github_annotations
-from fuzzgate.report import json_report
-from fuzzgate.report.console import ConsoleReporter
-from fuzzgate.report.junit import JUNIT_FILENAME, render_junit, render_junit_many
-from fuzzgate.report.locate import repository_root
-from fuzzgate.report.sarif import SARIF_FILENAME, render_sarif, render_sarif_many
-from fuzzgate.report.summary import SUMMARY_FILENAME, render_summary, render_summary_many
-from fuzzgate.report.workflow_commands import write_command
-from fuzzgate.results import (
+from fuzzgate.model.corpus import slug
+from fuzzgate.model.errors import ReportError, UsageError
+from fuzzgate.model.files import check_output_directory, write_atomic
+from fuzzgate.model.findings import Finding, JSONValue, Severity, Surface
+from fuzzgate.plan.selection import shard_of
+from fuzzgate.record.results import (
     BaselineState,
     CorpusSummary,
     FeedbackSummary,
@@ -56,6 +48,14 @@ from fuzzgate.results import (
     Verdict,
     exit_code,
 )
+from fuzzgate.report import annotations as github_annotations
+from fuzzgate.report import json_report
+from fuzzgate.report.console import ConsoleReporter
+from fuzzgate.report.junit import JUNIT_FILENAME, render_junit, render_junit_many
+from fuzzgate.report.locate import repository_root
+from fuzzgate.report.sarif import SARIF_FILENAME, render_sarif, render_sarif_many
+from fuzzgate.report.summary import SUMMARY_FILENAME, render_summary, render_summary_many
+from fuzzgate.report.workflow_commands import write_command
 
 MERGE_INDEX = "merge.json"
 MERGE_FORMAT = 1

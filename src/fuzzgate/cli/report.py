@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from fuzzgate.check.secrets import Redactor, url_secrets
-from fuzzgate.commands import subject_label
-from fuzzgate.errors import ExitCode, UsageError
-from fuzzgate.files import check_output_directory, write_atomic
+from fuzzgate.model.commands import subject_label
+from fuzzgate.model.errors import ExitCode, UsageError
+from fuzzgate.model.files import check_output_directory, write_atomic
 from fuzzgate.report.html import StoreData, TargetData, render_html
 from fuzzgate.store.shared import SharedStore, StoreError, is_url
 

@@ -11,22 +11,26 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from fuzzgate import __version__, interrupt
-from fuzzgate.budget import TimeBox, process_start
+from fuzzgate import __version__
 from fuzzgate.check.secrets import REDACTED, Redactor, canary_environment, redactor_for
-from fuzzgate.commands import prune_command, subject_label
+from fuzzgate.cli import interrupt
 from fuzzgate.config import CONFIG_FILE_NAMES
 from fuzzgate.config.model import Config, FeedbackMode
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.errors import ExitCode, FuzzgateError, ReportError, TargetError, UsageError
-from fuzzgate.events import Event, EventSink, RunFinished, RunStarted
-from fuzzgate.execute import Engine, EngineResult
-from fuzzgate.files import check_output_directory, read_regular
-from fuzzgate.findings import Finding
-from fuzzgate.fingerprint import current_scheme
-from fuzzgate.live_corpus import Seeds
-from fuzzgate.outcome import uniform_error
-from fuzzgate.plan import in_shard, owned_baseline, shard_split
+from fuzzgate.engine.events import Event, EventSink, RunFinished, RunStarted
+from fuzzgate.engine.execute import Engine, EngineResult
+from fuzzgate.engine.session import list_surface, replay_call, replay_findings, run_canaries
+from fuzzgate.fleet.store_sync import RunStore
+from fuzzgate.learn.live_corpus import Seeds
+from fuzzgate.model.commands import prune_command, subject_label
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.errors import ExitCode, FuzzgateError, ReportError, TargetError, UsageError
+from fuzzgate.model.files import check_output_directory, read_regular
+from fuzzgate.model.findings import Finding
+from fuzzgate.model.outcome import uniform_error
+from fuzzgate.plan.budget import TimeBox, process_start
+from fuzzgate.plan.seed import SeedChoice, choose_seed
+from fuzzgate.plan.selection import in_shard, owned_baseline, shard_split
+from fuzzgate.record.results import CorpusSummary, RunReport, Verdict, exit_code
 from fuzzgate.report import annotations as github_annotations
 from fuzzgate.report import json_report
 from fuzzgate.report.console import ConsoleReporter
@@ -38,14 +42,11 @@ from fuzzgate.report.summary import SUMMARY_FILENAME, render_summary, write_summ
 from fuzzgate.report.tables import print_listing
 from fuzzgate.report.trace import TraceWriter
 from fuzzgate.report.workflow_commands import write_command
-from fuzzgate.results import CorpusSummary, RunReport, Verdict, exit_code
-from fuzzgate.seed import SeedChoice, choose_seed
-from fuzzgate.session import list_surface, replay_call, replay_findings, run_canaries
 from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
 from fuzzgate.store.corpus_store import CorpusStore
 from fuzzgate.store.diff import classify
-from fuzzgate.store_sync import RunStore
-from fuzzgate.versions import GeneratorVersions, hypothesis_version, replay_warning
+from fuzzgate.triage.fingerprint import current_scheme
+from fuzzgate.triage.versions import GeneratorVersions, hypothesis_version, replay_warning
 
 
 def _fan_out(*sinks: EventSink) -> EventSink:
@@ -358,7 +359,7 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
 
 def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, object]) -> int:
     choice = choose_seed(None, config.seed, os.environ, Path.cwd())
-    # A tool the selection refuses raises `plan.NotSelected` (exit 2) before anything is sent.
+    # A tool the selection refuses raises `plan.selection.NotSelected` (exit 2) before anything is sent.
     observations = interrupt.run(lambda: replay_call(config, tool, args, choice.seed))
     redact = redactor_for(config, run_canaries(config, choice.seed))
     for observation in observations:

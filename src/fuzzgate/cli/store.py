@@ -27,10 +27,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from fuzzgate.commands import subject_label
-from fuzzgate.corpus import slug
-from fuzzgate.errors import ExitCode, UsageError
-from fuzzgate.files import check_output_directory
+from fuzzgate.model.commands import subject_label
+from fuzzgate.model.corpus import slug
+from fuzzgate.model.errors import ExitCode, UsageError
+from fuzzgate.model.files import check_output_directory
 from fuzzgate.store.corpus_store import CorpusStore, targets
 from fuzzgate.store.records import STATES
 from fuzzgate.store.shared import KINDS, PREFIX, SharedStore, is_url

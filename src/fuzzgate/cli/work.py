@@ -31,19 +31,23 @@ from typing import TypeVar
 from rich.console import Console
 from rich.markup import escape
 
-from fuzzgate import __version__, interrupt
-from fuzzgate.budget import TimeBox
-from fuzzgate.commands import subject_label
+from fuzzgate import __version__
+from fuzzgate.cli import interrupt
 from fuzzgate.config import Config, Overrides, load_config
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.errors import ExitCode, FuzzgateError, UsageError
-from fuzzgate.events import CallFinished, Event, ServerReady
-from fuzzgate.execute import Engine, EngineResult
-from fuzzgate.files import check_output_directory
-from fuzzgate.findings import Finding
-from fuzzgate.live_corpus import Seeds
+from fuzzgate.engine.events import CallFinished, Event, ServerReady
+from fuzzgate.engine.execute import Engine, EngineResult
+from fuzzgate.fleet.store_sync import StatsRecorder, keepable, merge_record, server_label
+from fuzzgate.fleet.worker_choice import Candidate, Pick, ToolNeed, needs, pick
+from fuzzgate.fleet.worker_writer import StoreWriter
+from fuzzgate.learn.live_corpus import Seeds
+from fuzzgate.model.commands import subject_label
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.errors import ExitCode, FuzzgateError, UsageError
+from fuzzgate.model.files import check_output_directory
+from fuzzgate.model.findings import Finding
+from fuzzgate.plan.budget import TimeBox
+from fuzzgate.record.results import Status
 from fuzzgate.report.redaction import redact_finding
-from fuzzgate.results import Status
 from fuzzgate.store.shared import (
     Environment,
     FindingRecord,
@@ -54,9 +58,6 @@ from fuzzgate.store.shared import (
     is_url,
     new_worker_id,
 )
-from fuzzgate.store_sync import StatsRecorder, keepable, merge_record, server_label
-from fuzzgate.worker_choice import Candidate, Pick, ToolNeed, needs, pick
-from fuzzgate.worker_writer import StoreWriter
 
 FLUSH_S = 5.0
 """How often a cycle hands its new entries, bugs and statistics to the writer."""

@@ -2,7 +2,7 @@
 
 `plan_collector` reads the target's command line: a server that runs on a Python interpreter
 (`python server.py`, `python -m pkg`, a venv's `bin/python`, `uv run ...`, `uvx ...`, a console
-script whose shebang names Python) gets the collector (`fuzzgate.target.collector`), injected
+script whose shebang names Python) gets the collector (`fuzzgate.coverage.collector`), injected
 through its environment only; every other server gets behaviour feedback, and the plan's reason
 says why. It also decides what is measured: the script's directory, the `-m` module's top-level
 package, the package a console script imports its entry point from, and `[target] coverage_source`;
@@ -34,8 +34,8 @@ from typing import Any
 import anyio
 
 from fuzzgate.config.model import FeedbackMode, TargetConfig, TargetKind
-from fuzzgate.target import collector
-from fuzzgate.target.owned_process import LaunchSpec
+from fuzzgate.coverage import collector
+from fuzzgate.sandbox.owned_process import LaunchSpec
 
 HELLO_TIMEOUT_S = 2.0
 """The collector says hello before the server's own code runs, so by the time the server answered

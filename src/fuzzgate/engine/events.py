@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fuzzgate.findings import Finding, Surface
-from fuzzgate.outcome import CallOutcome
-from fuzzgate.results import RunReport, SurfaceEntry
+from fuzzgate.model.findings import Finding, Surface
+from fuzzgate.model.outcome import CallOutcome
+from fuzzgate.record.results import RunReport, SurfaceEntry
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,16 +22,12 @@ import mcp_types as types
 from anyio.abc import TaskStatus
 
 from fuzzgate import __version__
-from fuzzgate.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
 from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.check.observation import Observation
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
-from fuzzgate.commands import subject_label
 from fuzzgate.config.model import Config, FeedbackMode, TargetKind
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.discover import Inventory, ToolInfo, discover
-from fuzzgate.errors import TargetError
-from fuzzgate.events import (
+from fuzzgate.coverage.plan import CallCoverage
+from fuzzgate.engine.events import (
     CallFinished,
     CorpusReplayed,
     Discovered,
@@ -43,25 +39,29 @@ from fuzzgate.events import (
     ServerRestarted,
     TriageStarted,
 )
-from fuzzgate.feed import Feed
-from fuzzgate.feedback import ARC_PREFIX, LINE_PREFIX, Feedback, Observed, Signal, SignalKind
-from fuzzgate.findings import Finding, Kind, Repro, Step, Surface
+from fuzzgate.engine.protocol_round import probe_server
+from fuzzgate.engine.steps import observe, send_step, written_for
+from fuzzgate.engine.verify import Connector, Verifier, connect, parallel_replays
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.generate.cases import Case
 from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
-from fuzzgate.live_corpus import REPLAY_SHARE, CorpusStats, LiveCorpus, Seeds
-from fuzzgate.outcome import NOT_SENT, AfterTimeout, CallOutcome, OutcomeStatus
-from fuzzgate.plan import Admission, Scheduler, ToolPlan, select
-from fuzzgate.protocol_round import probe_server
-from fuzzgate.results import CorpusSummary, FeedbackSummary, Status, SurfaceEntry, TargetSummary
-from fuzzgate.sequence import HISTORY_STEPS, prefix_of
-from fuzzgate.steps import observe, send_step, written_for
+from fuzzgate.learn.features import ARC_PREFIX, LINE_PREFIX, Feedback, Observed, Signal, SignalKind
+from fuzzgate.learn.feed import Feed
+from fuzzgate.learn.live_corpus import REPLAY_SHARE, CorpusStats, LiveCorpus, Seeds
+from fuzzgate.model.commands import subject_label
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.errors import TargetError
+from fuzzgate.model.findings import Finding, Kind, Repro, Step, Surface
+from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, CallOutcome, OutcomeStatus
+from fuzzgate.plan.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
+from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
+from fuzzgate.record.results import CorpusSummary, FeedbackSummary, Status, SurfaceEntry, TargetSummary
+from fuzzgate.sandbox.containment import Containment, contain
 from fuzzgate.target.connection import OBSERVE_SLACK_S, Connection, open_connection
-from fuzzgate.target.containment import Containment, contain
-from fuzzgate.target.coverage import CallCoverage
-from fuzzgate.triage import FindingSet
-from fuzzgate.verify import Connector, Verifier, connect, parallel_replays
+from fuzzgate.target.discover import Inventory, ToolInfo, discover
+from fuzzgate.triage.finding_set import FindingSet
+from fuzzgate.triage.sequence import HISTORY_STEPS, prefix_of
 
 MAX_RESTARTS_IN_A_ROW = 3
 GENERATION_SHARE = 0.1

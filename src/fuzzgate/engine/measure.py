@@ -14,22 +14,22 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
-from fuzzgate.budget import TimeBox
 from fuzzgate.check.secrets import canary_environment
-from fuzzgate.commands import subject_label
 from fuzzgate.config.model import Config, FeedbackMode
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.discover import Inventory, discover
-from fuzzgate.errors import TargetError
-from fuzzgate.feedback import SignalKind, call_features
-from fuzzgate.findings import Step, Surface
+from fuzzgate.engine.session import contained
+from fuzzgate.engine.steps import send_step
 from fuzzgate.generate.dictionary import reply_values
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
-from fuzzgate.plan import Admission
-from fuzzgate.sequence import bindings, rebind
-from fuzzgate.session import contained
-from fuzzgate.steps import send_step
+from fuzzgate.learn.features import SignalKind, call_features
+from fuzzgate.model.commands import subject_label
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.errors import TargetError
+from fuzzgate.model.findings import Step, Surface
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.plan.budget import TimeBox
+from fuzzgate.plan.selection import Admission
 from fuzzgate.target.connection import Connection
+from fuzzgate.target.discover import Inventory, discover
+from fuzzgate.triage.sequence import bindings, rebind
 
 COLLECT_TIMEOUT_S = 2.0
 _RESTART = (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT)
@@ -92,7 +92,7 @@ class Measurer:
 
     def refusal(self, entry: CorpusEntry) -> str | None:
         """Why the run's selection refuses a call of the entry (include, exclude, the destructive
-        guard, judged by the server's listing: `plan.Admission`); None when it may be sent."""
+        guard, judged by the server's listing: `plan.selection.Admission`); None when it may be sent."""
         if self._inventory is None:
             return "the server's tools are not listed yet"
         calls = [(step.surface, step.tool) for step in entry.prefix] + [(entry.surface, entry.tool)]

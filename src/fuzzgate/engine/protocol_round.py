@@ -13,7 +13,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from fuzzgate.budget import TimeBox
 from fuzzgate.check import Observation
 from fuzzgate.check.protocol_probes import (
     BANNER,
@@ -28,16 +27,17 @@ from fuzzgate.check.protocol_probes import (
 )
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.config.model import Config
-from fuzzgate.discover import Inventory, ToolInfo
-from fuzzgate.findings import Finding, Repro, Surface
-from fuzzgate.outcome import AfterTimeout, CallOutcome, OutcomeStatus
-from fuzzgate.plan import select
+from fuzzgate.model.findings import Finding, Repro, Surface
+from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
+from fuzzgate.plan.budget import TimeBox
+from fuzzgate.plan.selection import select
 from fuzzgate.target.connection import Connection
+from fuzzgate.target.discover import Inventory, ToolInfo
 from fuzzgate.target.raw import NO_REPLY_WAIT_S, carries_raw, send_raw, stamped
 
 if TYPE_CHECKING:
     # Types only: `steps` (which `verify` imports) may import this module for replays.
-    from fuzzgate.triage import FindingSet
+    from fuzzgate.triage.finding_set import FindingSet
 
 __all__ = [
     "PROBE_TIMEOUT_S",

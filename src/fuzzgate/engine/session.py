@@ -1,4 +1,4 @@
-"""The engine's entry points besides a run (`execute.Engine`): what a server offers and what a run
+"""The engine's entry points besides a run (`engine.execute.Engine`): what a server offers and what a run
 would do with it, and replays of recorded findings or of one call, each on a fresh server.
 
 The CLI calls these and prints what they return: it never speaks MCP itself. They never print.
@@ -16,15 +16,15 @@ import anyio.to_thread
 from fuzzgate.check import Observation, Oracles
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.model import Config
-from fuzzgate.discover import Inventory, discover
-from fuzzgate.errors import TargetError
-from fuzzgate.findings import Finding, Repro, Surface
-from fuzzgate.outcome import CallOutcome
-from fuzzgate.plan import NotSelected, ToolPlan, select
-from fuzzgate.results import Status, SurfaceEntry
+from fuzzgate.engine.verify import Connector, replay_once
+from fuzzgate.model.errors import TargetError
+from fuzzgate.model.findings import Finding, Repro, Surface
+from fuzzgate.model.outcome import CallOutcome
+from fuzzgate.plan.selection import NotSelected, ToolPlan, select
+from fuzzgate.record.results import Status, SurfaceEntry
+from fuzzgate.sandbox.containment import Containment, contain
 from fuzzgate.target.connection import Connection, open_connection
-from fuzzgate.target.containment import Containment, contain
-from fuzzgate.verify import Connector, replay_once
+from fuzzgate.target.discover import Inventory, discover
 
 
 def run_canaries(config: Config, seed: int) -> dict[str, str]:
@@ -57,7 +57,7 @@ class Contained:
 
 @asynccontextmanager
 async def contained(config: Config, seed: int) -> AsyncIterator[Contained]:
-    """Servers started as a run with `seed` starts them (`fuzzgate.target.containment`): on a
+    """Servers started as a run with `seed` starts them (`fuzzgate.sandbox.containment`): on a
     throwaway layer of their scope, watched, jailed where the sandbox works, so a replay of a scope
     escape or an injection shows it again and never touches the user's files. Removed on exit."""
     containment = await anyio.to_thread.run_sync(contain, config, seed)
@@ -127,7 +127,7 @@ class ReplayResult:
     """What the last replay showed."""
     refused: str | None = None
     """Why nothing was sent: a call of the repro is not selected (include, exclude, the destructive
-    guard; `plan.Admission`)."""
+    guard; `plan.selection.Admission`)."""
     outcomes: tuple[CallOutcome, ...] = ()
     """The failing call's outcome in each replay."""
     not_replayed: TargetError | None = None

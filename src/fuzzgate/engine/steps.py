@@ -15,12 +15,12 @@ from fuzzgate.check import CallContext, Observation, Oracles, has_lone_surrogate
 from fuzzgate.check.effects import Effect, effects_of
 from fuzzgate.check.protocol_probes import judge as judge_probe
 from fuzzgate.config.model import Config
-from fuzzgate.findings import Step, Surface
+from fuzzgate.engine.protocol_round import send_probe
 from fuzzgate.generate.probes import place, substitute
-from fuzzgate.outcome import CallOutcome
-from fuzzgate.protocol_round import send_probe
+from fuzzgate.model.findings import Step, Surface
+from fuzzgate.model.outcome import CallOutcome
+from fuzzgate.sandbox.workspace import Layer
 from fuzzgate.target.connection import Connection, call_and_follow, prompt_argument
-from fuzzgate.target.workspace import Layer
 
 LONE_SURROGATE_TIMEOUT_S = 1.0
 """Some SDKs drop a request they cannot decode: it is reported (`protocol_error`), but waiting the

@@ -12,7 +12,7 @@ keeps a smaller one, its tally starts again.
 
 A repro with a prefix (the calls the server received before the failing one) is first sent alone,
 then whole; the first that reproduces counts as the first replay, and a whole sequence that does is
-shrunk (`fuzzgate.sequence`). A finding that reproduces only with its prefix is confirmed, not
+shrunk (`fuzzgate.triage.sequence`). A finding that reproduces only with its prefix is confirmed, not
 flaky; flaky is what does not reproduce even with it.
 
 What the deadline cuts short is said, never hidden:
@@ -39,19 +39,19 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from fuzzgate import sequence
 from fuzzgate.check import Observation, Oracles
 from fuzzgate.config.model import Config, TargetKind
-from fuzzgate.discover import discover
-from fuzzgate.errors import TargetError
-from fuzzgate.findings import Finding, Repro, Step, Surface
+from fuzzgate.engine.steps import StepResult, observe, send_step
 from fuzzgate.generate.dictionary import reply_values
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
-from fuzzgate.plan import Admission, NotSelected
-from fuzzgate.sequence import rebind
-from fuzzgate.steps import StepResult, observe, send_step
+from fuzzgate.model.errors import TargetError
+from fuzzgate.model.findings import Finding, Repro, Step, Surface
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.plan.selection import Admission, NotSelected
 from fuzzgate.target.connection import Connection, open_connection
-from fuzzgate.triage import fingerprint, subject
+from fuzzgate.target.discover import discover
+from fuzzgate.triage import sequence
+from fuzzgate.triage.finding_set import fingerprint, subject
+from fuzzgate.triage.sequence import rebind
 
 REPLAYS_IN_PARALLEL = 4
 """At most this many fresh stdio servers replay at once, and no more than there are CPUs: servers
@@ -150,7 +150,7 @@ class _Tally:
     unreachable: bool = False
     """A replay could not reach a server (an HTTP server a crash took down): no more attempts."""
     settled: bool = False
-    """Whether a sequence repro was tried alone, then whole, then shrunk (`fuzzgate.sequence`)."""
+    """Whether a sequence repro was tried alone, then whole, then shrunk (`fuzzgate.triage.sequence`)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -219,7 +219,7 @@ class Verifier:
         """Replays still to run (new findings' and baseline entries'), for the fuzzing deadline."""
         replays = self.config.replays
         left = sum(0 if t.unreachable else replays - t.attempts for t in self._tallies.values())
-        # A sequence not yet settled may take a few tries of its own (`fuzzgate.sequence`).
+        # A sequence not yet settled may take a few tries of its own (`fuzzgate.triage.sequence`).
         left += sum(SETTLE_ESTIMATE for t in self._tallies.values() if t.finding.repro.prefix and not t.settled)
         return left + sum(0 if b.done else 1 for b in self._baseline)
 

@@ -2,8 +2,8 @@
 
 `fuzzgate run --store` and `fuzzgate work` write the same records (`store.shared`): the corpus
 entries they kept, a `FindingRecord` per finding, a `StatsSnapshot` per target and their own
-`WorkerInfo`. This module turns the engine's events and results into those records; `gate.py` and
-`worker.py` decide when to write them.
+`WorkerInfo`. This module turns the engine's events and results into those records; `cli.run` and
+`cli.work` decide when to write them.
 
 Statistics count what one process did (`StatsRecorder`): per tool its calls, the seconds they
 took, the features it reached, the corpus entries it kept and the bugs it met, and a timeline of
@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.commands import subject_label
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.events import CallFinished, Event
-from fuzzgate.findings import Finding, Surface
-from fuzzgate.live_corpus import Seeds
-from fuzzgate.results import RunReport
+from fuzzgate.engine.events import CallFinished, Event
+from fuzzgate.learn.live_corpus import Seeds
+from fuzzgate.model.commands import subject_label
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.findings import Finding, Surface
+from fuzzgate.record.results import RunReport
 from fuzzgate.store.shared import (
     STATES,
     TIMELINE_POINTS,

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from fuzzgate.corpus import CorpusEntry
+from fuzzgate.model.corpus import CorpusEntry
 from fuzzgate.store.shared import FindingRecord, SharedStore, StatsSnapshot, StoreError, WorkerInfo
 
 HEARTBEAT_S = 5.0

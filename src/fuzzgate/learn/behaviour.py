@@ -22,7 +22,7 @@ from typing import Any
 
 from fuzzgate.check.normalize import argument_strings, normalize_message, normalize_schema_path
 from fuzzgate.check.patterns import TRACE_START
-from fuzzgate.outcome import CallOutcome
+from fuzzgate.model.outcome import CallOutcome
 
 MAX_KEYS_PER_TOOL = 4096
 """Keys remembered per tool: past this, every key counts as seen (a tool with that many behaviours

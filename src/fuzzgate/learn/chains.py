@@ -17,7 +17,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 
-from fuzzgate.safety import name_words
+from fuzzgate.plan.safety import name_words
 
 
 class Verb(StrEnum):

@@ -4,7 +4,7 @@ One `Feed` per run, owned by the engine:
 
 - the dictionary (`fuzzgate.generate.dictionary`): values seen in replies and resource listings,
   put into every `OVERRIDE_EVERY`-th valid case of a tool whose fields take them (`override`);
-- sequences (`fuzzgate.chains`): a reply that brings a new value (a created note's id) queues the
+- sequences (`fuzzgate.learn.chains`): a reply that brings a new value (a created note's id) queues the
   steps that read, update, delete, delete again and read it after the delete, or interleave it
   with a second object; the engine sends them before its next scheduled case
   (`next_chain_case`), each a valid base case of the consumer tool with the value in;
@@ -29,14 +29,14 @@ from typing import Any
 
 import anyio.to_thread
 
-from fuzzgate.behaviour import Behaviours
-from fuzzgate.chains import INTERLEAVED, SINGLE, Role, Verb, roles, verb_of
-from fuzzgate.findings import Step, Surface
 from fuzzgate.generate.cases import Case
 from fuzzgate.generate.dictionary import PER_CLASS, Dictionary, Entry, Field, convert, fields_of, put, score
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
-from fuzzgate.plan import ToolPlan
-from fuzzgate.safety import looks_read_only
+from fuzzgate.learn.behaviour import Behaviours
+from fuzzgate.learn.chains import INTERLEAVED, SINGLE, Role, Verb, roles, verb_of
+from fuzzgate.model.findings import Step, Surface
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.plan.safety import looks_read_only
+from fuzzgate.plan.selection import ToolPlan
 
 OVERRIDE_EVERY = 4
 """Every this-many-th case of a tool (the last of each group) takes a dictionary value when it

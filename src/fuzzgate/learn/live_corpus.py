@@ -35,15 +35,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.feedback import Observed
-from fuzzgate.findings import Step, Surface
 from fuzzgate.generate.cases import Case
 from fuzzgate.generate.dictionary import Dictionary
 from fuzzgate.generate.mutate import mutate, shrink_candidates
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
-from fuzzgate.plan import ToolPlan
-from fuzzgate.sequence import bindings, rebind
+from fuzzgate.learn.features import Observed
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.findings import Step, Surface
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.plan.selection import ToolPlan
+from fuzzgate.triage.sequence import bindings, rebind
 
 REPLAY_SHARE = 0.25
 """The most of the fuzzing time replaying the stored corpus may take."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 
-from fuzzgate.findings import Finding, Surface
+from fuzzgate.model.findings import Finding, Surface
 
 _MAX_INLINE_ARGUMENTS = 2000
 """Past this, the arguments do not fit a readable command line; the repro refers to the fingerprint."""

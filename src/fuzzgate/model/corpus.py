@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuzzgate.errors import FuzzgateError
-from fuzzgate.findings import JSONValue, Step, Surface
+from fuzzgate.model.errors import FuzzgateError
+from fuzzgate.model.findings import JSONValue, Step, Surface
 
 FORMAT = 1
 """The version of an entry's JSON form; an entry of a later format is skipped, not misread."""

@@ -12,7 +12,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from fuzzgate.errors import UsageError
+from fuzzgate.model.errors import UsageError
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:

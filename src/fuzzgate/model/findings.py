@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from fuzzgate.json_fields import enum_field, expect, optional, required
-from fuzzgate.json_fields import location as location_field
+from fuzzgate.model.json_fields import enum_field, expect, optional, required
+from fuzzgate.model.json_fields import location as location_field
 
 JSONValue = Any
 """A value that `json.dumps` accepts (dicts, lists, str, int, float, bool, None)."""
@@ -242,7 +242,7 @@ class Finding:
     flaky: bool = False
     unconfirmed: bool = False
     signature: tuple[str, ...] | None = None
-    """What the fingerprint was computed from (`fuzzgate.fingerprint`), kept so a baseline entry can
+    """What the fingerprint was computed from (`fuzzgate.triage.fingerprint`), kept so a baseline entry can
     be re-derived under a later scheme; None when unknown, or when it held text the redactor removes."""
 
     @property

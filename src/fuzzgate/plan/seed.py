@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzzgate.errors import UsageError
-from fuzzgate.files import read_regular
+from fuzzgate.model.errors import UsageError
+from fuzzgate.model.files import read_regular
 
 _HEX_SHA = re.compile(r"^[0-9a-fA-F]{7,64}$")
 SEED_BITS = 64

@@ -18,19 +18,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fuzzgate.commands import subject_label
 from fuzzgate.config.model import Config, Shard
-from fuzzgate.discover import Inventory, ToolInfo
-from fuzzgate.errors import UsageError
-from fuzzgate.findings import Finding, Surface
 from fuzzgate.generate import CaseGenerator, UnsupportedSchema
 from fuzzgate.generate._worker import GenerationAbandoned, GenerationError
 from fuzzgate.generate.cases import Case
 from fuzzgate.generate.cost import cost_probes
 from fuzzgate.generate.hints import enrich
 from fuzzgate.generate.probes import ProbeCase, probe_slot
-from fuzzgate.results import Status, SurfaceEntry
-from fuzzgate.safety import DestructiveGuard, looks_read_only
+from fuzzgate.model.commands import subject_label
+from fuzzgate.model.errors import UsageError
+from fuzzgate.model.findings import Finding, Surface
+from fuzzgate.plan.safety import DestructiveGuard, looks_read_only
+from fuzzgate.record.results import Status, SurfaceEntry
+from fuzzgate.target.discover import Inventory, ToolInfo
 
 FAIR_SLACK_S = 1.0
 FAIR_SLACK_SHARE = 0.1
@@ -222,7 +222,7 @@ class Admission:
     """Which stored calls may be sent to a server: those of tools `select` would let a run call
     (include, exclude, the destructive guard). Every sender of a stored call asks it first: the
     run's corpus replay (through the plans `select` made), replays of findings and baseline entries
-    (`verify.replay_once`), the corpus tools (`measure.Measurer`). A tool the server lists is judged
+    (`engine.verify.replay_once`), the corpus tools (`engine.measure.Measurer`). A tool the server lists is judged
     by its listing (its annotations too); one it does not list, by its name. Sharding and
     `max_tools` share out effort, they are no safety: they do not refuse."""
 

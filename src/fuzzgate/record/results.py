@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from fuzzgate.config.model import Shard
-from fuzzgate.errors import ExitCode
-from fuzzgate.findings import Finding, JSONValue, Severity, Surface
-from fuzzgate.fingerprint import ORIGINAL_SCHEME, in_current_scheme
-from fuzzgate.versions import GeneratorVersions
+from fuzzgate.model.errors import ExitCode
+from fuzzgate.model.findings import Finding, JSONValue, Severity, Surface
+from fuzzgate.triage.fingerprint import ORIGINAL_SCHEME, in_current_scheme
+from fuzzgate.triage.versions import GeneratorVersions
 
 REPORT_VERSION = 1
 
@@ -234,7 +234,7 @@ class RunReport:
     """With `version` (fuzzgate's), what decides the values generated from the seed; None in a
     report written before it was recorded."""
     fingerprint_scheme: str = ORIGINAL_SCHEME
-    """The scheme the findings' fingerprints were computed under (`fuzzgate.fingerprint`)."""
+    """The scheme the findings' fingerprints were computed under (`fuzzgate.triage.fingerprint`)."""
     interrupted: bool = False
     notes: tuple[str, ...] = ()
     """What the time box cut short (unreplayed findings or baseline entries, tools never reached)."""

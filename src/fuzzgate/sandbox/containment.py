@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fuzzgate.config.model import Config, SandboxMode, TargetKind
-from fuzzgate.errors import TargetError
-from fuzzgate.target.jail import jailed, sandbox_unavailable
-from fuzzgate.target.owned_process import LaunchSpec
-from fuzzgate.target.workspace import Layer, Workspace, infer_scope
+from fuzzgate.model.errors import TargetError
+from fuzzgate.sandbox.jail import jailed, sandbox_unavailable
+from fuzzgate.sandbox.owned_process import LaunchSpec
+from fuzzgate.sandbox.workspace import Layer, Workspace, infer_scope
 
 NOT_OBSERVED = (
     "the network is not contained (the server can reach the internet and the runner's services); "

@@ -44,10 +44,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from fuzzgate.errors import TargetError
-from fuzzgate.target import _jail_init
-from fuzzgate.target._jail_init import Overlay, Spec
-from fuzzgate.target.workspace import Layer, remove_tree, workdir_base
+from fuzzgate.model.errors import TargetError
+from fuzzgate.sandbox import _jail_init
+from fuzzgate.sandbox._jail_init import Overlay, Spec
+from fuzzgate.sandbox.workspace import Layer, remove_tree, workdir_base
 
 INIT = Path(_jail_init.__file__)
 """Run by path with `-I -S`: it needs only the standard library, and starts faster without site."""

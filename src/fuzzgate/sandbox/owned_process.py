@@ -1,9 +1,9 @@
 """A server process fuzzgate starts and owns, whatever it speaks on: how it is started, what it
 logged, and its death.
 
-Two kinds of server share this: a stdio server (`stdio.ServerProcess`, whose stdin and stdout are
-the protocol channel) and the process serving an HTTP target (`http_server.ServedProcess`, whose
-stdout is only more logs). Either way the process lives in a session of its own, is registered in
+Two kinds of server share this: a stdio server (`target.stdio.ServerProcess`, whose stdin and
+stdout are the protocol channel) and the process serving an HTTP target
+(`target.http_server.ServedProcess`, whose stdout is only more logs). Either way the process lives in a session of its own, is registered in
 `CUSTODY` while it runs, and dies with everything it started on every exit path (`process_tree`).
 
 What the server writes is kept raw for the oracles, except a line too long to keep: it loses its
@@ -28,7 +28,7 @@ from anyio.abc import ByteReceiveStream, Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.target.process_tree import CUSTODY, ProcessTree, kill_orphans
+from fuzzgate.sandbox.process_tree import CUSTODY, ProcessTree, kill_orphans
 
 STDERR_KEEP_LINES = 20_000
 STDERR_LINE_BYTES = 1024 * 1024

@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fuzzgate.config.model import TargetConfig
-from fuzzgate.errors import TargetError
-from fuzzgate.target._jail_init import MAX_SCOPE_BYTES, MAX_SCOPE_FILES, ScopeTooLarge, copy_scope, measure_scope
+from fuzzgate.model.errors import TargetError
+from fuzzgate.sandbox._jail_init import MAX_SCOPE_BYTES, MAX_SCOPE_FILES, ScopeTooLarge, copy_scope, measure_scope
 
 WORKDIR_ENV = "FUZZGATE_WORKDIR"
 MARKER_PREFIX = "fzgcanary"

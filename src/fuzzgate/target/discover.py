@@ -10,10 +10,10 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from fuzzgate.errors import TargetError
-from fuzzgate.findings import Surface
+from fuzzgate.model.errors import TargetError
+from fuzzgate.model.findings import Surface
+from fuzzgate.model.uri_template import template_variables
 from fuzzgate.target.connection import Connection, describe_exception
-from fuzzgate.uri_template import template_variables
 
 MAX_PAGES = 100
 """A server whose cursor never ends must not keep discovery going forever."""

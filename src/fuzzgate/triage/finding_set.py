@@ -13,7 +13,7 @@ the surface, the tool name and a signature that describes the bug and never the 
 - secret_leak: which pattern matched (`canary`, `github_token`, `custom:<regex>`);
 - hang and slow: nothing more than kind and tool.
 
-The hash and its versioned schemes live in `fuzzgate.fingerprint`.
+The hash and its versioned schemes live in `fuzzgate.triage.fingerprint`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 
 from fuzzgate.check import Observation
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.findings import SERVER_NAME, Details, Finding, Kind, Repro, Severity, Surface
-from fuzzgate.fingerprint import Signature, fingerprint
+from fuzzgate.model.findings import SERVER_NAME, Details, Finding, Kind, Repro, Severity, Surface
+from fuzzgate.triage.fingerprint import Signature, fingerprint
 
 __all__ = ["FindingSet", "fingerprint", "subject"]
 

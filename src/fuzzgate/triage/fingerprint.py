@@ -15,7 +15,7 @@ under the scheme before it to the signature the same bug has under it. Baseline 
 their scheme and signature, so chaining the upgrades re-derives any entry's fingerprint under the
 current scheme (`rederive`), and `fuzzgate baseline upgrade` rewrites the entries once.
 
-The registry is read through this module at call time (`fingerprint.SCHEMES`), never copied, so a
+The registry is read through this module at call time (`triage.fingerprint.SCHEMES`), never copied, so a
 test can put a scheme of its own in place with `monkeypatch.setattr`.
 """
 
@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from fuzzgate.check import normalize_message
-from fuzzgate.findings import Finding, Kind, Surface
-from fuzzgate.outcome import AnomalyKind
+from fuzzgate.model.findings import Finding, Kind, Surface
+from fuzzgate.model.outcome import AnomalyKind
 
 Signature = tuple[str, ...]
 """What identifies a bug within its kind and tool; never the payload (see `Observation.signature`)."""

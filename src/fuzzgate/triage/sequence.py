@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from fuzzgate.findings import Repro, Step
+from fuzzgate.model.findings import Repro, Step
 
 RECENT_STEPS = 100
 """A repro keeps every one of the last this many calls before the failing one ..."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import metadata
 
 from fuzzgate import __version__
-from fuzzgate.findings import JSONValue
+from fuzzgate.model.findings import JSONValue
 
 
 def hypothesis_version() -> str | None:

@@ -1,5 +1,5 @@
 """fuzzgate's collector bootstrap, imported by the server's interpreter at start-up because fuzzgate
-put this directory first on its PYTHONPATH (see `fuzzgate.target.collector`).
+put this directory first on its PYTHONPATH (see `fuzzgate.coverage.collector`).
 
 Only with the collector's variable set: it is popped at once, with this directory taken out of
 PYTHONPATH and sys.path, so the server's own child processes start as they would without fuzzgate.
