@@ -3,8 +3,9 @@ logged, and its death.
 
 Two kinds of server share this: a stdio server (`target.stdio.ServerProcess`, whose stdin and
 stdout are the protocol channel) and the process serving an HTTP target
-(`target.http_server.ServedProcess`, whose stdout is only more logs). Either way the process lives in a session of its own, is registered in
-`CUSTODY` while it runs, and dies with everything it started on every exit path (`process_tree`).
+(`target.http_server.ServedProcess`, whose stdout is only more logs). Either way the process lives
+in a session of its own, is registered in `CUSTODY` while it runs, and dies with everything it
+started on every exit path (`process_tree`).
 
 What the server writes is kept raw for the oracles, except a line too long to keep: it loses its
 end, where a known secret may have been cut in two, so that end is redacted here, the only place
