@@ -35,7 +35,7 @@ from fuzzgate.check import (
     Oracles,
 )
 from fuzzgate.check.secrets import SecretScanner, canary_environment, encodings, redactor_for
-from fuzzgate.cli.run import baseline_command
+from fuzzgate.cli.baseline import baseline_command
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.engine.events import CallFinished, FindingTriaged
 from fuzzgate.engine.execute import target_summary

@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from fuzzgate import __version__
-from fuzzgate.cli.run import baseline_command
+from fuzzgate.cli.baseline import baseline_command
 from fuzzgate.config import Config, Overrides, load_config
 from fuzzgate.record.results import RunReport
 from fuzzgate.report import json_report

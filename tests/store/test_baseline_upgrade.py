@@ -25,7 +25,7 @@ from rich.console import Console
 
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.check.traceback import Frame
-from fuzzgate.cli.run import baseline_command
+from fuzzgate.cli.baseline import baseline_command
 from fuzzgate.config import Overrides, load_config
 from fuzzgate.model.errors import BaselineError
 from fuzzgate.model.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Severity, Surface

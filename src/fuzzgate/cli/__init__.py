@@ -12,8 +12,10 @@ One module per command family:
 - `main.py`: `fuzzgate` itself (`python -m fuzzgate`): the parser, `init`, and the dispatch to the
   modules below; installs the workflow-command filter under GitHub Actions.
 - `run.py`: `run` (replay the baseline, fuzz, classify, write every output; the target's corpus
-  loaded before and what it kept saved after, never an entry holding a secret), `tools`, `replay`
-  and `baseline`.
+  loaded before and what it kept saved after, never an entry holding a secret) and `tools`.
+- `replay.py`: `replay`, a recorded finding (by file or fingerprint, also from the shared store) or
+  one call, on fresh servers.
+- `baseline.py`: `baseline list|accept|upgrade|prune`.
 - `merge.py`: `fuzzgate merge`: the shards' (or several targets') `report.json` combined into one
   set of outputs and one verdict, refusing incomplete, duplicated or disagreeing shards.
 - `corpus.py`: `fuzzgate corpus list|merge|minimize|cleanse` over the corpus store and

@@ -128,7 +128,7 @@ def _cmd_tools(ns: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_replay(ns: argparse.Namespace, console: Console) -> int:
-    from fuzzgate.cli.run import replay
+    from fuzzgate.cli.replay import replay
 
     if ns.tool is None and ns.finding is None:
         raise UsageError("replay needs a FINGERPRINT, a FILE, or --tool with --arguments")
@@ -149,7 +149,7 @@ def _cmd_init(ns: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_baseline(ns: argparse.Namespace, console: Console) -> int:
-    from fuzzgate.cli.run import baseline_command
+    from fuzzgate.cli.baseline import baseline_command
 
     return baseline_command(ns.action, load(ns, console), console)
 
