@@ -19,4 +19,4 @@ COPY . /tmp/fuzzgate
 RUN pip install --no-cache-dir /tmp/fuzzgate \
     && rm -rf /tmp/fuzzgate
 
-ENTRYPOINT ["python", "-m", "fuzzgate.action"]
+ENTRYPOINT ["python", "-m", "fuzzgate.cli.action"]

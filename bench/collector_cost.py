@@ -31,9 +31,9 @@ import anyio
 from procs import EXAMPLES, RESULTS, log, save_json
 
 from fuzzgate.config.model import Config, FeedbackMode, SandboxMode, TargetConfig, TargetKind
-from fuzzgate.outcome import OutcomeStatus
+from fuzzgate.model.outcome import OutcomeStatus
+from fuzzgate.sandbox.containment import contain
 from fuzzgate.target.connection import call_tool, open_connection
-from fuzzgate.target.containment import contain
 
 MODES = ("behaviour", "tracer", "collect")
 ARGUMENTS = {"add": {"a": 2, "b": 40}, "echo": {"text": "hello"}}

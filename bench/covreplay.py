@@ -48,11 +48,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from coverage import CoverageData
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import ListRootsResult, Root
+
+from coverage import CoverageData
 
 ANSWERED = ("ok", "tool_error", "rpc_error", "output_invalid")
 """A run's outcome statuses that mean the server answered; `closed` and `timeout` are the others."""

@@ -42,7 +42,7 @@ def snapshot(rev: str = "HEAD") -> Path:
     pth = f"{root / 'src'}\nimport site; site.addsitedir({str(main_site)!r})\n"
     (site / "00-fuzzgate-snapshot.pth").write_text(pth)
     script = venv / "bin" / "fuzzgate"
-    script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom fuzzgate.cli import main\n"
+    script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom fuzzgate.cli.main import main\n"
                       "if __name__ == '__main__':\n    sys.exit(main())\n")  # fmt: skip
     script.chmod(0o755)
     return venv

@@ -28,7 +28,7 @@ PHASES = ("startup", "discovery", "fuzzing", "verification", "outputs")
 
 
 def margin_s(budget_s: float) -> float:
-    """The documented margin (fuzzgate.budget.margin_s; restated so report.py needs no fuzzgate)."""
+    """The documented margin (fuzzgate.plan.budget.margin_s; restated so report.py needs no fuzzgate)."""
     return max(10.0, 0.1 * budget_s)
 
 

@@ -199,12 +199,13 @@ def section(data: dict[str, Any]) -> list[str]:
 
 SAMPLE_EVERY_S = 0.005
 TIMED = (
-    "fuzzgate.execute:contain", "fuzzgate.execute:discover", "fuzzgate.execute:probe_server",
-    "fuzzgate.execute:select", "fuzzgate.execute:send_step", "fuzzgate.execute:observe",
-    "fuzzgate.steps:call_and_follow", "fuzzgate.target.workspace:Layer.snapshot", "fuzzgate.plan:ToolPlan.case",
+    "fuzzgate.engine.execute:contain", "fuzzgate.engine.execute:discover", "fuzzgate.engine.execute:probe_server",
+    "fuzzgate.engine.execute:select", "fuzzgate.engine.execute:send_step", "fuzzgate.engine.execute:observe",
+    "fuzzgate.engine.steps:call_and_follow", "fuzzgate.sandbox.workspace:Layer.snapshot",
+    "fuzzgate.plan.selection:ToolPlan.case",
     "fuzzgate.generate._worker:GenerationWorker.request", "fuzzgate.generate._worker:GenerationWorker.warm_up",
-    "fuzzgate.feed:Feed.seen", "fuzzgate.feed:Feed.override", "fuzzgate.feed:Feed.after_call",
-    "fuzzgate.feed:Feed.next_chain_case", "fuzzgate.report.console:ConsoleReporter.__call__",
+    "fuzzgate.learn.feed:Feed.seen", "fuzzgate.learn.feed:Feed.override", "fuzzgate.learn.feed:Feed.after_call",
+    "fuzzgate.learn.feed:Feed.next_chain_case", "fuzzgate.report.console:ConsoleReporter.__call__",
     "fuzzgate.report.trace:TraceWriter.__call__",
 )  # fmt: skip
 """Functions `_sample` times (count, total, first start, last end); a name that does not exist is skipped."""
@@ -294,7 +295,7 @@ def _sample_main(out: Path, args: list[str]) -> None:
                     f = f.f_back
                 samples.append((now, names.get(ident, "?"), tuple(reversed(stack))))
 
-    from fuzzgate.cli import main as fuzzgate_main
+    from fuzzgate.cli.main import main as fuzzgate_main
 
     imported_s = time.monotonic() - started
     timings = _time_functions(started)
@@ -307,7 +308,7 @@ def _sample_main(out: Path, args: list[str]) -> None:
         stop.set()
         thread.join()
     wall = time.monotonic() - started
-    sent = timings.get("fuzzgate.execute:send_step", {})
+    sent = timings.get("fuzzgate.engine.execute:send_step", {})
     first_call = sent["first_s"] if sent.get("count") else wall
 
     def aggregate(rows: list[tuple[float, str, tuple[str, ...]]]) -> dict[str, Any]:
@@ -374,7 +375,7 @@ def profile(out_dir: Path, seconds: float, transport: str, sandbox: str) -> None
     print(f"sampled run: wall {data['wall_s']} s, first call at {data['first_call_s']} s, CPU: fuzzgate "
           f"{data['cpu_self_s']} s, its reaped children (generation worker, server) "
           f"{data['cpu_children_s']} s")  # fmt: skip
-    print(f"fuzzgate.cli imported at {data['cli_imported_s']} s (sampling starts then); timed functions "
+    print(f"fuzzgate.cli.main imported at {data['cli_imported_s']} s (sampling starts then); timed functions "
           "(calls, total s, first start s, last end s; nested and concurrent times overlap):")  # fmt: skip
     for name, row in data["timed"].items():
         print(f"  {name:60s} {row['count']:6.0f} {row['total_s']:8.3f} {row['first_s']:8.3f} {row['last_s']:8.3f}")

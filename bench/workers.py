@@ -532,8 +532,8 @@ def cost_run(mode: str, k: int, store: str | None, run_dir: Path, truth: Path, c
 def micro_measure(source_url: str, url: str, ops: int, base: dict[str, Any]) -> dict[str, Any]:
     """SharedStore operations on Redis, one at a time, over a copy of a run's store (its corpus and
     statistics, so each operation reads and writes what a worker's would)."""
-    from fuzzgate.corpus import CorpusEntry
-    from fuzzgate.findings import Finding, Kind, Repro, Severity, Surface
+    from fuzzgate.model.corpus import CorpusEntry
+    from fuzzgate.model.findings import Finding, Kind, Repro, Severity, Surface
     from fuzzgate.store.corpus_store import entry_bytes
     from fuzzgate.store.records import Environment, FindingRecord, StatsSnapshot, TimelinePoint, ToolStats
     from fuzzgate.store.shared import corpus_key

@@ -28,83 +28,38 @@ PACKAGE = "fuzzgate"
 SOURCE = ROOT / "src" / PACKAGE
 
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # The vocabulary every stage speaks: data types at the boundaries, errors, atomic files.
-    (
-        "model",
-        (
-            "fuzzgate",
-            "fuzzgate.errors",
-            "fuzzgate.files",
-            "fuzzgate.findings",
-            "fuzzgate.json_fields",
-            "fuzzgate.outcome",
-            "fuzzgate.untrusted_regex",
-            "fuzzgate.uri_template",
-            "fuzzgate.commands",
-            "fuzzgate.corpus",
-        ),
-    ),
-    ("config", ("fuzzgate.config", "fuzzgate.seed")),
-    ("target", ("fuzzgate.target",)),
-    ("discover", ("fuzzgate.discover",)),
+    # The vocabulary every stage speaks (and `fuzzgate` itself, which holds only `__version__`).
+    ("model", ("fuzzgate", "fuzzgate.model")),
+    ("config", ("fuzzgate.config",)),
+    # Containing a server: where it runs, what it may touch, every process it starts.
+    ("sandbox", ("fuzzgate.sandbox",)),
+    # Measuring a server: the coverage plan and the collector injected into it.
+    ("coverage", ("fuzzgate.coverage",)),
     ("generate", ("fuzzgate.generate",)),
     ("check", ("fuzzgate.check",)),
-    ("fingerprint", ("fuzzgate.fingerprint", "fuzzgate.versions")),
-    # The run's record (`RunReport`, `SurfaceEntry`) and the events the engine emits.
-    ("results", ("fuzzgate.results", "fuzzgate.events")),
-    ("plan", ("fuzzgate.plan", "fuzzgate.safety", "fuzzgate.budget")),
-    ("triage", ("fuzzgate.triage", "fuzzgate.sequence")),
-    # One call as fuzzing and replays send it (`steps`), and the replays on fresh servers.
-    ("verify", ("fuzzgate.steps", "fuzzgate.verify", "fuzzgate.protocol_round")),
-    # The engine and its other entry points: it drives the stages above.
-    # `feed` (with `chains`, `behaviour`): what the engine learns from replies and sends because of it;
-    # `feedback` (with `live_corpus`, `measure`): what counts as new, the corpus a run grows and mutates.
-    (
-        "execute",
-        (
-            "fuzzgate.execute",
-            "fuzzgate.session",
-            "fuzzgate.feed",
-            "fuzzgate.chains",
-            "fuzzgate.behaviour",
-            "fuzzgate.feedback",
-            "fuzzgate.live_corpus",
-            "fuzzgate.measure",
-        ),
-    ),
+    # Talking to a server; it reads the check stage's redactor and traceback patterns.
+    ("target", ("fuzzgate.target",)),
+    ("triage", ("fuzzgate.triage",)),
+    # The run's record (`RunReport`, `SurfaceEntry`): it carries fingerprints, and the plan fills it.
+    ("record", ("fuzzgate.record",)),
+    ("plan", ("fuzzgate.plan",)),
+    ("learn", ("fuzzgate.learn",)),
+    # The engine and its other entry points, with verification: it drives the stages above.
+    ("engine", ("fuzzgate.engine",)),
     ("store", ("fuzzgate.store",)),
     ("report", ("fuzzgate.report",)),
-    (
-        "cli",
-        (
-            "fuzzgate.gate",
-            "fuzzgate.cli",
-            "fuzzgate.interrupt",
-            "fuzzgate.action",
-            "fuzzgate.__main__",
-            "fuzzgate.corpus_tools",
-            "fuzzgate.merge",
-            "fuzzgate.store_sync",
-            "fuzzgate.worker",
-            "fuzzgate.worker_choice",
-            "fuzzgate.worker_writer",
-            "fuzzgate.report_command",
-            "fuzzgate.store_tools",
-        ),
-    ),
+    ("fleet", ("fuzzgate.fleet",)),
+    ("cli", ("fuzzgate.cli", "fuzzgate.__main__")),
 )
-"""Stages in import order: a module imports only from its own stage and the ones before it.
-A module belongs to the stage of the longest prefix naming it (`fuzzgate` names only itself)."""
+"""Stages in import order, one package each: a module imports only from its own stage and the ones
+before it. A module belongs to the stage of the longest prefix naming it (`fuzzgate` names only
+itself)."""
 
 ALLOWED: Mapping[tuple[str, str], str] = {
-    ("fuzzgate.target", "fuzzgate.check.secrets"): (
-        "only the target stage sees a server's whole stderr and wire text, so it redacts them there; "
-        "secrets.py imports nothing later than config"
-    ),
-    ("fuzzgate.target", "fuzzgate.check.patterns"): (
-        "the target waits for the rest of a traceback on stderr before it hands the outcome on; what "
-        "a traceback or the SDK's unhandled-exception reply looks like is the check stage's to say, "
-        "in a module that imports nothing of fuzzgate's"
+    ("fuzzgate.sandbox.owned_process", "fuzzgate.check.secrets"): (
+        "a stderr line too long to keep loses its end, where a known secret may have been cut in two: only "
+        "the owner of the server's process sees the whole line, so it redacts that end; secrets.py imports "
+        "nothing later than config"
     ),
 }
 """Imports of a later stage that are allowed: (importer prefix, imported module) -> why. The

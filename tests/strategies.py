@@ -3,7 +3,7 @@
 
 `complete` refuses a strategy that does not name every field of its dataclass: a field added to
 one of them without a strategy here fails every test that imports this module (and
-`tests/unit/test_findings_codec.py` says which), instead of silently never being round-tripped.
+`tests/model/test_findings_codec.py` says which), instead of silently never being round-tripped.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
-from fuzzgate.findings import Details, Finding, Kind, Repro, Severity, Step, Surface
+from fuzzgate.model.findings import Details, Finding, Kind, Repro, Severity, Step, Surface
 
 _T = TypeVar("_T")
 

@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from fuzzgate.cli import main
+from fuzzgate.cli.main import main
 
 raise SystemExit(main())

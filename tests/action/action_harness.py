@@ -79,7 +79,7 @@ def parse_github_output(text: str) -> dict[str, str]:
 def run_action(env: Mapping[str, str], cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     """The entrypoint as the Docker action's ENTRYPOINT runs it, in its own process."""
     return subprocess.run(
-        [sys.executable, "-m", "fuzzgate.action"],
+        [sys.executable, "-m", "fuzzgate.cli.action"],
         cwd=cwd,
         env=dict(env),
         capture_output=True,

@@ -25,7 +25,7 @@ from tests.validators import import_or_missing
 
 dockerfile_parse = import_or_missing("dockerfile_parse")
 
-ENTRYPOINT_MODULE = "fuzzgate.action"
+ENTRYPOINT_MODULE = "fuzzgate.cli.action"
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +190,7 @@ def test_dockerignore_keeps_out_what_the_image_does_not_need(rules: list[IgnoreR
         "src/fuzzgate.egg-info/PKG-INFO",
     ):
         assert is_ignored(path, rules), path
-    for path in ("pyproject.toml", "README.md", "src/fuzzgate/action.py", "src/fuzzgate/py.typed"):
+    for path in ("pyproject.toml", "README.md", "src/fuzzgate/cli/action.py", "src/fuzzgate/py.typed"):
         assert not is_ignored(path, rules), path
 
 
@@ -233,7 +233,7 @@ def test_the_build_context_builds_the_package(tmp_path: Path, context: set[str])
     assert result.returncode == 0, result.stdout + result.stderr
     (wheel,) = wheels.glob("fuzzgate-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"fuzzgate/action.py", "fuzzgate/cli.py", "fuzzgate/py.typed"} <= names
+    assert {"fuzzgate/cli/action.py", "fuzzgate/cli/main.py", "fuzzgate/py.typed"} <= names
 
 
 def test_hadolint_finds_nothing() -> None:

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from action_harness import BUGGY_SERVER, clean_env, input_env, parse_github_output, run_action
 
-from fuzzgate import action
-from fuzzgate.findings import Severity
+from fuzzgate.cli import action
+from fuzzgate.model.findings import Severity
+from fuzzgate.record.results import RunReport, TargetSummary, Verdict
 from fuzzgate.report import json_report
-from fuzzgate.results import RunReport, TargetSummary, Verdict
 
 pytestmark = pytest.mark.e2e
 

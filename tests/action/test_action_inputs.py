@@ -11,11 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
-from fuzzgate import action, cli
-from fuzzgate.errors import UsageError
-from fuzzgate.findings import Finding, Kind, Repro, Severity, Surface
+from fuzzgate.cli import action
+from fuzzgate.cli import main as cli
+from fuzzgate.model.errors import UsageError
+from fuzzgate.model.findings import Finding, Kind, Repro, Severity, Surface
+from fuzzgate.record.results import BaselineState, RunReport, TargetSummary, Verdict
 from fuzzgate.report import json_report
-from fuzzgate.results import BaselineState, RunReport, TargetSummary, Verdict
 
 
 def test_hyphenated_inputs_are_read_as_github_spells_them() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from action_harness import ACTION_YML, action_metadata, action_validator, check_jsonschema
 
-from fuzzgate import action
-from fuzzgate.cli import build_parser
+from fuzzgate.cli import action
+from fuzzgate.cli.main import build_parser
 
 
 def _broken_copy(tmp_path: Path) -> Path:

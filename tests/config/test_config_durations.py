@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzgate.config import format_duration, parse_duration, parse_size
-from fuzzgate.errors import ConfigError
+from fuzzgate.model.errors import ConfigError
 
 
 @pytest.mark.parametrize(

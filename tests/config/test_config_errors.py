@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fuzzgate.config import Config, Overrides, load_config
-from fuzzgate.errors import ConfigError, ExitCode
+from fuzzgate.model.errors import ConfigError, ExitCode
 
 Loader = Callable[..., tuple[Config, list[str]]]
 

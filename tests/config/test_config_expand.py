@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fuzzgate.config import Config
 from fuzzgate.config._expand import expand_variables, expanded_values
-from fuzzgate.errors import ConfigError
+from fuzzgate.model.errors import ConfigError
 
 Loader = Callable[..., tuple[Config, list[str]]]
 

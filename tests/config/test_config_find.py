@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fuzzgate.config import CONFIG_FILE_NAMES, find_config
-from fuzzgate.errors import ConfigError
+from fuzzgate.model.errors import ConfigError
 
 
 def touch(path: Path) -> Path:

@@ -19,7 +19,7 @@ from fuzzgate.config import (
     TargetKind,
     load_config,
 )
-from fuzzgate.findings import Kind, Severity
+from fuzzgate.model.findings import Kind, Severity
 
 Loader = Callable[..., tuple[Config, list[str]]]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fuzzgate.config import Overrides, TargetKind
-from fuzzgate.errors import ConfigError
+from fuzzgate.model.errors import ConfigError
 from tests.config.conftest import Loader
 
 SERVED = """\

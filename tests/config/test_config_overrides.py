@@ -17,8 +17,8 @@ from fuzzgate.config import (
     TargetKind,
     load_config,
 )
-from fuzzgate.errors import ConfigError
-from fuzzgate.findings import Severity
+from fuzzgate.model.errors import ConfigError
+from fuzzgate.model.findings import Severity
 
 Loader = Callable[..., tuple[Config, list[str]]]
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from fuzzgate.cli import _overrides, build_parser
+from fuzzgate.cli.main import _overrides, build_parser
 from fuzzgate.config import Config, Overrides
 from fuzzgate.config.model import SandboxMode, TargetKind
-from fuzzgate.errors import ConfigError
+from fuzzgate.model.errors import ConfigError
 
 Loader = Callable[..., tuple[Config, list[str]]]
 

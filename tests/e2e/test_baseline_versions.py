@@ -3,7 +3,7 @@
 `fixtures/baseline-format1/` is what the released fuzzgate (format 1, no fingerprint scheme
 recorded) wrote with `fuzzgate baseline accept` after a run on buggy_server.py: nine planted bugs,
 one of each kind the example server has. The current version must classify them as known; after a
-fingerprint scheme change (the test-only fuzzgate/2 of tests/unit/scheme_2.py, run through the
+fingerprint scheme change (the test-only fuzzgate/2 of tests/triage/scheme_2.py, run through the
 real CLI) too; and `fuzzgate baseline upgrade` rewrites them so that they still match.
 """
 
@@ -40,7 +40,7 @@ def _with_scheme_2(*args: str, cwd: Path) -> CliRun:
     """The real CLI with the test-only fingerprint scheme fuzzgate/2 installed."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FUZZGATE_", "WALLFACER_"))}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    command = [sys.executable, "-m", "tests.unit.scheme_2", *args]
+    command = [sys.executable, "-m", "tests.triage.scheme_2", *args]
     proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
     return CliRun(proc.returncode, proc.stdout, proc.stderr, cwd / "out")
 

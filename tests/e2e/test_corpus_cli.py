@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.findings import Surface
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.findings import Surface
 from fuzzgate.store.corpus_store import CorpusStore
 from tests.e2e.conftest import fuzzgate, stdio_target
 

@@ -329,7 +329,7 @@ def stateful_run(base: Path) -> tuple[Contained, Path]:
     # The sequences start at each tool's first case (create, read, delete, delete again; read after
     # delete with the second create, at create_item's fifth case): 8 cases a tool reach both crashes.
     # More would only add crashes (a server restart each) and longer sequences to shrink (a fresh
-    # server per try); tests/unit/test_sequence.py covers the shrinking itself.
+    # server per try); tests/triage/test_sequence.py covers the shrinking itself.
     contained = contained_run(
         base, "stateful", files, "--config", str(config), *polite_target(files.root), *includes(*STATEFUL),
         "--cases", "8", "--replays", "2", "--budget", "90s",

@@ -9,7 +9,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from fuzzgate.findings import Surface
+from fuzzgate.model.findings import Surface
 from fuzzgate.report.junit import case_name
 from tests.e2e.conftest import SERVERS, CliRun, fuzzgate, stdio_target
 

@@ -50,7 +50,7 @@ def test_an_expanded_value_and_a_store_password_are_in_no_output(tmp_path: Path,
     """One run carries both: a `${VAR}` the config file expands into `[target] args`, and a store
     URL with the password in its query (a form redis-py takes). The userinfo forms (`redis://:pw@`,
     `rediss://user:pw@`) take the same paths; their masking and redaction are unit tests
-    (tests/store/test_shared.py, tests/unit/test_redactor.py)."""
+    (tests/store/test_shared.py, tests/check/test_redactor.py)."""
     config = tmp_path / "fuzzgate.toml"
     config.write_text(
         "[target]\n"

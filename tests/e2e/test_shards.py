@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from fuzzgate.findings import Surface
-from fuzzgate.plan import shard_of
+from fuzzgate.model.findings import Surface
+from fuzzgate.plan.selection import shard_of
 from tests.e2e.conftest import CliRun, fuzzgate, stdio_target
 from tests.validators import INSTALL_VALIDATORS, missing
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.findings import Finding, Kind, Repro, Severity, Surface
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.findings import Finding, Kind, Repro, Severity, Surface
 from fuzzgate.store.baseline import Baseline
 from fuzzgate.store.corpus_store import CorpusStore
 from tests.e2e.conftest import ROOT, SERVERS, fuzzgate

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from fuzzgate.cli import build_parser
+from fuzzgate.cli.main import build_parser
 from tests.action.action_harness import check_jsonschema
 from tests.validators import missing
 

@@ -8,12 +8,12 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from fuzzgate.config.model import GenerationMode
-from fuzzgate.discover import TEMPLATE_EXAMPLES
 from fuzzgate.generate import Case, CaseGenerator
 from fuzzgate.generate._anchor import DRAW_TEXT, MAX_FIELDS, MAX_POOL, POOL_KEYWORD, Anchors
 from fuzzgate.generate._formats import format_checker
 from fuzzgate.generate._keywords import build_validator
 from fuzzgate.generate.cases import ANCHOR_EVERY, ANCHORED_ORIGIN
+from fuzzgate.target.discover import TEMPLATE_EXAMPLES
 
 CONFORM, ADVERSARIAL, MIXED = GenerationMode.CONFORM, GenerationMode.ADVERSARIAL, GenerationMode.MIXED
 ZONES = ["America/New_York", "Europe/London", "Etc/UTC", "Asia/Tokyo"]

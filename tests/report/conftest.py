@@ -9,7 +9,7 @@ from typing import NoReturn
 
 import pytest
 
-from fuzzgate.results import RunReport
+from fuzzgate.record.results import RunReport
 from tests.report.report_factory import Sample, sample_report
 from tests.validators import INSTALL_VALIDATORS, missing
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from fuzzgate.findings import Details, Finding, Kind, Repro, Severity, Surface
-from fuzzgate.results import BaselineState, RunReport, Status, SurfaceEntry, TargetSummary, Verdict
+from fuzzgate.model.findings import Details, Finding, Kind, Repro, Severity, Surface
+from fuzzgate.record.results import BaselineState, RunReport, Status, SurfaceEntry, TargetSummary, Verdict
 
 SECRET = "sk-live-7f3a9c1e5b2d"
 """A credential the server's environment holds; no output may contain it."""

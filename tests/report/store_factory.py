@@ -4,8 +4,8 @@ environment and a value that does not parse."""
 
 from __future__ import annotations
 
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.findings import Details, Finding, Kind, Repro, Severity, Step, Surface
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.findings import Details, Finding, Kind, Repro, Severity, Step, Surface
 from fuzzgate.store.shared import (
     Environment,
     FindingRecord,

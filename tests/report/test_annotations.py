@@ -8,13 +8,13 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzgate.commands import repro_command
+from fuzzgate.model.commands import repro_command
+from fuzzgate.record.results import RunReport
 
 # Aliased: `annotations` is also the name of the __future__ feature imported above.
 from fuzzgate.report.annotations import annotations as github_annotations
 from fuzzgate.report.annotations import escape_data, escape_property
 from fuzzgate.report.workflow_commands import neutralize_legacy
-from fuzzgate.results import RunReport
 from tests.report.report_factory import Sample, clean_report, make_finding, sample_report
 
 _COMMAND = re.compile(r"::error (?P<props>[^:]*)::(?P<data>.*)")

@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.commands import repro_command
-from fuzzgate.errors import UsageError
+from fuzzgate.cli.report import read_store
+from fuzzgate.model.commands import repro_command
+from fuzzgate.model.errors import UsageError
 from fuzzgate.report.html import (
     SILENT_AFTER_S,
     StoreData,
@@ -29,7 +30,6 @@ from fuzzgate.report.html import (
 )
 from fuzzgate.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from fuzzgate.report.timeline_svg import count_ticks, counted, step_path, summed, time_ticks
-from fuzzgate.report_command import read_store
 from fuzzgate.store.database import InMemoryDatabase
 from fuzzgate.store.records import STATES
 from fuzzgate.store.shared import (

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzzgate.commands import store_repro_command
+from fuzzgate.model.commands import store_repro_command
 from fuzzgate.report.html_assets import SCRIPT
 from fuzzgate.store.set_directory import SetDirectoryDatabase
 from fuzzgate.store.shared import SharedStore

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzzgate.commands import store_repro_command
-from fuzzgate.findings import Finding
+from fuzzgate.model.commands import store_repro_command
+from fuzzgate.model.findings import Finding
 from tests.e2e.conftest import fuzzgate, stdio_target
 from tests.report.chromium import chromium, file_url
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fuzzgate.errors import ExitCode
-from fuzzgate.merge import overall
+from fuzzgate.cli.merge import overall
+from fuzzgate.model.errors import ExitCode
+from fuzzgate.record.results import RunReport, Verdict, exit_code
 from fuzzgate.report.console import ConsoleReporter
 from fuzzgate.report.summary import render_summary
-from fuzzgate.results import RunReport, Verdict, exit_code
 from tests.report.report_factory import clean_report, sample_report
 
 

@@ -9,10 +9,10 @@ import pytest
 import xmlschema
 from junitparser import Attr, Failure, IntAttr, JUnitXml, Skipped, TestCase, TestSuite
 
-from fuzzgate.commands import repro_command
-from fuzzgate.findings import Kind, Severity, Surface
+from fuzzgate.model.commands import repro_command
+from fuzzgate.model.findings import Kind, Severity, Surface
+from fuzzgate.record.results import RunReport
 from fuzzgate.report.junit import JUNIT_FILENAME, render_junit, write_junit
-from fuzzgate.results import RunReport
 from tests.report.report_factory import SECRET, Sample, clean_report, make_finding, sample_report
 
 XSD = Path(__file__).with_name("junit.xsd")

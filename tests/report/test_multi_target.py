@@ -15,11 +15,11 @@ import xmlschema
 from jsonschema import Draft202012Validator
 from junitparser import JUnitXml
 
-from fuzzgate.errors import ReportError
+from fuzzgate.model.errors import ReportError
+from fuzzgate.record.results import RunReport, Verdict
 from fuzzgate.report.junit import render_junit, render_junit_many
 from fuzzgate.report.sarif import MAX_RESULTS, MAX_RUNS, render_sarif, render_sarif_many
 from fuzzgate.report.summary import SUMMARY_LIMIT, render_summary_many
-from fuzzgate.results import RunReport, Verdict
 from tests.report.report_factory import Sample, clean_report, make_finding, sample_report
 
 XSD = Path(__file__).with_name("junit.xsd")

@@ -35,12 +35,13 @@ from fuzzgate.check import (
     Oracles,
 )
 from fuzzgate.check.secrets import SecretScanner, canary_environment, encodings, redactor_for
+from fuzzgate.cli.baseline import baseline_command
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.events import CallFinished, FindingTriaged
-from fuzzgate.execute import target_summary
-from fuzzgate.findings import Repro, Severity, Surface
-from fuzzgate.gate import baseline_command
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.engine.events import CallFinished, FindingTriaged
+from fuzzgate.engine.execute import target_summary
+from fuzzgate.model.findings import Repro, Severity, Surface
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.record.results import RunReport, Status, SurfaceEntry, TargetSummary, Verdict
 from fuzzgate.report import annotations, json_report
 from fuzzgate.report.console import ConsoleReporter
 from fuzzgate.report.junit import write_junit
@@ -48,9 +49,8 @@ from fuzzgate.report.redaction import redact_report
 from fuzzgate.report.sarif import write_sarif
 from fuzzgate.report.summary import write_summary
 from fuzzgate.report.trace import TEXT_CHARS, TraceWriter
-from fuzzgate.results import RunReport, Status, SurfaceEntry, TargetSummary, Verdict
 from fuzzgate.target.stdio import EXCERPT_CHARS, ServerProcess, StdioSpec
-from fuzzgate.triage import FindingSet
+from fuzzgate.triage.finding_set import FindingSet
 
 PIECE = 6
 FILLER = "."

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from fuzzgate.check.secrets import REDACTED, Redactor
-from fuzzgate.events import CallFinished
-from fuzzgate.findings import Finding, Kind, Repro, Severity, Step, Surface
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.engine.events import CallFinished
+from fuzzgate.model.findings import Finding, Kind, Repro, Severity, Step, Surface
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 from fuzzgate.report.redaction import redact_finding, redact_json, redact_repro
 from fuzzgate.report.trace import TraceWriter
 

@@ -13,12 +13,12 @@ import pytest
 from rich.console import Console
 
 from fuzzgate import __version__
+from fuzzgate.cli.baseline import baseline_command
 from fuzzgate.config import Config, Overrides, load_config
-from fuzzgate.gate import baseline_command
+from fuzzgate.record.results import RunReport
 from fuzzgate.report import json_report
-from fuzzgate.results import RunReport
 from fuzzgate.store.baseline import Baseline
-from fuzzgate.versions import GeneratorVersions, hypothesis_version, replay_warning
+from fuzzgate.triage.versions import GeneratorVersions, hypothesis_version, replay_warning
 
 RELEASED_REPORT = Path(__file__).parent / "fixtures" / "report-0.1.0-release.json"
 """A report.json written by the released fuzzgate 0.1.0 for the example server (no versions recorded)."""

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from fuzzgate.commands import repro_command
-from fuzzgate.findings import DEFAULT_SEVERITY, Kind, Severity
+from fuzzgate.model.commands import repro_command
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Kind, Severity
+from fuzzgate.record.results import RunReport, TargetSummary
 from fuzzgate.report.locate import FALLBACK_PATH, SourceLocation, source_location
 from fuzzgate.report.sarif import SARIF_FILENAME, render_sarif, write_sarif
-from fuzzgate.results import RunReport, TargetSummary
 from tests.report.report_factory import SECRET, Sample, clean_report, make_finding, sample_report
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from fuzzgate.commands import accept_command, prune_command, repro_command
+from fuzzgate.model.commands import accept_command, prune_command, repro_command
+from fuzzgate.record.results import RunReport, TargetSummary, Verdict
 from fuzzgate.report.summary import SUMMARY_FILENAME, SUMMARY_LIMIT, render_summary, write_summary
-from fuzzgate.results import RunReport, TargetSummary, Verdict
 from tests.report.report_factory import SECRET, Sample, clean_report, make_finding, sample_report
 
 # CommonMark with raw HTML passed through (GitHub keeps <details>, so escaping must hold on its own)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import sys
 import time
 
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.findings import Finding, Kind, Repro, Severity, Surface
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.findings import Finding, Kind, Repro, Severity, Surface
 from fuzzgate.store.shared import Environment, FindingRecord, SharedStore, StatsSnapshot, ToolStats, WorkerInfo
 
 TARGET = "srv"

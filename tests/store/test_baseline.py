@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzgate.errors import BaselineError
-from fuzzgate.findings import Details, Finding, Kind, Repro, Severity, Step, Surface
-from fuzzgate.fingerprint import fingerprint
+from fuzzgate.model.errors import BaselineError
+from fuzzgate.model.findings import Details, Finding, Kind, Repro, Severity, Step, Surface
 from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
 from fuzzgate.store.database import InMemoryDatabase, MultiplexedDatabase, ReadOnlyDatabase
-from fuzzgate.versions import GeneratorVersions
+from fuzzgate.triage.fingerprint import fingerprint
+from fuzzgate.triage.versions import GeneratorVersions
 from tests import strategies
 
 SECRET = "ghp_s3cr3tT0k3nValue"

@@ -1,11 +1,11 @@
 """A fingerprint scheme change never reads as new plus fixed.
 
-The scheme change here is the test-only `fuzzgate/2` of tests/unit/scheme_2.py, which changes
+The scheme change here is the test-only `fuzzgate/2` of tests/triage/scheme_2.py, which changes
 both the hash and the oracles' signatures, registered with its upgrade from fuzzgate/1. The
 baseline holds the format-1 files the released fuzzgate wrote for the example server's planted
 bugs (tests/e2e/fixtures/baseline-format1) and a format-2 entry this version recorded under
 fuzzgate/1. The run's findings come from the real oracles on outcomes built from real replies
-(tests/unit/fingerprint_corpus.py).
+(tests/triage/fingerprint_corpus.py).
 """
 
 from __future__ import annotations
@@ -23,22 +23,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
-from fuzzgate import fingerprint as fp
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.check.traceback import Frame
+from fuzzgate.cli.baseline import baseline_command
 from fuzzgate.config import Overrides, load_config
-from fuzzgate.errors import BaselineError
-from fuzzgate.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Severity, Surface
-from fuzzgate.gate import baseline_command
-from fuzzgate.results import BaselineState
+from fuzzgate.model.errors import BaselineError
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Severity, Surface
+from fuzzgate.record.results import BaselineState
 from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry
 from fuzzgate.store.database import DirectoryDatabase
 from fuzzgate.store.diff import classify
-from fuzzgate.triage import FindingSet
-from fuzzgate.versions import GeneratorVersions
-from tests.unit.fingerprint_corpus import CASES
-from tests.unit.scheme_2 import SCHEME_2
-from tests.unit.scheme_2 import label as v2_label
+from fuzzgate.triage import fingerprint as fp
+from fuzzgate.triage.finding_set import FindingSet
+from fuzzgate.triage.versions import GeneratorVersions
+from tests.triage.fingerprint_corpus import CASES
+from tests.triage.scheme_2 import SCHEME_2
+from tests.triage.scheme_2 import label as v2_label
 
 FIXTURE = Path(__file__).resolve().parents[1] / "e2e" / "fixtures" / "baseline-format1"
 FIXTURE_BUGS = (

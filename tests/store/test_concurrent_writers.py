@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzzgate.corpus import CorpusEntry
+from fuzzgate.model.corpus import CorpusEntry
 from fuzzgate.store.shared import SharedStore, findings_key
 from tests.redis_server import RedisServer
 

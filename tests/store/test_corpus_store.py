@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.findings import Step, Surface
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.findings import Step, Surface
 from fuzzgate.store import corpus_store
 from fuzzgate.store.corpus_store import CorpusStore, CorpusWriteError, entry_bytes, targets
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzgate.errors import BaselineError
+from fuzzgate.model.errors import BaselineError
 from fuzzgate.store.database import (
     CorpusDatabase,
     DirectoryDatabase,

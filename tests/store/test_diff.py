@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzgate.findings import Finding, Kind, Repro, Severity, Surface
-from fuzzgate.results import BaselineState
+from fuzzgate.model.findings import Finding, Kind, Repro, Severity, Surface
+from fuzzgate.record.results import BaselineState
 from fuzzgate.store.diff import classify
 
 NEW, KNOWN, FIXED = BaselineState.NEW, BaselineState.KNOWN, BaselineState.FIXED

@@ -8,7 +8,7 @@ import time
 import pytest
 import redis
 
-from fuzzgate.corpus import CorpusEntry
+from fuzzgate.model.corpus import CorpusEntry
 from fuzzgate.store.redis_db import RedisDatabase
 from fuzzgate.store.shared import SharedStore, StoreError, WorkerInfo, corpus_key
 from tests.redis_server import RedisServer, free_port

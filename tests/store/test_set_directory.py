@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzgate.corpus import CorpusEntry, slug
+from fuzzgate.model.corpus import CorpusEntry, slug
 from fuzzgate.store.corpus_store import entry_bytes
 from fuzzgate.store.set_directory import SetDirectoryDatabase, quote_part, unquote_part, value_name
 from fuzzgate.store.shared import SharedStore, StoreError, corpus_key

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.findings import Finding, Kind, Repro, Severity, Surface
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.findings import Finding, Kind, Repro, Severity, Surface
 from fuzzgate.store.corpus_store import MAX_ENTRIES_PER_TOOL, entry_bytes
 from fuzzgate.store.database import CorpusDatabase, InMemoryDatabase
 from fuzzgate.store.shared import (

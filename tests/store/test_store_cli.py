@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzzgate.corpus import CorpusEntry
-from fuzzgate.findings import Surface
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.findings import Surface
 from fuzzgate.store.corpus_store import CorpusStore
 from fuzzgate.store.shared import SharedStore, WorkerInfo, corpus_key, findings_key
 from tests.e2e.conftest import CliRun, fuzzgate

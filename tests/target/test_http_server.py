@@ -11,12 +11,12 @@ import anyio
 import pytest
 
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.errors import TargetError
-from fuzzgate.outcome import OutcomeStatus
+from fuzzgate.model.errors import TargetError
+from fuzzgate.model.outcome import OutcomeStatus
+from fuzzgate.sandbox.process_tree import ProcessTable
 from fuzzgate.target import connection as connection_module
 from fuzzgate.target.connection import call_tool, launch_spec, open_connection
 from fuzzgate.target.http_server import address_of, where
-from fuzzgate.target.process_tree import ProcessTable
 
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "http_crash.py"
 

@@ -10,7 +10,7 @@ import pytest
 
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.errors import TargetError
+from fuzzgate.model.errors import TargetError
 from fuzzgate.target.connection import open_connection
 from fuzzgate.target.stdio import STDERR_LINE_BYTES, ServerProcess, StdioSpec, child_environment
 

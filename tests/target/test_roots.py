@@ -9,9 +9,9 @@ from pathlib import Path
 import anyio
 
 from fuzzgate.config.model import Config, ProtocolMode, SandboxMode, TargetConfig, TargetKind
-from fuzzgate.outcome import OutcomeStatus
+from fuzzgate.model.outcome import OutcomeStatus
+from fuzzgate.sandbox.containment import contain
 from fuzzgate.target.connection import call_tool, open_connection
-from fuzzgate.target.containment import contain
 
 ROOTS_READER = Path(__file__).resolve().parents[1] / "servers" / "roots_reader.py"
 

@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 
 from fuzzgate.check import INTERNAL_ERROR_CODES
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.outcome import OutcomeStatus
+from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.target import connection
 from fuzzgate.target.connection import call_tool, open_connection
 

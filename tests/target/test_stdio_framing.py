@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.errors import TargetError
-from fuzzgate.outcome import AnomalyKind, OutcomeStatus
+from fuzzgate.model.errors import TargetError
+from fuzzgate.model.outcome import AnomalyKind, OutcomeStatus
 from fuzzgate.target.connection import call_tool, open_connection
 
 HOSTILE = Path(__file__).resolve().parents[1] / "servers" / "hostile.py"
@@ -105,7 +105,7 @@ def test_missing_command() -> None:
 
 
 def test_discovery_follows_every_page() -> None:
-    from fuzzgate.discover import discover
+    from fuzzgate.target.discover import discover
 
     async def body() -> list[str]:
         async with open_connection(config("--paginate")) as conn:

@@ -15,9 +15,9 @@ import anyio
 import pytest
 
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.sandbox.process_tree import ProcessTable
 from fuzzgate.target.connection import call_tool, open_connection
-from fuzzgate.target.process_tree import ProcessTable
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

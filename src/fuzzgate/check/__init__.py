@@ -1,10 +1,26 @@
 """The check stage: what in a call's outcome is a bug, and the signature that identifies which bug.
 
-Each kind of bug is a check of its own (`registry.check`), in a module of its own; importing this
-package registers the built-in ones, and `Oracles` runs every registered check on each call.
+- In: a `CallOutcome` with its `CallContext` (the request, the effects outside the scope).
+- Out: `Observation`s, each with a payload-free signature (`observation.py`; `normalize.py` takes
+  the payload out of messages and schema paths) that `triage` turns into a fingerprint.
+- Never: send anything, or decide which bug an observation is (that is `triage.fingerprint`).
+
+Each kind of bug is a check of its own (`registry.check`: `CallContext`, `CheckEnv`,
+`@check(order=...)`), in a module of its own (`crash.py` (crash and hang), `protocol.py`,
+`internal_error.py`, `output_schema.py`, `secret_leak.py`, `slow.py`, `effects.py`); importing this
+package registers the built-in ones, and `Oracles` (`oracles.py`) runs every registered check on
+each call, in their order.
 
 Checks read the raw outcome (tracebacks, signatures and the secret scan need it as sent), and every
 text they put into an observation is redacted whole before it is cut or quoted.
+
+Also here, and read by the target stage too: `patterns.py`, what a traceback, the SDK's
+unhandled-exception reply and an internal-error code look like (it imports nothing); `secrets.py`,
+the secret patterns, canaries and the `Redactor` (known values also in their JSON, repr, percent
+and base64 forms; `cut` redacts before cutting), which depends only on config. `traceback.py`
+parses tracebacks (Python plain and rich, Node.js). `protocol_probes.py` holds the protocol probes
+(each a raw JSON-RPC message with what it expects: an answer, a rejection, tolerated silence,
+silence) and their judge, which is not a registered check (probes are not tool calls).
 """
 
 from __future__ import annotations

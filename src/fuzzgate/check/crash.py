@@ -8,8 +8,8 @@ from typing import Any
 
 from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
 from fuzzgate.check.registry import CallContext, CheckEnv, check
-from fuzzgate.findings import Kind
-from fuzzgate.outcome import AfterTimeout, AnomalyKind, OutcomeStatus
+from fuzzgate.model.findings import Kind
+from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, OutcomeStatus
 
 
 def _exit_label(code: int | None) -> str:

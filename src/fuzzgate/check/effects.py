@@ -1,6 +1,6 @@
 """Oracles for bugs that answer with success: effects outside the server's scope, and injections.
 
-fuzzgate watches the directory outside the server's scope (`fuzzgate.target.workspace`), where it
+fuzzgate watches the directory outside the server's scope (`fuzzgate.sandbox.workspace`), where it
 planted canaries and where its probes (`fuzzgate.generate.probes`) point. What changed there while
 a call was pending, and canary content in a reply, are the evidence:
 
@@ -28,8 +28,8 @@ from typing import Any, Protocol
 from fuzzgate.check.observation import Observation
 from fuzzgate.check.registry import CallContext, CheckEnv, check
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.findings import Details, Kind
 from fuzzgate.generate.probes import ESCAPE_PREFIX, INJECTION_PREFIX, Probe, ProbeClass
+from fuzzgate.model.findings import Details, Kind
 
 VALUE_CHARS = 120
 UNKNOWN_FIELD = "?"

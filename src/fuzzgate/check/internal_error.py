@@ -17,8 +17,8 @@ from fuzzgate.check.observation import Observation, outcome_details, stderr_root
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_RESOURCE_CRASH, SDK_UNHANDLED
 from fuzzgate.check.registry import CallContext, CheckEnv, check
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
-from fuzzgate.findings import Details, Kind, Surface
-from fuzzgate.outcome import AfterTimeout, OutcomeStatus
+from fuzzgate.model.findings import Details, Kind, Surface
+from fuzzgate.model.outcome import AfterTimeout, OutcomeStatus
 
 RPC_MESSAGE_CHARS = 200
 

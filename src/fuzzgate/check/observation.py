@@ -6,8 +6,8 @@ from dataclasses import dataclass, replace
 
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
-from fuzzgate.findings import Details, Kind
-from fuzzgate.outcome import CallOutcome
+from fuzzgate.model.findings import Details, Kind
+from fuzzgate.model.outcome import CallOutcome
 
 STDERR_EXCERPT_LINES = 40
 FRAMES_KEPT = 8
@@ -23,7 +23,7 @@ class Observation:
     details: Details
     ambiguous: bool = False
     """Several calls were in flight, so a process-wide symptom may belong to another one; or the call
-    was timed in a server slowed by the coverage collector (`execute.under_collector`). A replay must
+    was timed in a server slowed by the coverage collector (`engine.execute.under_collector`). A replay must
     show it again, or it is dropped."""
     server_wide: bool = False
     """The bug lies below any one tool (the server's transport or SDK): the finding is the server's

@@ -8,7 +8,7 @@ from typing import Any
 from fuzzgate.check.observation import Observation
 from fuzzgate.check.registry import CallContext, Check, CheckEnv, registered_checks
 from fuzzgate.check.secrets import Redactor, SecretScanner
-from fuzzgate.outcome import CallOutcome
+from fuzzgate.model.outcome import CallOutcome
 
 
 class Oracles:

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from fuzzgate.check.observation import Observation, outcome_details
 from fuzzgate.check.registry import CallContext, CheckEnv, check
-from fuzzgate.findings import Kind
-from fuzzgate.outcome import AnomalyKind
+from fuzzgate.model.findings import Kind
+from fuzzgate.model.outcome import AnomalyKind
 
 PROTOCOL_EXCERPT_CHARS = 120
 

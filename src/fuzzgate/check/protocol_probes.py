@@ -29,8 +29,8 @@ from fuzzgate.check.observation import Observation, outcome_details, stderr_root
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_UNHANDLED
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.check.traceback import parse_traces, root_cause
-from fuzzgate.findings import Details, Kind
-from fuzzgate.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.model.findings import Details, Kind
+from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
 
 __all__ = [
     "BANNER",
@@ -213,7 +213,7 @@ def judge(name: str, outcome: CallOutcome, redact: Redactor) -> list[Observation
     """What the outcome of probe `name` shows: at most one observation, the worst symptom (a
     death, then a hang, silence, an invalid reply, a reply to a notification, other wire anomalies,
     an internal error). For `BANNER`, the outcome's anomalies are the server's start-up output
-    (`protocol_round.send_probe`). An unknown probe name shows nothing."""
+    (`engine.protocol_round.send_probe`). An unknown probe name shows nothing."""
     if name == BANNER:
         banner = banner_observation(outcome.anomalies, redact)
         return [banner] if banner is not None else []

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 from fuzzgate.check.observation import Observation
 from fuzzgate.check.secrets import Redactor, SecretScanner
-from fuzzgate.findings import Surface
-from fuzzgate.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.model.findings import Surface
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 
 _REPLIES = frozenset(
     {OutcomeStatus.OK, OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR, OutcomeStatus.OUTPUT_INVALID}
@@ -61,7 +61,7 @@ class CheckEnv:
     """The run's probes by the file name only each could create (`fuzzgate.generate.probes.Probe`);
     filled as tools' probes are built."""
     canaries: tuple[Any, ...] = ()
-    """The canaries planted outside the scope (`fuzzgate.target.workspace.Canary`)."""
+    """The canaries planted outside the scope (`fuzzgate.sandbox.workspace.Canary`)."""
 
 
 CheckFunction = Callable[[CallContext, CheckEnv], Iterable[Observation]]

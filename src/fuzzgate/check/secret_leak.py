@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from fuzzgate.check.observation import Observation
 from fuzzgate.check.registry import CallContext, CheckEnv, check
-from fuzzgate.findings import Details, Kind
+from fuzzgate.model.findings import Details, Kind
 
 
 @check(order=600)

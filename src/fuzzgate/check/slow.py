@@ -8,7 +8,7 @@ from typing import Any
 
 from fuzzgate.check.observation import Observation
 from fuzzgate.check.registry import CallContext, CheckEnv, check
-from fuzzgate.findings import Details, Kind
+from fuzzgate.model.findings import Details, Kind
 
 _ASKED_TIME = re.compile(r"duration|delay|sleep|wait|timeout|seconds|secs|millis|_ms$|interval", re.IGNORECASE)
 """Argument names that ask a tool to take time."""

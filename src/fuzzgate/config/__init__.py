@@ -1,6 +1,15 @@
 """Configuration: find the file, read it (TOML or YAML, wallfacer-compatible), lay the flags over it.
 
-The reference for every section and key is docs/configuration.md.
+- In: `--config`, the environment, or the first config file on the walk up to `.git`; the CLI's
+  `Overrides`.
+- Out: a frozen `Config` (with its `TargetConfig`), and `Config.expanded`, every value a `${VAR}`
+  expanded to, which the redactor treats as a secret.
+- Never: start a process or reach a server; an error names the file, section and key, and suggests
+  the nearest valid key.
+
+`load.py` finds and loads the file, `model.py` holds the frozen types, `starter.py` writes
+`fuzzgate init`'s file; the private modules parse documents, values, durations and `${VAR}`s. The
+reference for every section and key is docs/configuration.md.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ import yaml
 from fuzzgate.config._expand import expand_variables, expanded_values
 from fuzzgate.config._schema import YAML_SUFFIXES
 from fuzzgate.config._values import as_table, mismatch
-from fuzzgate.errors import ConfigError
-from fuzzgate.files import read_regular
+from fuzzgate.model.errors import ConfigError
+from fuzzgate.model.files import read_regular
 
 _TOML_POSITION = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)\s*$")
 _TARGET_HEADER = re.compile(r"\[\s*target\s*\]")

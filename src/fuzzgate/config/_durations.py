@@ -7,7 +7,7 @@ import re
 from fractions import Fraction
 
 from fuzzgate.config._messages import describe
-from fuzzgate.errors import ConfigError
+from fuzzgate.model.errors import ConfigError
 
 DURATION_EXPECTED = 'a duration like "60s" or "2m"'
 DURATION_HINT = 'write a number followed by h, m, s or ms ("1h30m", "90s", "500ms"); a bare number is seconds'

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from fuzzgate.errors import ConfigError
+from fuzzgate.model.errors import ConfigError
 
 # `$$` first, so "$${X}" is a literal "${X}"; any other "$" is kept as written.
 _REFERENCE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

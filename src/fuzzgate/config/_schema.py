@@ -5,7 +5,7 @@ The loader warns about keys not listed here and suggests the nearest listed one.
 
 from __future__ import annotations
 
-from fuzzgate.findings import Kind
+from fuzzgate.model.findings import Kind
 
 CONFIG_FILE_NAMES = ("fuzzgate.toml", "fuzzgate.yaml", "fuzzgate.yml", "wallfacer.toml")
 """Looked for, in this order, in the working directory and each parent up to the repository root."""

@@ -32,7 +32,7 @@ from fuzzgate.config._values import (
     check_header,
 )
 from fuzzgate.config.model import FeedbackMode, SandboxMode, TargetConfig, TargetKind
-from fuzzgate.errors import ConfigError
+from fuzzgate.model.errors import ConfigError
 
 _DEFAULT_TIMEOUT_MS = 5000  # wallfacer's default, kept so its files behave the same
 _KIND_HINT = (

@@ -24,7 +24,7 @@ from fuzzgate.config._durations import (
 )
 from fuzzgate.config._messages import describe
 from fuzzgate.config.model import Shard
-from fuzzgate.errors import ConfigError
+from fuzzgate.model.errors import ConfigError
 
 _E = TypeVar("_E", bound=StrEnum)
 

@@ -36,9 +36,9 @@ from fuzzgate.config._values import (
     mismatch,
 )
 from fuzzgate.config.model import Config, GenerationMode, ProtocolMode
-from fuzzgate.errors import ConfigError
-from fuzzgate.files import read_regular
-from fuzzgate.findings import DEFAULT_SEVERITY, Severity
+from fuzzgate.model.errors import ConfigError
+from fuzzgate.model.files import read_regular
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Severity
 
 STORE_SCHEMES = ("redis", "rediss", "unix")
 """The URL schemes `[fuzzgate] store` takes (redis-py's); anything else is a directory."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from fuzzgate.findings import DEFAULT_SEVERITY, Kind, Severity
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Kind, Severity
 
 
 class TargetKind(StrEnum):
@@ -25,7 +25,7 @@ class GenerationMode(StrEnum):
 
 
 class SandboxMode(StrEnum):
-    """Whether a server fuzzgate starts runs in a sandbox of Linux namespaces (`target.jail`).
+    """Whether a server fuzzgate starts runs in a sandbox of Linux namespaces (`sandbox.jail`).
 
     `auto` uses it where it works and says why not otherwise; `required` makes a machine without
     it a target error; `off` never uses it."""
@@ -76,7 +76,7 @@ class TargetConfig:
     timeout_ms: int = 5000
     scope: tuple[Path, ...] = ()
     """The directories the server may read and write (absolute). Empty: inferred from the working
-    directory and the command line (`target.workspace.infer_scope`)."""
+    directory and the command line (`sandbox.workspace.infer_scope`)."""
     sandbox: SandboxMode = SandboxMode.AUTO
     feedback: FeedbackMode = FeedbackMode.AUTO
     coverage_source: tuple[str, ...] = ()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fuzzgate.findings import DEFAULT_SEVERITY
+from fuzzgate.model.findings import DEFAULT_SEVERITY
 
 _HEADER = """\
 # fuzzgate.toml: how `fuzzgate` reaches and fuzzes this project's MCP server.

@@ -89,7 +89,7 @@ def build_validator(schema: Mapping[str, Any] | bool, *, bounded_patterns: bool 
     if bounded_patterns:
         # Imported here, not at the top: the generation worker must not load modules from outside
         # this package (Hypothesis mixes their constants into its draws; see `_worker`).
-        from fuzzgate.untrusted_regex import bounded
+        from fuzzgate.model.untrusted_regex import bounded
 
         cls = bounded(cls)
     validator: Validator = cls(schema, format_checker=format_checker(cls))

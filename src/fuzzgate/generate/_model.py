@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from enum import Enum, StrEnum
 from typing import Any, Final, Literal, TypeAlias
 
-from fuzzgate.errors import FuzzgateError
+from fuzzgate.model.errors import FuzzgateError
 
 
 class UnsupportedSchema(FuzzgateError):

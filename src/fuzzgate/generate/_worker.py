@@ -270,7 +270,7 @@ class GenerationWorker:
         }
         # Imported here, not at the top: the worker process imports this module, and must load
         # nothing outside this package (see the module docstring).
-        from fuzzgate.target.process_tree import CUSTODY
+        from fuzzgate.sandbox.process_tree import CUSTODY
 
         # Registered as fuzzgate's own child, so that stopping a server never takes it for an orphan.
         with CUSTODY.starting():
@@ -344,7 +344,7 @@ class GenerationWorker:
                 _kill_group(process)
                 process.wait()
             stdout.close()
-            from fuzzgate.target.process_tree import CUSTODY
+            from fuzzgate.sandbox.process_tree import CUSTODY
 
             CUSTODY.release(process.pid)
 

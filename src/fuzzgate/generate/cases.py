@@ -160,7 +160,7 @@ class CaseGenerator:
 
     def is_valid(self, arguments: Mapping[str, Any]) -> bool:
         """Whether `arguments` validate against the tool's input schema (as `Case.schema_valid`)."""
-        from fuzzgate.untrusted_regex import PatternTimeout
+        from fuzzgate.model.untrusted_regex import PatternTimeout
 
         try:
             return bool(self._validator.is_valid(arguments))
@@ -286,7 +286,7 @@ class CaseGenerator:
             self._chunks.popitem(last=False)
 
     def _entry(self, arguments: dict[str, Any], origin: str) -> _Entry:
-        from fuzzgate.untrusted_regex import PatternTimeout
+        from fuzzgate.model.untrusted_regex import PatternTimeout
 
         arguments = self._confinement.apply(arguments)
         text = json.dumps(arguments, ensure_ascii=True, allow_nan=False)

@@ -24,7 +24,7 @@ caller's `rng`: the same state gives the same change. Validity is the engine's t
 tool's generator; here a variant that keeps its location's bounds, and a removal of an optional
 property, are preferred `PREFER_VALID` of the time. The origin names the operator and the
 location's schema pointer, in the style of the dictionary's (`mutate:nudge:/properties/count`,
-`mutate:dictionary:/properties/note_id`): after `mutate:<op>:`, a pointer as `feed._placed` reads
+`mutate:dictionary:/properties/note_id`): after `mutate:<op>:`, a pointer as `learn.feed._placed` reads
 one. Results share nothing with the input, which is never changed.
 
 `shrink_candidates` and `cleanse_candidates` (from `_reduce`) make the smaller and the simpler

@@ -10,11 +10,11 @@ older `##[` command form, which the runner reads anywhere in a line, is broken i
 
 from pathlib import Path
 
-from fuzzgate.commands import repro_command
-from fuzzgate.findings import Finding
+from fuzzgate.model.commands import repro_command
+from fuzzgate.model.findings import Finding
+from fuzzgate.record.results import RunReport
 from fuzzgate.report.locate import source_location
 from fuzzgate.report.workflow_commands import neutralize_legacy
-from fuzzgate.results import RunReport
 
 
 def escape_data(text: str) -> str:

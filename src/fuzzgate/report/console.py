@@ -10,8 +10,7 @@ from rich.status import Status as Spinner
 from rich.table import Table
 
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.commands import repro_command, sequence_text, subject_label
-from fuzzgate.events import (
+from fuzzgate.engine.events import (
     CallFinished,
     CorpusReplayed,
     Discovered,
@@ -24,9 +23,10 @@ from fuzzgate.events import (
     ServerRestarted,
     TriageStarted,
 )
-from fuzzgate.findings import Finding, Surface
+from fuzzgate.model.commands import repro_command, sequence_text, subject_label
+from fuzzgate.model.findings import Finding, Surface
+from fuzzgate.record.results import BaselineState, RunReport, Status, Verdict
 from fuzzgate.report.feedback_text import corpus_line, feedback_line
-from fuzzgate.results import BaselineState, RunReport, Status, Verdict
 
 PROGRESS_EVERY_S = 5.0
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fuzzgate.results import RunReport
+from fuzzgate.record.results import RunReport
 
 
 def feedback_line(report: RunReport) -> str | None:

@@ -12,7 +12,7 @@ Content-Security-Policy allows only its own style and script, by hash, so even a
 through could not run or fetch anything.
 
 The renderer takes plain data (`StoreData`); reading the store is the command's job
-(`fuzzgate.report_command`), so a test can draw a page from values built in code.
+(`fuzzgate.cli.report`), so a test can draw a page from values built in code.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from fuzzgate import __version__
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.commands import repro_command, sequence_text, store_repro_command, subject_label
+from fuzzgate.model.commands import repro_command, sequence_text, store_repro_command, subject_label
 from fuzzgate.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from fuzzgate.report.timeline_svg import Series, chart, counted, plausible, span_of, summed
 from fuzzgate.store.records import STATES, Environment, StatsSnapshot, StoredFinding, WorkerInfo

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fuzzgate.errors import ReportError
-from fuzzgate.files import read_regular, write_atomic
-from fuzzgate.results import RunReport
+from fuzzgate.model.errors import ReportError
+from fuzzgate.model.files import read_regular, write_atomic
+from fuzzgate.record.results import RunReport
 
 REPORT_FILE = "report.json"
 

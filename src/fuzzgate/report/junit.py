@@ -20,11 +20,11 @@ from pathlib import Path
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
 from fuzzgate.check.secrets import REDACTED
-from fuzzgate.commands import repro_command, sequence_text
-from fuzzgate.files import write_atomic
-from fuzzgate.findings import Finding, Surface
+from fuzzgate.model.commands import repro_command, sequence_text
+from fuzzgate.model.files import write_atomic
+from fuzzgate.model.findings import Finding, Surface
+from fuzzgate.record.results import BaselineState, RunReport, Status, SurfaceEntry
 from fuzzgate.report.locate import source_location
-from fuzzgate.results import BaselineState, RunReport, Status, SurfaceEntry
 
 JUNIT_FILENAME = "junit.xml"
 

@@ -8,8 +8,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from fuzzgate.findings import Finding
-from fuzzgate.results import RunReport
+from fuzzgate.model.findings import Finding
+from fuzzgate.record.results import RunReport
 
 FALLBACK_PATH = "fuzzgate.toml"
 """Where a finding points when nothing better is known: the default config file name. Code

@@ -10,7 +10,7 @@ A repro follows the corpus's rule: an entry holding a secret never leaves the ru
 a repro as it was sent. Its every string (arguments and their keys, the values replies brought, the
 names of the steps' tools) is redacted and the repro marked `redacted`; the run's own replays used
 it before this pass, and a replay from disk rebinds the marker like any value a reply brought
-(`sequence.rebind`), so a secret the server handed out still replays.
+(`triage.sequence.rebind`), so a secret the server handed out still replays.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from enum import Enum
 from typing import Any
 
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.findings import Finding, Repro, Step
-from fuzzgate.results import RunReport
+from fuzzgate.model.findings import Finding, Repro, Step
+from fuzzgate.record.results import RunReport
 
 _KEPT_FIELDS = frozenset({"fingerprint", "states"})
 

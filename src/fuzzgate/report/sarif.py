@@ -49,12 +49,12 @@ from sarif_om import (
     ToolComponent,
 )
 
-from fuzzgate.commands import repro_command
-from fuzzgate.errors import ReportError
-from fuzzgate.files import write_atomic
-from fuzzgate.findings import DEFAULT_SEVERITY, Finding, JSONValue, Kind, Severity
+from fuzzgate.model.commands import repro_command
+from fuzzgate.model.errors import ReportError
+from fuzzgate.model.files import write_atomic
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Finding, JSONValue, Kind, Severity
+from fuzzgate.record.results import BaselineState, RunReport
 from fuzzgate.report.locate import source_location
-from fuzzgate.results import BaselineState, RunReport
 
 SARIF_FILENAME = "fuzzgate.sarif"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

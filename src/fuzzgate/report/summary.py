@@ -17,12 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from fuzzgate.check.secrets import REDACTED
-from fuzzgate.commands import accept_command, prune_command, repro_command, sequence_text
-from fuzzgate.files import write_atomic
-from fuzzgate.findings import Finding, Surface
+from fuzzgate.model.commands import accept_command, prune_command, repro_command, sequence_text
+from fuzzgate.model.files import write_atomic
+from fuzzgate.model.findings import Finding, Surface
+from fuzzgate.record.results import BaselineState, RunReport, Status, Verdict
 from fuzzgate.report.feedback_text import corpus_line, feedback_line
 from fuzzgate.report.locate import source_location
-from fuzzgate.results import BaselineState, RunReport, Status, Verdict
 
 SUMMARY_FILENAME = "summary.md"
 SUMMARY_LIMIT = 1024 * 1024

@@ -11,10 +11,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.commands import subject_label
+from fuzzgate.model.commands import subject_label
 
 if TYPE_CHECKING:
-    from fuzzgate.session import Listing
+    from fuzzgate.engine.session import Listing
 
 
 def print_listing(console: Console, target_name: str, listing: Listing, redact: Redactor) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.events import CallFinished, Event
+from fuzzgate.engine.events import CallFinished, Event
 from fuzzgate.report.redaction import redact_json
 
 TEXT_CHARS = 500

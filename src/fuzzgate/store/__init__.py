@@ -1,9 +1,34 @@
-"""The store stage: findings kept between runs (the baseline), the diff against them, and the shared
-store of many workers (`SharedStore`; its Redis backend is `fuzzgate.store.redis_db`)."""
+"""The store stage: findings kept between runs (the baseline), the diff against them, the corpus of
+inputs, and the shared store of many workers (`SharedStore`; its Redis backend is
+`fuzzgate.store.redis_db`).
+
+- In: findings, corpus entries and records to keep; a directory or a `redis://` URL.
+- Out: `Baseline` entries, `classify` (new / known / fixed), `CorpusStore`, `SharedStore` views.
+- Never: run anything; the files (and the store) are the source of truth, and reading them never
+  needs a server.
+
+- `database.py`: an `ExampleDatabase`-shaped key → set-of-values store (directory, in-memory,
+  read-only, multiplexed), with idempotent save, fetch, delete and move; atomic writes.
+- `baseline.py`: `Baseline` entries as one reviewable JSON file per fingerprint (format 2: scheme,
+  signature, generated_by; format 1 read), matched under the current scheme by re-derived
+  fingerprint, `Baseline.upgrade`; `diff.py`: `classify` → new / known / fixed.
+- `corpus_store.py`: one directory per target, one reviewable JSON file per entry; loading never
+  raises and says why it starts cold; writes before deletes.
+- `shared.py`, `records.py`: HypoFuzz's design: all state that matters (corpus, findings, per-tool
+  statistics, workers) as sets of small JSON values under `fuzzgate/1/...` keys of any
+  `CorpusDatabase`; one record per worker and fingerprint, one stats snapshot per worker, each
+  replaced new-first. Views fold them: one finding per fingerprint with the smallest repro and the
+  strongest evidence, the latest snapshot per worker, statistics kept apart by environment
+  (fuzzgate version, server version, commit) while inputs are shared; a value that does not parse
+  is skipped with its reason.
+- `set_directory.py` (a directory per key, a file per value, atomic writes) and `redis_db.py` (Redis
+  sets, one transaction per move, bounded retry with backoff, the password never printed:
+  `mask_url` masks the userinfo's and the query's credentials) are its backends.
+"""
 
 from __future__ import annotations
 
-from fuzzgate.files import write_atomic
+from fuzzgate.model.files import write_atomic
 from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline, BaselineEntry, BaselineUpgrade
 from fuzzgate.store.database import (
     CorpusDatabase,

@@ -11,7 +11,7 @@ silently ignored baseline would turn every known bug into a new one (or hide a b
 A missing directory is the normal empty baseline of a first run.
 
 An entry also records which fingerprint scheme computed its fingerprint and the signature it was
-computed from (`fuzzgate.fingerprint`), so that after a scheme change the same bug is still
+computed from (`fuzzgate.triage.fingerprint`), so that after a scheme change the same bug is still
 recognized: its fingerprint is re-derived under the current scheme wherever entries are read as
 findings, and `Baseline.upgrade` rewrites the files once. Format 1 files (before schemes were
 recorded) are read as scheme `fuzzgate/1`, with the signature rebuilt from their message and
@@ -25,10 +25,13 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fuzzgate.commands import accept_command
-from fuzzgate.errors import BaselineError
-from fuzzgate.findings import Details, Finding, JSONValue, Kind, Repro, Severity, Surface
-from fuzzgate.fingerprint import (
+from fuzzgate.model.commands import accept_command
+from fuzzgate.model.errors import BaselineError
+from fuzzgate.model.findings import Details, Finding, JSONValue, Kind, Repro, Severity, Surface
+from fuzzgate.model.json_fields import enum_field, expect, json_type, required
+from fuzzgate.model.json_fields import location as location_field
+from fuzzgate.store.database import CorpusDatabase, DirectoryDatabase
+from fuzzgate.triage.fingerprint import (
     ORIGINAL_SCHEME,
     Signature,
     current_scheme,
@@ -37,10 +40,7 @@ from fuzzgate.fingerprint import (
     rederive,
     verifies,
 )
-from fuzzgate.json_fields import enum_field, expect, json_type, required
-from fuzzgate.json_fields import location as location_field
-from fuzzgate.store.database import CorpusDatabase, DirectoryDatabase
-from fuzzgate.versions import GeneratorVersions
+from fuzzgate.triage.versions import GeneratorVersions
 
 BASELINE_FORMAT = 2
 """The value of the `"fuzzgate_baseline"` marker in every file this version writes."""

@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzzgate.corpus import CorpusEntry, CorpusFormatError, slug
-from fuzzgate.errors import BaselineError, FuzzgateError
-from fuzzgate.files import read_regular
-from fuzzgate.findings import Surface
+from fuzzgate.model.corpus import CorpusEntry, CorpusFormatError, slug
+from fuzzgate.model.errors import BaselineError, FuzzgateError
+from fuzzgate.model.files import read_regular
+from fuzzgate.model.findings import Surface
 from fuzzgate.store.database import DirectoryDatabase
 
 MAX_ENTRIES_PER_TOOL = 256

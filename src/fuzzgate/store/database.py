@@ -24,8 +24,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from fuzzgate.errors import BaselineError
-from fuzzgate.files import read_regular, write_atomic
+from fuzzgate.model.errors import BaselineError
+from fuzzgate.model.files import read_regular, write_atomic
 
 
 class CorpusDatabase(ABC):

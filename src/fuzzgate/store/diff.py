@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from fuzzgate.findings import Finding
-from fuzzgate.results import BaselineState
+from fuzzgate.model.findings import Finding
+from fuzzgate.record.results import BaselineState
 
 
 @dataclass(frozen=True, slots=True)

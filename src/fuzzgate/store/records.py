@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzzgate import __version__
-from fuzzgate.findings import Finding, JSONValue
+from fuzzgate.model.findings import Finding, JSONValue
 
 STORE_FORMAT = 1
 """The version of the store's layout and of every JSON value in it; a value of another format is

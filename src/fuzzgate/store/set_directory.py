@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote_from_bytes, unquote_to_bytes
 
-from fuzzgate.files import read_regular, write_atomic
+from fuzzgate.model.files import read_regular, write_atomic
 from fuzzgate.store.database import CorpusDatabase
 from fuzzgate.store.shared import StoreError
 

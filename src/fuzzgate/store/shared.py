@@ -34,9 +34,9 @@ from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import unquote_plus, urlsplit
 
-from fuzzgate.corpus import CorpusEntry, CorpusFormatError
-from fuzzgate.errors import FuzzgateError
-from fuzzgate.findings import Finding
+from fuzzgate.model.corpus import CorpusEntry, CorpusFormatError
+from fuzzgate.model.errors import FuzzgateError
+from fuzzgate.model.findings import Finding
 from fuzzgate.store.corpus_store import MAX_ENTRIES_PER_TOOL, CorpusLoad, entry_bytes, read_entry
 from fuzzgate.store.database import CorpusDatabase
 from fuzzgate.store.records import (

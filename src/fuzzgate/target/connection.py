@@ -29,20 +29,20 @@ from fuzzgate.check.patterns import SDK_UNHANDLED as _BARE_SDK_ERROR
 from fuzzgate.check.patterns import TRACE_START as _TRACE_START
 from fuzzgate.check.secrets import Redactor, redactor_for
 from fuzzgate.config.model import Config, TargetKind
-from fuzzgate.errors import TargetError
-from fuzzgate.findings import Step, Surface
-from fuzzgate.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.model.errors import TargetError
+from fuzzgate.model.findings import Step, Surface
+from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.model.uri_template import expand_template
 from fuzzgate.target.output import OutputChecker
-from fuzzgate.uri_template import expand_template
 
 if TYPE_CHECKING:
-    from fuzzgate.target.containment import Containment
-    from fuzzgate.target.workspace import Layer
+    from fuzzgate.sandbox.containment import Containment
+    from fuzzgate.sandbox.workspace import Layer
+from fuzzgate.coverage.plan import CollectorPlan, CoverageChannel, feedback_note, plan_collector
+from fuzzgate.sandbox.jail import NESTED_SANDBOX_HINT, nested_sandbox
+from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess, child_environment
 from fuzzgate.target.client_side import ENCODING_ERRORS, ClientSide, utf8_encodable
-from fuzzgate.target.coverage import CollectorPlan, CoverageChannel, feedback_note, plan_collector
 from fuzzgate.target.http_server import ServedProcess, ServerNotReady, address_of, served_transport, where
-from fuzzgate.target.jail import NESTED_SANDBOX_HINT, nested_sandbox
-from fuzzgate.target.owned_process import LaunchSpec, OwnedProcess, child_environment
 from fuzzgate.target.stdio import ServerProcess, stdio_transport
 
 CONNECTION_CLOSED = -32000
@@ -148,14 +148,14 @@ class Connection:
     history: list[Step] = field(default_factory=list)
     """The calls this server received since it started, oldest first (the engine appends)."""
     steps_started: int = 0
-    """Calls `steps.send_step` began on this connection."""
+    """Calls `engine.steps.send_step` began on this connection."""
     last_snapshot: tuple[int, Any] | None = None
     """The watched directory as the last call ended, and `steps_started` then: the next call's
     "before" when no call began since (one directory walk per call instead of two)."""
     side: ClientSide = field(default_factory=ClientSide)
     """fuzzgate's own side of the connection: whether it failed (`broken`), and how."""
     coverage: CoverageChannel | None = None
-    """The coverage collector's side channel, when this server runs the collector (`target.coverage`)."""
+    """The coverage collector's side channel, when this server runs the collector (`coverage.plan`)."""
     feedback_note: str = ""
     """Which feedback this server's calls give and why, in one line (`coverage.feedback_note`)."""
 

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.target.owned_process import LaunchSpec, OwnedProcess
+from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess
 
 READY_POLL_S = 0.05
 """How often the port is tried while the server starts."""

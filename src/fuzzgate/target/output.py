@@ -17,7 +17,7 @@ from jsonschema.validators import validator_for
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
-from fuzzgate.untrusted_regex import PatternTimeout, bounded
+from fuzzgate.model.untrusted_regex import PatternTimeout, bounded
 
 MISSING = "structuredContent"
 """The path reported when a tool with an output schema sends no structured content at all."""

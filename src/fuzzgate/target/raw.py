@@ -25,7 +25,7 @@ from mcp.client.streamable_http import MCP_SESSION_ID
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_UNHANDLED
-from fuzzgate.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.model.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
 from fuzzgate.target.connection import (
     Connection,
     _await_death,

@@ -28,9 +28,8 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.outcome import AnomalyKind, WireAnomaly
-from fuzzgate.target.client_side import ENCODING_ERRORS, ClientSide
-from fuzzgate.target.owned_process import (
+from fuzzgate.model.outcome import AnomalyKind, WireAnomaly
+from fuzzgate.sandbox.owned_process import (
     STDERR_KEEP_LINES,
     STDERR_LINE_BYTES,
     STREAM_ENDS,
@@ -39,6 +38,7 @@ from fuzzgate.target.owned_process import (
     OwnedProcess,
     child_environment,
 )
+from fuzzgate.target.client_side import ENCODING_ERRORS, ClientSide
 
 __all__ = [
     "EXCERPT_CHARS",

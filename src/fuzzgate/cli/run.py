@@ -1,0 +1,249 @@
+"""`fuzzgate run` (replay the baseline, fuzz, classify, write every output) and `fuzzgate tools`. They
+print through reporters and return exit codes; `replay` and `baseline` are `cli.replay` and
+`cli.baseline`."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console
+
+from fuzzgate import __version__
+from fuzzgate.check.secrets import Redactor, canary_environment, redactor_for
+from fuzzgate.cli import interrupt
+from fuzzgate.config import CONFIG_FILE_NAMES
+from fuzzgate.config.model import Config, FeedbackMode
+from fuzzgate.engine.events import Event, EventSink, RunFinished, RunStarted
+from fuzzgate.engine.execute import Engine, EngineResult
+from fuzzgate.engine.session import list_surface
+from fuzzgate.fleet.store_sync import RunStore
+from fuzzgate.learn.live_corpus import Seeds
+from fuzzgate.model.commands import prune_command
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.errors import ExitCode, FuzzgateError
+from fuzzgate.model.files import check_output_directory
+from fuzzgate.model.findings import Finding
+from fuzzgate.plan.budget import TimeBox, process_start
+from fuzzgate.plan.seed import SeedChoice, choose_seed
+from fuzzgate.plan.selection import in_shard, owned_baseline, shard_split
+from fuzzgate.record.results import CorpusSummary, RunReport, Verdict, exit_code
+from fuzzgate.report import annotations as github_annotations
+from fuzzgate.report import json_report
+from fuzzgate.report.console import ConsoleReporter
+from fuzzgate.report.junit import JUNIT_FILENAME, write_junit
+from fuzzgate.report.locate import repository_root
+from fuzzgate.report.redaction import redact_report
+from fuzzgate.report.sarif import SARIF_FILENAME, write_sarif
+from fuzzgate.report.summary import SUMMARY_FILENAME, render_summary, write_summary
+from fuzzgate.report.tables import print_listing
+from fuzzgate.report.trace import TraceWriter
+from fuzzgate.report.workflow_commands import write_command
+from fuzzgate.store.baseline import Baseline
+from fuzzgate.store.corpus_store import CorpusStore
+from fuzzgate.store.diff import classify
+from fuzzgate.triage.fingerprint import current_scheme
+from fuzzgate.triage.versions import hypothesis_version
+
+
+def _fan_out(*sinks: EventSink) -> EventSink:
+    def emit(event: Event) -> None:
+        for sink in sinks:
+            sink(event)
+
+    return emit
+
+
+def _relative(path: Path, base: Path) -> str:
+    """`path` relative to `base` when it lies below it, else absolute."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return str(resolved)
+
+
+def _config_path_for_reports(config: Config, repo_root: Path) -> str | None:
+    return None if config.source is None else _relative(config.source, repo_root)
+
+
+def _config_here(config: Config, cwd: Path) -> str | None:
+    """The config path for commands typed here: None when lookup would find it anyway."""
+    if config.source is None:
+        return None
+    if config.source.resolve().parent == cwd.resolve() and config.source.name in CONFIG_FILE_NAMES:
+        return None
+    return _relative(config.source, cwd)
+
+
+OUTPUT_FILES = (json_report.REPORT_FILE, SARIF_FILENAME, JUNIT_FILENAME, SUMMARY_FILENAME)
+"""What `write_outputs` writes into the output directory."""
+
+
+def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: Path | None, quiet: bool) -> int:
+    box = TimeBox(config.budget_s, start=process_start())
+    # Where the outputs cannot go is the user's to fix, and said before the budget is spent.
+    check_output_directory(config.out_dir, what="output directory (--out)", files=OUTPUT_FILES)
+    if trace is not None:
+        check_output_directory(trace.parent, what="directory of --trace", files=(trace.name,))
+    cwd = Path.cwd()
+    choice = choose_seed(seed_flag, config.seed, os.environ, cwd)
+    if choice.warning:
+        console.print(f"[yellow]warning:[/] {choice.warning}")
+    baseline = Baseline.open(config.baseline_dir)
+    known = baseline.findings()  # a corrupt baseline stops the run here, before any server starts
+
+    engine = Engine(config, choice.seed, lambda e: None, timebox=box)
+    reporter = ConsoleReporter(console, quiet=quiet, redact=engine.redact)
+    sinks: list[EventSink] = [reporter]
+    tracer: TraceWriter | None = None
+    if trace is not None:
+        tracer = TraceWriter(trace, engine.redact)
+        sinks.append(tracer)
+    shared = RunStore(config.store, config.target.display_name) if config.store is not None else None
+    if shared is not None:
+        sinks.append(shared.recorder)
+    emit = _fan_out(*sinks)
+    engine.emit = emit
+    emit(
+        RunStarted(
+            config.target.display_name, choice.seed, choice.source, config.budget_s, config.mode.value,
+            shard=None if config.shard is None else str(config.shard),
+        )
+    )  # fmt: skip
+
+    feedback_on = config.target.feedback is not FeedbackMode.OFF
+    store = CorpusStore(config.corpus, config.target.display_name) if feedback_on else None
+    seeds = _seeds(store)
+    if shared is not None and store is not None:
+        seeds = shared.seeds(seeds)
+    try:
+        # A sharded run replays only its own tools' baseline entries (`owned_baseline`).
+        result = interrupt.run(lambda: engine.run(owned_baseline(known, config.shard), seeds))
+    finally:
+        if tracer is not None:
+            tracer.close()
+
+    repo_root = repository_root(cwd)
+    with interrupt.deferred():
+        # The corpus is saved before anything is written from the report, so it says what was saved.
+        corpus = _save_corpus(store, result.corpus_added, result.corpus, engine.redact)
+        # Redacted once more as a whole: every output below is written from this report.
+        draft = replace(build_report(config, choice, result, known, repo_root), corpus=corpus)
+        report = redact_report(draft, engine.redact)
+        if shared is not None:
+            # Never fails the gate: what the store took, or why it took nothing, is one note.
+            shared.publish(report, result.corpus_added, engine.redact)
+            # Redacted too: the note is added after the pass, and names the store.
+            report = replace(report, notes=(*report.notes, engine.redact.text(shared.note())))
+        box.mark("outputs")
+        report = replace(report, timing=dict(box.marks))
+        write_outputs(report, config.out_dir, repo_root)
+        emit(RunFinished(report))
+        reporter.summary(report, _config_here(config, cwd))
+        if report.fixed:
+            console.print(f"remove fixed entries from the baseline with: {prune_command(report.config_path)}")
+        _github_extras(report, repo_root)
+    return exit_code(report.verdict)
+
+
+def build_report(
+    config: Config,
+    choice: SeedChoice,
+    result: EngineResult,
+    known: list[Finding],
+    repo_root: Path,
+) -> RunReport:
+    # A baseline entry the budget left unreplayed stays known: "fixed" needs evidence.
+    found = {f.fingerprint for f in result.findings}
+    # Another share's baseline entries were not replayed here: never fixed by this run, and left out
+    # of its states unless fuzzing met them (`fuzzgate merge` takes them from their own share).
+    considered = [e for e in known if e.fingerprint in found or in_shard(e.surface, e.name, config.shard)]
+    classification = classify(result.findings, considered, result.baseline_failing | result.baseline_unverified)
+    draft = RunReport(
+        version=__version__,
+        hypothesis_version=hypothesis_version(),
+        fingerprint_scheme=current_scheme().name,
+        target=result.target,
+        seed=choice.seed,
+        seed_source=choice.source,
+        budget_s=config.budget_s,
+        duration_s=result.duration_s,
+        calls=result.calls,
+        unsendable=result.unsendable,
+        client_failed=result.client_failed,
+        cut_off=result.cut_off,
+        mode=config.mode.value,
+        fail_on=config.fail_on,
+        entries=result.entries,
+        findings=result.findings,
+        verdict=Verdict.PASS,
+        states=dict(classification.states),
+        fixed=tuple(classification.fixed),
+        config_path=_config_path_for_reports(config, repo_root),
+        target_line=config.target_line,
+        resources=(*result.inventory.resources, *result.inventory.resource_templates),
+        prompts=result.inventory.prompts,
+        notes=result.notes,
+        timing=result.timing,
+        containment=result.containment,
+        feedback=result.feedback,
+        corpus=result.corpus,
+        shard=config.shard,
+    )
+    return replace(draft, verdict=draft.decide())
+
+
+def _seeds(store: CorpusStore | None) -> Seeds:
+    """The stored corpus of the target; a missing or unreadable one is a cold start, never an error."""
+    if store is None:
+        return Seeds()
+    loaded = store.load()
+    return Seeds(loaded.entries, loaded.cold, loaded.skipped, path=str(store.path))
+
+
+def _save_corpus(
+    store: CorpusStore | None, added: tuple[CorpusEntry, ...], summary: CorpusSummary | None, redact: Redactor
+) -> CorpusSummary | None:
+    """Write the entries the run kept. One that holds a secret or a canary (a value a reply brought
+    and the dictionary put in a field) is never written: the corpus travels through caches and
+    artifacts. A store that cannot be written is said in the report, not a failed run."""
+    if store is None or summary is None:
+        return summary
+    saved = 0
+    for entry in added:
+        text = json.dumps(entry.to_json(), sort_keys=True, ensure_ascii=False)
+        if redact.text(text) != text:
+            continue
+        try:
+            saved += store.add(entry)
+        except FuzzgateError as exc:
+            return replace(summary, saved=saved, save_error=exc.message)
+    return replace(summary, saved=saved)
+
+
+def write_outputs(report: RunReport, out_dir: Path, repo_root: Path) -> None:
+    json_report.write(report, out_dir)
+    write_sarif(report, repo_root, out_dir)
+    write_junit(report, repo_root, out_dir)
+    write_summary(report, repo_root, out_dir)
+
+
+def _github_extras(report: RunReport, repo_root: Path) -> None:
+    if summary_path := os.environ.get("GITHUB_STEP_SUMMARY"):
+        with open(summary_path, "a", encoding="utf-8", errors="backslashreplace") as handle:
+            handle.write(render_summary(report, repo_root) + "\n")
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for line in github_annotations.annotations(report, repo_root):
+            write_command(line)
+
+
+def list_tools(config: Config, console: Console, *, seed_flag: str | None) -> int:
+    choice = choose_seed(seed_flag, config.seed, os.environ, Path.cwd())
+    listing = interrupt.run(lambda: list_surface(config, choice.seed))
+    print_listing(console, config.target.display_name, listing, redactor_for(config, canary_environment(choice.seed)))
+    if config.shard is not None:
+        console.print(shard_split(config.shard, listing.decisions))
+    return ExitCode.OK

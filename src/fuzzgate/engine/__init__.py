@@ -1,0 +1,37 @@
+"""The engine: it starts the server, discovers, fuzzes every selected tool and verifies, all inside
+the time box, driving every stage before it.
+
+- In: a `Config`, a seed, a `TimeBox`, a `Connector` (real or in-memory), the corpus to seed from.
+- Out: a stream of small immutable events (`events.py`) and an `EngineResult`; the other entry
+  points return a `Listing`, `ReplayResult`s or observations.
+- Never: print, call `sys.exit` or decide an exit code (the CLI does), or write a file.
+
+The modules:
+
+- `execute.py`: the `Engine`. A `ServerKeeper` task owns the connection and restarts it after a
+  crash or hang; workers pull cases from the scheduler and call tools, each outcome counting the
+  calls really in flight while it was pending. A watchdog stops new calls at the time box's
+  fuzzing end (earlier by whatever part of the grace the margin cannot hold) and gives the calls in
+  flight what observing one to its end takes (`observe_s`: timeout, ping, a dead server's last
+  words, the collector's read; never past the margin), naming those it cuts off (`cut_off`).
+  Requests that never reached the server (`NOT_SENT`: unsendable, or stranded by fuzzgate's failed
+  side of the connection) are counted apart from `calls`, and a broken session is reopened.
+- `steps.py`: one call as fuzzing and replays both send it (dispatching on its surface; a protocol
+  probe's raw message through `target.raw`, judged by `check.protocol_probes`), handed to the
+  oracles.
+- `protocol_round.py`: the protocol probes, sent once per server after discovery (restarting a
+  server a probe killed, within its own time limit), and non-JSON lines before the first reply
+  turned into the start-up banner finding.
+- `verify.py`: replays on fresh servers: findings as fuzzing records them (stdio: beside fuzzing,
+  one at a time, then up to 4 at once), round by round, restarting a tally when a smaller repro
+  replaces the old; the baseline entries fuzzing did not meet; all before the time box's
+  verification end. What is cut short is labelled (`unconfirmed`, fewer replays, baseline entries
+  that stay known) and said in `notes`; a baseline entry whose fresh server cannot start is not
+  replayed and stays known, the note giving the start error (`baseline prune` keeps it the same
+  way). It lives here, not in `triage`, because it sends calls through the plan's `Admission`.
+- `session.py`: the engine's other entry points, which the CLI calls and prints: `list_surface`
+  (the inventory and what a run would do with each tool), `replay_findings` and `replay_call` (on
+  fresh servers, through `verify.replay_once`).
+- `measure.py`: stored corpus entries measured on a live server, for the corpus tools.
+- `events.py`: the events the engine emits (`RunStarted`, `CallFinished`, `RunFinished`, ...).
+"""

@@ -1,0 +1,794 @@
+"""The engine: start the server, discover, fuzz every selected tool, verify, all inside the time box.
+
+It yields events and returns an `EngineResult`; it never prints and never decides exit codes.
+Servers are opened through a `Connector` (the real one starts or reaches the server; tests pass an
+in-memory one), so the scheduler, the keeper, the oracles and verification run the same either way.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+import mcp_types as types
+from anyio.abc import TaskStatus
+
+from fuzzgate import __version__
+from fuzzgate.check import Oracles, has_lone_surrogate
+from fuzzgate.check.observation import Observation
+from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
+from fuzzgate.config.model import Config, FeedbackMode, TargetKind
+from fuzzgate.coverage.plan import CallCoverage
+from fuzzgate.engine.events import (
+    CallFinished,
+    CorpusReplayed,
+    Discovered,
+    EventSink,
+    FeedbackReady,
+    FindingTriaged,
+    FuzzingStopped,
+    ServerReady,
+    ServerRestarted,
+    TriageStarted,
+)
+from fuzzgate.engine.protocol_round import probe_server
+from fuzzgate.engine.steps import observe, send_step, written_for
+from fuzzgate.engine.verify import Connector, Verifier, connect, parallel_replays
+from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
+from fuzzgate.generate.cases import Case
+from fuzzgate.generate.dictionary import reply_values
+from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
+from fuzzgate.learn.features import ARC_PREFIX, LINE_PREFIX, Feedback, Observed, Signal, SignalKind
+from fuzzgate.learn.feed import Feed
+from fuzzgate.learn.live_corpus import REPLAY_SHARE, CorpusStats, LiveCorpus, Seeds
+from fuzzgate.model.commands import subject_label
+from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.errors import TargetError
+from fuzzgate.model.findings import Finding, Kind, Repro, Step, Surface
+from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, CallOutcome, OutcomeStatus
+from fuzzgate.plan.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
+from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
+from fuzzgate.record.results import CorpusSummary, FeedbackSummary, Status, SurfaceEntry, TargetSummary
+from fuzzgate.sandbox.containment import Containment, contain
+from fuzzgate.target.connection import OBSERVE_SLACK_S, Connection, open_connection
+from fuzzgate.target.discover import Inventory, ToolInfo, discover
+from fuzzgate.triage.finding_set import FindingSet
+from fuzzgate.triage.sequence import HISTORY_STEPS, prefix_of
+
+MAX_RESTARTS_IN_A_ROW = 3
+GENERATION_SHARE = 0.1
+"""The longest one generation request may take, as a share of the budget (at least 1 s, at most
+the worker's default): all tools share one generation worker, so a schema too costly to generate
+for holds the others up until then."""
+_WATCH_S = 0.05
+_LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
+
+COLLECT_TIMEOUT_S = 2.0
+"""How long the coverage collector may take to hand over a call's arcs before the call counts as
+showing none (a server busy with something else answers late, not never)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineResult:
+    target: TargetSummary
+    entries: tuple[SurfaceEntry, ...]
+    inventory: Inventory
+    findings: tuple[Finding, ...]
+    calls: int
+    """Requests the server received; those that never reached it are `unsendable` and `client_failed`."""
+    duration_s: float
+    unsendable: int = 0
+    """Requests fuzzgate's own client could not encode (a lone surrogate over HTTP): never sent."""
+    client_failed: int = 0
+    """Requests lost because fuzzgate's own side of the connection had failed."""
+    baseline_failing: frozenset[str] = frozenset()
+    baseline_unverified: frozenset[str] = frozenset()
+    notes: tuple[str, ...] = ()
+    """What the time box cut short, in words."""
+    timing: dict[str, float] = field(default_factory=dict)
+    """Seconds since the run began at which each phase ended."""
+    containment: str | None = None
+    """How the server was contained (`Containment.summary`), None when fuzzgate did not start it."""
+    feedback: FeedbackSummary | None = None
+    corpus: CorpusSummary | None = None
+    corpus_added: tuple[CorpusEntry, ...] = ()
+    """The entries this run kept, for the store."""
+    cut_off: tuple[str, ...] = ()
+    """Calls in flight at fuzzing's deadline that the time box stopped before they could be
+    observed to their end (`tool case N`): a crash or hang they caused is not reported."""
+
+
+def target_summary(
+    config: Config, connection: Connection | None = None, redact: Redactor | None = None
+) -> TargetSummary:
+    """The target as reports show it. The command line and URL may hold `${VAR}` expansions and the
+    server's name and version are its own words: all redacted."""
+    target = config.target
+    info = connection.server_info if connection else None
+    r = redact if redact is not None else redactor_for(config, {})
+    return TargetSummary(
+        name=r.text(target.display_name),
+        kind=target.kind.value,
+        command=r(target.command) if target.command is not None else None,
+        args=tuple(r.text(a) for a in target.args) if target.command is not None else (),
+        url=r(target.url) if target.kind is TargetKind.HTTP else None,
+        protocol_version=r(connection.protocol_version) if connection else None,
+        server_name=r(info.name) if info else None,
+        server_version=r(info.version) if info else None,
+    )
+
+
+class ServerKeeper:
+    """Owns the current connection in one task, so sessions are opened and closed by the same task,
+    and restarts it on request after a crash or a hang."""
+
+    def __init__(self, config: Config, extra_env: Mapping[str, str], emit: EventSink, connector: Connector) -> None:
+        self._config = config
+        self._extra_env = extra_env
+        self._emit = emit
+        self._connector = connector
+        self._connection: Connection | None = None
+        self._ready = anyio.Event()
+        self._restart = anyio.Event()
+        self._reason = ""
+        self.failure: TargetError | None = None
+        self.culprit: ToolPlan | None = None
+
+    async def run(self, *, task_status: TaskStatus[Connection]) -> None:
+        generation = 0
+        failures = 0
+        while True:
+            try:
+                async with self._connector(self._config, self._extra_env) as conn:
+                    failures = 0
+                    self._connection = conn
+                    if generation == 0:
+                        task_status.started(conn)
+                    else:
+                        self._emit(ServerRestarted(self._reason, generation))
+                    self._ready.set()
+                    await self._restart.wait()
+                    self._restart = anyio.Event()
+            except TargetError as exc:
+                if generation == 0:
+                    raise
+                failures += 1
+                if failures >= MAX_RESTARTS_IN_A_ROW:
+                    self.failure = exc
+                    self._connection = None
+                    self._ready.set()
+                    return
+            generation += 1
+
+    async def get(self) -> Connection | None:
+        await self._ready.wait()
+        return self._connection
+
+    def restart(self, connection: Connection, reason: str) -> None:
+        if self._connection is connection and not self._restart.is_set():
+            self._reason = reason
+            # No worker may pick up the old connection while the keeper is tearing it down.
+            self._connection = None
+            self._ready = anyio.Event()
+            self._restart.set()
+
+
+@dataclass(slots=True, eq=False)
+class _InFlight:
+    """One pending call, and the most calls that were in flight at once while it was pending."""
+
+    peak: int = 1
+
+
+def observe_s(config: Config, traced: bool) -> float:
+    """The longest observing one call to its end takes: its timeout, the ping after a timeout and a
+    dead server's last words (`OBSERVE_SLACK_S`), and the coverage collector's read when it runs."""
+    return config.target.timeout_ms / 1000 + OBSERVE_SLACK_S + (COLLECT_TIMEOUT_S if traced else 0.0)
+
+
+class Engine:
+    def __init__(
+        self,
+        config: Config,
+        seed: int,
+        emit: EventSink,
+        *,
+        timebox: TimeBox | None = None,
+        connector: Connector = connect,
+        settled: frozenset[str] = frozenset(),
+    ) -> None:
+        self.config = config
+        self.settled = settled
+        """Fingerprints whose evidence is settled elsewhere (a worker's store holds them confirmed):
+        met again they are counted and returned as seen, never replayed."""
+        self.seed = seed
+        self.emit = emit
+        self.timebox = timebox or TimeBox(config.budget_s)
+        self.canaries = canary_environment(seed) if config.target.command is not None else {}
+        self.redact = redactor_for(config, self.canaries)
+        self.containment: Containment | None = None
+        """Set by `run` when fuzzgate starts the server itself (the real connector)."""
+        self.connector = connector if connector is not connect else self._contained
+        self.probes: dict[str, Probe] = {}
+        """The probes built so far, by the file name only each could create."""
+        self.oracles = self._oracles()
+        self.findings = FindingSet(config.severity, self.redact)
+        self.calls = 0
+        """Requests the server received (`NOT_SENT` outcomes are counted apart)."""
+        self.not_sent: dict[OutcomeStatus, int] = {}
+        self._client_failure: str | None = None
+        """The first failure of fuzzgate's own side of a connection, for the notes."""
+        self._in_flight: set[_InFlight] = set()
+        self._calls_open: dict[object, str] = {}
+        """Calls sent whose findings are not recorded yet (`tool case N`): the deadline's grace
+        waits for them."""
+        self.cut_off: tuple[str, ...] = ()
+        self._startup_s = 0.0
+        self._durations: dict[str, float] = {}
+        """The longest call seen per fingerprint, for the verification estimate."""
+        self._unseen_baseline = 0
+        self._read_only: set[str] = set()
+        """Tools annotated read-only: a repro keeps their calls only among the most recent."""
+        self._surrogates_sent: set[tuple[Surface, str, str]] = set()
+        self._surrogates_dropped = False
+        self.verifier = Verifier(_without_collector(config), self.oracles, self.canaries, self.connector)
+        self.feedback = Feedback(Signal(SignalKind.OFF, "off: feedback = off"))
+        self.live: LiveCorpus | None = None
+        self._replay_end = 0.0
+        self._replay_began: float | None = None
+        self._replay_reported = False
+
+    def offer(self, finding: Finding, ambiguous: bool) -> None:
+        """Queue a finding's replays, unless its evidence is settled elsewhere."""
+        if finding.fingerprint not in self.settled:
+            self.verifier.offer(finding, ambiguous)
+
+    def _oracles(self) -> Oracles:
+        canaries = self.containment.workspace.canaries if self.containment is not None else ()
+        return Oracles(
+            slow_s=self.config.slow_ms / 1000,
+            scanner=SecretScanner(self.config.secret_patterns, self.canaries),
+            redact=self.redact,
+            probes=self.probes,
+            canaries=canaries,
+        )
+
+    def _contained(self, config: Config, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
+        """The real connector, starting every server on a fresh layer of the run's containment."""
+        return open_connection(config, extra_env=extra_env, containment=self.containment)
+
+    def _probe_source(self, tool: ToolInfo, base: dict[str, Any]) -> list[ProbeCase]:
+        containment = self.containment
+        if containment is None:
+            return []
+        workspace = containment.workspace
+        canaries = [c.relpath for c in workspace.canaries]
+        cases = probe_cases(tool.name, tool.input_schema, base, workspace.token, canaries)
+        for case in cases:
+            if case.probe.marker is not None:
+                self.probes[case.probe.marker] = case.probe
+        return cases
+
+    async def run(self, baseline: Sequence[Finding] = (), seeds: Seeds | None = None) -> EngineResult:
+        """Fuzz, then verify new findings and the baseline entries fuzzing did not meet again.
+        Raises `TargetError` when the server cannot be started or listed (or the sandbox is
+        required and does not work here)."""
+        if self.connector == self._contained:
+            self.containment = await anyio.to_thread.run_sync(contain, self.config, self.seed)
+            # The oracles read the canaries this containment planted.
+            self.oracles = self._oracles()
+            self.verifier = Verifier(_without_collector(self.config), self.oracles, self.canaries, self.connector)
+        try:
+            result = await self._run(baseline, seeds or Seeds())
+        finally:
+            if self.containment is not None:
+                # Not awaited: a cancelled run (SIGINT, SIGTERM) must still remove its workspace.
+                self.containment.close()
+        summary = self.containment.summary if self.containment is not None else None
+        return replace(result, containment=summary)
+
+    async def _run(self, baseline: Sequence[Finding], seeds: Seeds) -> EngineResult:
+        config = self.config
+        box = self.timebox
+        # The server may start within the margin too: a budget spent before it is up gives a run
+        # with no calls (said in the notes), not a start-up failure, unless even the margin is spent.
+        startup_s = min(config.startup_timeout_ms / 1000, box.remaining() + margin_s(config.budget_s))
+        keeper = ServerKeeper(
+            replace(config, startup_timeout_ms=math.ceil(startup_s * 1000)), self.canaries, self.emit, self.connector
+        )
+        known = {entry.fingerprint for entry in baseline}
+        self._unseen_baseline = len(baseline)
+        verifier = self.verifier
+        async with anyio.create_task_group() as verifying:
+            verifying.start_soon(verifier.serve)
+            # The generation worker's one-time start-up overlaps the server's.
+            verifying.start_soon(partial(anyio.to_thread.run_sync, WORKER.warm_up, abandon_on_cancel=True))
+            async with anyio.create_task_group() as tg:
+                first = await tg.start(keeper.run)
+                self._startup_s = box.elapsed()
+                box.mark("startup")
+                info = first.server_info
+                name, version = (info.name, info.version) if info else (None, None)
+                self.emit(ServerReady(first.protocol_version, name, 0, version))
+                summary = target_summary(config, first)
+                try:
+                    with anyio.fail_after(max(0.1, box.remaining())):
+                        inventory = await discover(first, config.target.timeout_ms / 1000)
+                except TimeoutError:
+                    raise TargetError("listing the server's tools did not finish within the budget") from None
+                box.mark("discovery")
+                # Once per server, before any tool call: the start-up banner and the protocol probes
+                # (in share 1 only of a sharded run: the server as a whole is share 1's).
+                if config.shard is None or config.shard.index == 1:
+                    await probe_server(self, keeper, first, inventory.tools)
+                self._read_only = {tool.name for tool in inventory.tools if tool.read_only_hint}
+                generation_s = min(DEFAULT_TIMEOUT_S, max(1.0, GENERATION_SHARE * config.budget_s))
+                selection = select(
+                    inventory,
+                    config,
+                    self.seed,
+                    generation_timeout_s=generation_s,
+                    probe_source=self._probe_source if self.containment is not None else None,
+                )
+                verifier.admission = Admission.of(config, inventory)
+                self.emit(
+                    Discovered(selection.entries, inventory.resources, inventory.resource_templates, inventory.prompts)
+                )
+                scheduler = Scheduler(selection.plans, self._fuzz_deadline, config.cases)
+                feed = Feed(selection.plans, resources=inventory.resources)
+                if first.layer is not None:
+                    # The scope as the server sees it (its roots): a `repo_path` that must name the
+                    # configured repository gets past the server's first check.
+                    feed.dictionary.learn_uris("roots", first.layer.roots())
+                # A protocol probe may have killed the first server: the keeper's is the live one.
+                current = await keeper.get() or first
+                await self._start_feedback(current, info, selection.plans, feed, seeds)
+                async with anyio.create_task_group() as fuzzing:
+                    fuzzing.start_soon(self._watch, scheduler, fuzzing.cancel_scope)
+                    async with anyio.create_task_group() as workers:
+                        for _ in range(max(1, config.concurrency)):
+                            workers.start_soon(self._worker, scheduler, keeper, known, feed)
+                    fuzzing.cancel_scope.cancel()
+                if WORKER.busy():
+                    # A generation request the deadline abandoned must not outlive the run.
+                    WORKER.abort()
+                tg.cancel_scope.cancel()
+            box.mark("fuzzing")
+            fuzz_elapsed = box.elapsed()
+
+            met = self.findings.items()
+            candidates = [(finding, ambiguous) for finding, ambiguous in met if finding.fingerprint not in self.settled]
+            settled = tuple(finding for finding, _ in met if finding.fingerprint in self.settled)
+            seen = {finding.fingerprint for finding, _ in met}
+            unseen = [entry for entry in baseline if entry.fingerprint not in seen]
+            if candidates and config.replays > 0:
+                self.emit(TriageStarted(len(candidates), config.replays))
+            verification = await verifier.finish(candidates, unseen, box.verify_end())
+            verifying.cancel_scope.cancel()
+        for finding, dropped in verification.triaged:
+            self.emit(FindingTriaged(finding, dropped))
+        box.mark("verification")
+
+        notes = list(verification.notes)
+        corpus_summary = self._corpus_summary(seeds)
+        if corpus_summary is not None and corpus_summary.not_replayed:
+            share = f"{REPLAY_SHARE:.0%}"
+            notes.append(
+                f"{corpus_summary.not_replayed} of {corpus_summary.loaded} corpus entries were not replayed "
+                f"(their tool is not fuzzed in this run, or replaying took its {share} share of the fuzzing time)"
+            )
+        if self.cut_off:
+            notes.append(cut_off_note(self.cut_off, self._observe_s()))
+        unsendable = self.not_sent.get(OutcomeStatus.UNSENDABLE, 0)
+        client_failed = self.not_sent.get(OutcomeStatus.CLIENT_FAILED, 0)
+        if unsendable or client_failed:
+            notes.insert(0, unsent_note(self.calls, unsendable, client_failed, self._client_failure))
+        never = [p for p in selection.plans if p.calls == 0 and p.skip_reason is None]
+        if never and self.calls == 0 and not (unsendable or client_failed):
+            notes.insert(0, "the budget was spent before fuzzing began (server start-up and discovery took it)")
+        elif never:
+            notes.insert(0, f"{len(never)} of {len(selection.plans)} tools got no case within the budget")
+        entries = self._entries(inventory, selection.entries, selection.plans)
+        return EngineResult(
+            target=summary,
+            entries=entries,
+            inventory=inventory,
+            findings=verification.findings + settled,
+            calls=self.calls,
+            duration_s=fuzz_elapsed,
+            unsendable=unsendable,
+            client_failed=client_failed,
+            baseline_failing=verification.baseline_failing,
+            baseline_unverified=verification.baseline_unverified,
+            notes=tuple(notes),
+            timing=dict(box.marks),
+            feedback=self._feedback_summary(),
+            corpus=corpus_summary,
+            corpus_added=self.live.added() if self.live is not None else (),
+            cut_off=self.cut_off,
+        )
+
+    def _signal(self, connection: Connection) -> Signal:
+        """Which feedback guides this run, and why (`Connection.feedback_note` says what the
+        collector did)."""
+        target = self.config.target
+        if target.feedback is FeedbackMode.OFF:
+            return Signal(SignalKind.OFF, "off: feedback = off")
+        note = connection.feedback_note
+        if connection.coverage is not None:
+            return Signal(SignalKind.COVERAGE, note)
+        return Signal(SignalKind.BEHAVIOUR, note)
+
+    async def _start_feedback(
+        self, first: Connection, info: types.Implementation | None, plans: Sequence[ToolPlan], feed: Feed, seeds: Seeds
+    ) -> None:
+        signal = self._signal(first)
+        self.feedback = Feedback(signal)
+        if signal.kind is SignalKind.OFF:
+            self.emit(FeedbackReady(signal.kind.value, signal.note, 0, None))
+            return
+        if signal.kind is SignalKind.COVERAGE and first.coverage is not None:
+            # What start-up, discovery and the protocol probes ran is no call's doing.
+            start = await first.coverage.collect(COLLECT_TIMEOUT_S)
+            if start is not None:
+                self.feedback.seen(self._arcs(start))
+                self._learn_constants(feed, "collector", start)
+        environment = {"fuzzgate": __version__, "signal": signal.kind.value}
+        if info is not None:
+            environment["server"] = f"{info.name} {info.version}".strip()
+        self.live = LiveCorpus(
+            plans, seeds.entries, seed=self.seed, signal=signal.kind.value, environment=environment,
+            dictionary=feed.dictionary,
+        )  # fmt: skip
+        now = time.monotonic()
+        self._replay_began = now if seeds.entries else None
+        self._replay_end = now + REPLAY_SHARE * max(0.0, self._fuzz_deadline() - now)
+        self.emit(FeedbackReady(signal.kind.value, signal.note, len(seeds.entries), seeds.cold, seeds.skipped))
+
+    @staticmethod
+    def _arcs(coverage: CallCoverage) -> frozenset[str]:
+        arcs = {ARC_PREFIX + arc for arc in coverage.arcs}
+        return frozenset(arcs | {LINE_PREFIX + line for line in coverage.lines})
+
+    def _learn_constants(self, feed: Feed, source: str, coverage: CallCoverage) -> None:
+        if coverage.constants:
+            pairs = [(constant.name, constant.value) for constant in coverage.constants]
+            self.feedback.constants += feed.dictionary.learn_constants(source, pairs)
+
+    def _feedback_summary(self) -> FeedbackSummary:
+        fb = self.feedback
+        return FeedbackSummary(fb.signal.kind.value, fb.signal.note, fb.behaviours, fb.lines, fb.arcs, fb.constants)
+
+    def _corpus_summary(self, seeds: Seeds) -> CorpusSummary | None:
+        if self.feedback.signal.kind is SignalKind.OFF:
+            return None
+        stats = self.live.stats if self.live is not None else CorpusStats(loaded=len(seeds.entries))
+        return CorpusSummary(
+            path=seeds.path,
+            loaded=stats.loaded,
+            skipped=seeds.skipped,
+            cold=seeds.cold,
+            replayed=stats.replayed,
+            kept=stats.kept,
+            not_replayed=stats.skipped + max(0, stats.loaded - stats.replayed - stats.skipped),
+            replay_s=stats.replay_s,
+            added=stats.added,
+        )
+
+    def _replay_done(self) -> None:
+        live = self.live
+        if live is None or self._replay_reported or self._replay_began is None or live.replaying:
+            return
+        self._replay_reported = True
+        seconds = time.monotonic() - self._replay_began
+        live.note_replay(seconds)
+        stats = live.stats
+        self.emit(CorpusReplayed(stats.replayed, stats.kept, stats.skipped, seconds))
+
+    @staticmethod
+    def _entries(
+        inventory: Inventory, decided: tuple[SurfaceEntry, ...], plans: tuple[ToolPlan, ...]
+    ) -> tuple[SurfaceEntry, ...]:
+        ran = tuple(
+            SurfaceEntry(p.info.surface, p.info.name, Status.FUZZED, None, p.calls)
+            if p.skip_reason is None
+            else SurfaceEntry(p.info.surface, p.info.name, Status.SKIPPED, p.skip_reason, p.calls)
+            for p in plans
+        )
+        order = {(t.surface, t.name): i for i, t in enumerate((*inventory.tools, *inventory.others))}
+        return tuple(sorted((*ran, *decided), key=lambda e: order.get((e.surface, e.name), 0)))
+
+    def _fuzz_deadline(self) -> float:
+        """Fuzzing stops early enough for verification of what is waiting for it."""
+        config = self.config
+        pending = self.verifier.pending_replays() + self._unseen_baseline
+        slowest = max(self._durations.values(), default=0.1)
+        cost = self._startup_s + STOP_ALLOWANCE_S + min(slowest, config.target.timeout_ms / 1000)
+        # The grace for the calls in flight at the deadline runs into the margin first; fuzzing
+        # stops earlier only for the part of it the margin cannot hold.
+        box = self.timebox
+        beyond = max(0.0, self._observe_s() - (box.latest_end() - box.verify_end()))
+        return box.fuzz_end(pending, cost, parallel_replays(config), beyond)
+
+    def _observe_s(self) -> float:
+        return observe_s(self.config, traced=self.feedback.signal.kind is SignalKind.COVERAGE)
+
+    async def _watch(self, scheduler: Scheduler, scope: anyio.CancelScope) -> None:
+        """At the deadline no new call starts, and the calls in flight get a grace to be observed
+        to their end (`observe_s`; the deadline leaves room for it before verification, and it never
+        runs past the budget's margin): a request the server was sent is observed, so a crash or
+        hang it causes near the end is reported (unconfirmed if no replay fits), not dropped with a
+        PASS. Past the grace they are cut off, and the report names them (`cut_off`)."""
+        while True:
+            left = self._fuzz_deadline() - time.monotonic()
+            if left <= 0:
+                break
+            await anyio.sleep(min(_WATCH_S, left))
+        scheduler.stopped = True
+        cutoff = min(time.monotonic() + self._observe_s(), self.timebox.latest_end())
+        # The workers leave once their calls are answered; the fuzzing scope then ends this task.
+        while self._calls_open and time.monotonic() < cutoff:
+            await anyio.sleep(_WATCH_S)
+        self.cut_off = tuple(sorted(self._calls_open.values()))
+        scope.cancel()
+
+    async def _next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None:
+        """A corpus seed's or queued sequence's next step first (it needs the state the call before
+        it left), else the scheduler's next case, with a dictionary value in some or mutated from
+        a corpus entry; None once fuzzing is over."""
+        live = self.live
+        while True:
+            chained = await feed.next_chain_case() if scheduler.running() else None
+            if chained is not None:
+                return chained
+            if live is not None and scheduler.running():
+                stepped = live.next_step(time.monotonic() >= self._replay_end)
+                self._replay_done()
+                if stepped is not None:
+                    owner, step = stepped
+                    generator = await anyio.to_thread.run_sync(owner.prepare, abandon_on_cancel=True)
+                    if generator is None:
+                        # Its tool was skipped (a schema fuzzgate cannot generate for): not sent.
+                        live.dropped(step)
+                        continue
+                    if feed.seen(owner, step.arguments):
+                        live.repeated(step)
+                        continue
+                    return owner, live.validated(step, generator.is_valid(step.arguments))
+            if (item := scheduler.next()) is None:
+                return None
+            plan, index = item
+            # Generation may wait on the worker process: never block the event loop with it, and
+            # never keep the run waiting for it past the deadline. A case already drawn is taken
+            # here (a thread hop per call cost about as much as the call); a checkpoint still lets
+            # the other tasks run when case after case is a repeat and skipped.
+            began = time.monotonic()
+            if plan.ready(index):
+                await anyio.lowlevel.checkpoint()
+                case = plan.case(index)
+            else:
+                case = await anyio.to_thread.run_sync(plan.case, index, abandon_on_cancel=True)
+            # Building a tool's generator and drawing its cases is that tool's time too.
+            scheduler.record(plan, time.monotonic() - began)
+            if case is None:
+                continue
+            case = feed.override(plan, case)
+            if live is not None and live.wants_mutant(plan, case):
+                # The generated case goes out next time (`Scheduler.again`): the mutant is extra.
+                scheduler.again(plan, index)
+                mutant = live.mutant(plan, case)
+                if mutant is None:
+                    # Queued as the last step of a sequence extending another tool's entry.
+                    continue
+                if mutant is not case and feed.fatal(plan, mutant):
+                    # Its value crashed or hung the server before: the finding is recorded.
+                    continue
+                if mutant is not case and plan.generator is not None:
+                    mutant = live.validated(mutant, plan.generator.is_valid(mutant.arguments))
+                case = mutant
+            # The same request to a server in the same state would show nothing new.
+            if not feed.seen(plan, case.arguments):
+                return plan, case
+
+    async def _worker(self, scheduler: Scheduler, keeper: ServerKeeper, known: set[str], feed: Feed) -> None:
+        while (item := await self._next_case(scheduler, feed)) is not None:
+            plan, case = item
+            waited = time.monotonic()
+            connection = await keeper.get()
+            if keeper.culprit is not None:
+                # A restart is the cost of the call that crashed or hung the server: charge its tool.
+                scheduler.record(keeper.culprit, time.monotonic() - waited)
+                keeper.culprit = None
+            if connection is None:
+                scheduler.stopped = True
+                reason = keeper.failure.message if keeper.failure else "the server could not be restarted"
+                self.emit(FuzzingStopped(reason))
+                return
+            surrogate = has_lone_surrogate(case.arguments)
+            key = (plan.info.surface, plan.info.name, case.origin)
+            if surrogate and (self._surrogates_dropped or key in self._surrogates_sent):
+                # Each lone-surrogate value goes once per field, and not at all once the server is
+                # known to drop such requests: every one costs a timeout.
+                continue
+            if surrogate:
+                self._surrogates_sent.add(key)
+            token = object()
+            self._calls_open[token] = f"{subject_label(plan.info.surface, plan.info.name)} case {case.index}"
+            try:
+                await self._call(scheduler, keeper, known, feed, connection, plan, case, surrogate)
+            finally:
+                del self._calls_open[token]
+
+    async def _call(
+        self,
+        scheduler: Scheduler,
+        keeper: ServerKeeper,
+        known: set[str],
+        feed: Feed,
+        connection: Connection,
+        plan: ToolPlan,
+        case: Case,
+        surrogate: bool,
+    ) -> None:
+        """Send one case and record what it showed: features, findings, the restart it needs."""
+        config = self.config
+        index = case.index
+        pending = _InFlight()
+        self._in_flight.add(pending)
+        for other in self._in_flight:
+            other.peak = max(other.peak, len(self._in_flight))
+        history = prefix_of(connection.history, self._read_only)
+        surface = plan.info.surface
+        try:
+            step = await send_step(connection, config, plan.info.name, case.arguments, surface=surface)
+        finally:
+            self._in_flight.discard(pending)
+        outcome = replace(step.outcome, concurrent=pending.peak)
+        produced = reply_values(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
+        sent = Step(plan.info.name, step.arguments, case.schema_valid, surface, produced)
+        if outcome.status in NOT_SENT:
+            # The server never received it: not a call, and not part of what the server saw.
+            self.not_sent[outcome.status] = self.not_sent.get(outcome.status, 0) + 1
+            if outcome.status is OutcomeStatus.CLIENT_FAILED:
+                self._client_failure = self._client_failure or outcome.error
+        else:
+            connection.history.append(sent)
+            if len(connection.history) > 2 * HISTORY_STEPS:
+                del connection.history[:-HISTORY_STEPS]
+            self.calls += 1
+        if not case.origin.startswith(_LIVE_CORPUS_ORIGINS):
+            # Seeds, their prefixes and shrink candidates are the corpus's calls, not the tool's
+            # scheduled cases: `--cases` bounds those.
+            plan.calls += 1
+        scheduler.record(plan, outcome.duration_s)
+        observed = await self._observe(connection, feed, plan, outcome, case.arguments)
+        chain_prefix = feed.chain_prefix(case)
+        new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent)
+        scheduler.behaved(plan, new_behaviour or bool(observed.new))
+        if self.live is not None:
+            self.live.after_call(plan, case, outcome, observed, sent, chain_prefix)
+        observations = observe(self.oracles, plan.info.name, case.schema_valid, step, outcome, surface)
+        layer = connection.layer
+        repro = Repro(
+            seed=self.seed,
+            case_index=index,
+            arguments=step.arguments,
+            transport=connection.transport,
+            schema_valid=case.schema_valid,
+            prefix=history,
+            # Only when the calls name it: a per-run directory in every repro would make a baseline
+            # file of the same bug differ from run to run.
+            workspace=written_for(layer, step.arguments, history) if observations else None,
+            surface=surface,
+        )
+        for observation in observations:
+            observation = under_collector(observation, traced=connection.coverage is not None)
+            finding = self.findings.add(observation, plan.info.name, repro)
+            self.offer(finding, observation.ambiguous)
+            previous = self._durations.get(finding.fingerprint, 0.0)
+            self._durations[finding.fingerprint] = max(previous, outcome.duration_s)
+            if finding.fingerprint in known:
+                known.discard(finding.fingerprint)
+                self._unseen_baseline -= 1
+        self.emit(
+            CallFinished(
+                tool=plan.info.name,
+                case_index=index,
+                arguments=case.arguments,
+                schema_valid=case.schema_valid,
+                origin=case.origin,
+                outcome=outcome,
+                observations=len(observations),
+                calls=self.calls,
+                findings=len(self.findings),
+                elapsed_s=self.timebox.elapsed(),
+                surface=surface,
+                behaviours=self.feedback.behaviours,
+                lines=self.feedback.lines,
+                arcs=self.feedback.arcs,
+                corpus=self.live.size() if self.live is not None else 0,
+            )
+        )
+        dropped = outcome.status is OutcomeStatus.TIMEOUT and outcome.after_timeout is AfterTimeout.ALIVE
+        if surrogate and outcome.status is OutcomeStatus.TIMEOUT:
+            self._surrogates_dropped = True
+        # A server that dropped a lone-surrogate request and answers the rest keeps its state.
+        # A session whose client side failed is reopened: nothing sent on it reaches the server.
+        if (
+            (outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not (dropped and surrogate))
+            or not connection.alive()
+            or connection.broken
+        ):
+            keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}")
+            keeper.culprit = plan
+            feed.restarted()
+            if self.live is not None:
+                self.live.restarted()
+
+    async def _observe(
+        self, connection: Connection, feed: Feed, plan: ToolPlan, outcome: CallOutcome, arguments: dict[str, Any]
+    ) -> Observed:
+        """The call's features, and which are new; the constants its code compares against go
+        into the dictionary."""
+        signal = self.feedback.signal.kind
+        if signal is SignalKind.OFF:
+            return Observed(frozenset(), frozenset())
+        coverage = None
+        channel = connection.coverage
+        if signal is SignalKind.COVERAGE and channel is not None and connection.alive():
+            coverage = await channel.collect(COLLECT_TIMEOUT_S)
+            if coverage is not None:
+                self._learn_constants(feed, plan.info.name, coverage)
+        return self.feedback.observe(plan.info.surface, plan.info.name, outcome, coverage, arguments)
+
+
+def cut_off_note(cut_off: Sequence[str], observe: float) -> str:
+    shown = ", ".join(cut_off[:5]) + (f" and {len(cut_off) - 5} more" if len(cut_off) > 5 else "")
+    return (
+        f"{len(cut_off)} calls in flight at fuzzing's deadline were cut off before they could be observed to "
+        f"their end (the grace for them is up to {observe:g}s, within the budget's margin): {shown}; a crash "
+        "or hang they caused is not reported"
+    )
+
+
+def unsent_note(calls: int, unsendable: int, client_failed: int, failure: str | None) -> str:
+    """The note for requests the server never received; it leads the notes when they outnumber the
+    calls that reached it, which makes the run inconclusive (`RunReport.inconclusive`)."""
+    parts = []
+    if unsendable:
+        parts.append(f"{unsendable} could not be encoded by fuzzgate's own client (a lone surrogate over HTTP)")
+    if client_failed:
+        parts.append(f"{client_failed} were lost when fuzzgate's side of the connection failed")
+    text = f"{unsendable + client_failed} requests never reached the server ({'; '.join(parts)}); not counted as calls"
+    if failure and client_failed:
+        text += f"; first failure: {failure}"
+    if unsendable + client_failed > calls:
+        text = f"inconclusive: most requests never reached the server ({calls} did): {text}"
+    return text
+
+
+def under_collector(observation: Observation, traced: bool) -> Observation:
+    """A slow or hung call of a server the coverage collector traces is ambiguous. A traced
+    interpreter runs all its code slower (CPython 3.11 turns its specializing interpreter off under
+    a trace function; a traceback the SDK renders with rich took 2.5-3.8 s): the call may be slow,
+    or miss its timeout, only because of fuzzgate's collector. Replays start servers without it:
+    such a finding that none of them shows again is dropped, not reported."""
+    if traced and observation.kind in (Kind.SLOW, Kind.HANG):
+        return replace(observation, ambiguous=True)
+    return observation
+
+
+def _without_collector(config: Config) -> Config:
+    """The config replays start servers with: a replay asks whether a bug comes back, not what code
+    it reaches, so its servers start without the coverage collector (and its start-up cost)."""
+    if config.target.feedback is FeedbackMode.OFF:
+        return config
+    return replace(config, target=replace(config.target, feedback=FeedbackMode.BEHAVIOUR))

@@ -1,0 +1,241 @@
+"""The protocol round: every protocol probe (`check.protocol_probes`) sent once per server, right
+after discovery, and the start-up banner check; what they find is the server's (`Surface.SERVER`).
+
+A probe's repro is the raw message it sent (`Repro.arguments`, `surface=Surface.SERVER`, `tool` the
+probe's name); `send_probe` sends one on any connection and judges it, so fuzzing and a replay on a
+fresh server decide alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from fuzzgate.check import Observation
+from fuzzgate.check.protocol_probes import (
+    BANNER,
+    PROBES,
+    Expect,
+    ProtocolProbe,
+    banner_observation,
+    banner_request,
+    build_probes,
+    judge,
+    probe_of,
+)
+from fuzzgate.check.secrets import Redactor
+from fuzzgate.config.model import Config
+from fuzzgate.model.findings import Finding, Repro, Surface
+from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
+from fuzzgate.plan.budget import TimeBox
+from fuzzgate.plan.selection import select
+from fuzzgate.target.connection import Connection
+from fuzzgate.target.discover import Inventory, ToolInfo
+from fuzzgate.target.raw import NO_REPLY_WAIT_S, carries_raw, send_raw, stamped
+
+if TYPE_CHECKING:
+    # Types only: `steps` (which `verify` imports) may import this module for replays.
+    from fuzzgate.triage.finding_set import FindingSet
+
+__all__ = [
+    "PROBE_TIMEOUT_S",
+    "RoundResult",
+    "probe_server",
+    "protocol_round",
+    "round_probes",
+    "send_probe",
+    "startup_banner",
+]
+
+OMITTED = "arguments-omitted"
+PROBE_TIMEOUT_S = 1.0
+"""The longest a probe waits for its answer (less when the target's timeout is shorter): a healthy
+server answers at once, and a probe it drops costs this, then a ping."""
+ROUND_LIMIT_S = 10.0
+ROUND_SHARE = 0.15
+"""The round takes at most this share of the budget (at least 2 s, at most `ROUND_LIMIT_S`)."""
+MAX_RESTARTS = 3
+"""Probes that kill the server: the round goes on with the rest on a fresh one, this many times."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    found: tuple[tuple[Observation, dict[str, Any]], ...]
+    """Each observation, with the raw message that showed it (its repro)."""
+    sent: tuple[str, ...]
+    """The probes sent, by name, in order."""
+    restart: str | None = None
+    """Why the server must be restarted (a probe killed it or it stopped answering); None if fine."""
+    cut_short: bool = False
+    """The round's time ran out before every probe was sent."""
+
+
+class _Run(Protocol):
+    """What `probe_server` reads of the engine."""
+
+    @property
+    def config(self) -> Config: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def redact(self) -> Redactor: ...
+    @property
+    def findings(self) -> FindingSet: ...
+    @property
+    def timebox(self) -> TimeBox: ...
+    def offer(self, finding: Finding, ambiguous: bool) -> None: ...
+
+
+class _Keeper(Protocol):
+    def restart(self, connection: Connection, reason: str) -> None: ...
+    async def get(self) -> Connection | None: ...
+
+
+def probe_timeout(config: Config, name: str) -> float:
+    """How long probe `name` waits: a request it must answer, up to `PROBE_TIMEOUT_S`; one it may
+    leave unanswered, or a notification, briefly."""
+    timeout_s = min(PROBE_TIMEOUT_S, config.target.timeout_ms / 1000)
+    kind = PROBES.get(name)
+    if kind is not None and kind.expect in (Expect.TOLERATE, Expect.SILENCE):
+        return min(timeout_s, NO_REPLY_WAIT_S)
+    return timeout_s
+
+
+def round_probes(config: Config, tools: Sequence[ToolInfo]) -> tuple[ProtocolProbe, ...]:
+    """The probes for a server offering `tools`. The `tools/call` probes go to tools fuzzing would
+    call (the include and exclude patterns, the destructive guard, `max_tools`), the first in the
+    inventory's order: never to a tool the guard blocks."""
+    # Share 1 of a sharded run sends what an unsharded run would: the probes' tools are any share's.
+    selection = select(Inventory(tuple(tools), (), (), ()), replace(config, shard=None), 0)
+    fuzzed = [plan.info for plan in selection.plans if plan.info.surface is Surface.TOOL]
+    first = fuzzed[0].name if fuzzed else None
+    nothing = next((t.name for t in fuzzed if not _required(t)), None)
+    some = next((t.name for t in fuzzed if _required(t)), None)
+    return build_probes(first, nothing, some, [t.name for t in tools])
+
+
+def _required(tool: ToolInfo) -> bool:
+    required = tool.input_schema.get("required")
+    return isinstance(required, list) and bool(required)
+
+
+def startup_banner(connection: Connection, redact: Redactor) -> Observation | None:
+    """The non-JSON lines a stdio server wrote to stdout before its first reply, as one observation."""
+    process = connection.process
+    if process is None or process.first_reply_mark is None:
+        return None
+    return banner_observation(process.wire.since(0)[: process.first_reply_mark], redact)
+
+
+async def send_probe(connection: Connection, config: Config, name: str, message: dict[str, Any]) -> CallOutcome:
+    """Send probe `name`'s raw `message` as it is (`check.protocol_probes.judge` says what the
+    outcome shows). For the start-up banner the message is a harmless request, and the outcome's
+    anomalies are what the server wrote before its first reply."""
+    kind = PROBES.get(name)
+    # What may go unanswered stops waiting once the server answers the next request.
+    settle = kind is not None and kind.expect in (Expect.TOLERATE, Expect.SILENCE)
+    outcome = await send_raw(connection, message, probe_timeout(config, name), settle=settle)
+    if name == BANNER:
+        process = connection.process
+        start = process.wire.since(0)[: process.first_reply_mark or 0] if process is not None else ()
+        outcome = replace(outcome, anomalies=start)
+    return outcome
+
+
+def _restart_reason(connection: Connection, name: str, outcome: CallOutcome) -> str | None:
+    if outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.ABORTED) or not connection.alive():
+        return f"protocol probe {name}: the server died"
+    if outcome.after_timeout in (AfterTimeout.DIED, AfterTimeout.STUCK):
+        return f"protocol probe {name}: {outcome.after_timeout.value}"
+    return None
+
+
+async def _control(
+    connection: Connection, config: Config, probe: ProtocolProbe, redact: Redactor
+) -> CallOutcome | None:
+    """The `arguments-omitted` probe's tool called with `arguments: {}`: its outcome when that shows
+    something wrong too (then an omitted `arguments` says nothing of the protocol), else None."""
+    params = {**probe.message["params"], "arguments": {}}
+    message, _ = stamped(connection, {**probe.message, "id": f"{probe.message['id']}-control", "params": params})
+    outcome = await send_raw(connection, message, probe_timeout(config, probe.name))
+    return outcome if judge(probe.name, outcome, redact) else None
+
+
+async def protocol_round(
+    connection: Connection,
+    config: Config,
+    tools: Sequence[ToolInfo],
+    redact: Redactor,
+    *,
+    skip: Collection[str] = (),
+    limit_s: float = ROUND_LIMIT_S,
+) -> RoundResult:
+    """Send every probe once (but those in `skip`), in order, each in the session's envelope
+    (`raw.stamped`), until one kills the server or stops it answering, or `limit_s` is spent. A
+    connection raw messages cannot reach (the in-memory one) gets none."""
+    found: list[tuple[Observation, dict[str, Any]]] = []
+    sent: list[str] = []
+    if not carries_raw(connection):
+        return RoundResult((), ())
+    deadline = time.monotonic() + limit_s
+    for probe in round_probes(config, tools):
+        if probe.name in skip:
+            continue
+        if time.monotonic() >= deadline:
+            return RoundResult(tuple(found), tuple(sent), cut_short=True)
+        if probe.name == OMITTED:
+            control = await _control(connection, config, probe, redact)
+            if control is not None:
+                # The tool fails with `arguments: {}` as well: its own bug, which fuzzing reports;
+                # the probe would only say it again. Not sent.
+                sent.append(probe.name)
+                if (reason := _restart_reason(connection, probe.name, control)) is not None:
+                    return RoundResult(tuple(found), tuple(sent), restart=reason)
+                continue
+        message, _ = stamped(connection, probe.message)
+        outcome = await send_probe(connection, config, probe.name, message)
+        observations = judge(probe.name, outcome, redact)
+        sent.append(probe.name)
+        found.extend((observation, message) for observation in observations)
+        reason = _restart_reason(connection, probe.name, outcome)
+        if reason is not None:
+            return RoundResult(tuple(found), tuple(sent), restart=reason)
+    return RoundResult(tuple(found), tuple(sent))
+
+
+async def probe_server(run: _Run, keeper: _Keeper, connection: Connection, tools: Sequence[ToolInfo]) -> None:
+    """The engine's protocol phase, on the first server right after discovery: the start-up banner,
+    then the protocol round, each finding recorded and offered for verification as fuzzing's are.
+    A probe that kills the server (or hangs it) has it restarted, and the round goes on with the
+    probes not yet sent on the fresh one."""
+    config = run.config
+    limit_s = min(ROUND_LIMIT_S, max(2.0, ROUND_SHARE * config.budget_s), run.timebox.remaining())
+    deadline = time.monotonic() + limit_s
+
+    def record(observation: Observation, name: str, message: dict[str, Any]) -> None:
+        repro = Repro(run.seed, -1, message, connection.transport, surface=Surface.SERVER)
+        finding = run.findings.add(observation, name, repro)
+        run.offer(finding, observation.ambiguous)
+
+    banner = startup_banner(connection, run.redact)
+    if banner is not None:
+        record(banner, BANNER, stamped(connection, banner_request())[0])
+    done: set[str] = set()
+    for attempt in range(MAX_RESTARTS + 1):
+        result = await protocol_round(
+            connection, config, tools, run.redact, skip=done, limit_s=max(0.0, deadline - time.monotonic())
+        )
+        for observation, message in result.found:
+            record(observation, probe_of(observation) or BANNER, message)
+        done.update(result.sent)
+        if result.restart is None:
+            return
+        keeper.restart(connection, result.restart)
+        if result.cut_short or attempt == MAX_RESTARTS or time.monotonic() >= deadline:
+            return
+        fresh = await keeper.get()
+        if fresh is None:
+            return
+        connection = fresh

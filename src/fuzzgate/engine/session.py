@@ -1,0 +1,188 @@
+"""The engine's entry points besides a run (`engine.execute.Engine`): what a server offers and what a run
+would do with it, and replays of recorded findings or of one call, each on a fresh server.
+
+The CLI calls these and prints what they return: it never speaks MCP itself. They never print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+
+from fuzzgate.check import Observation, Oracles
+from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
+from fuzzgate.config.model import Config
+from fuzzgate.engine.verify import Connector, replay_once
+from fuzzgate.model.errors import TargetError
+from fuzzgate.model.findings import Finding, Repro, Surface
+from fuzzgate.model.outcome import CallOutcome
+from fuzzgate.plan.selection import NotSelected, ToolPlan, select
+from fuzzgate.record.results import Status, SurfaceEntry
+from fuzzgate.sandbox.containment import Containment, contain
+from fuzzgate.target.connection import Connection, open_connection
+from fuzzgate.target.discover import Inventory, discover
+
+
+def run_canaries(config: Config, seed: int) -> dict[str, str]:
+    """The canaries a run with `seed` plants in the server's environment: only in a server fuzzgate
+    starts (stdio, or HTTP with a command), the one environment fuzzgate sets."""
+    return canary_environment(seed) if config.target.launched else {}
+
+
+def oracles_for(config: Config, seed: int, containment: Containment | None = None) -> tuple[Oracles, dict[str, str]]:
+    """The oracles of a run with `seed` (reading the canaries `containment` planted), and the
+    environment canaries they look for."""
+    canaries = run_canaries(config, seed)
+    scanner = SecretScanner(config.secret_patterns, canaries)
+    planted = containment.workspace.canaries if containment is not None else ()
+    oracles = Oracles(
+        slow_s=config.slow_ms / 1000, scanner=scanner, redact=redactor_for(config, canaries), canaries=planted
+    )
+    return oracles, canaries
+
+
+@dataclass(frozen=True, slots=True)
+class Contained:
+    """What a replay needs to see a server as a run does: fresh contained servers, and oracles that
+    know the canaries planted around them."""
+
+    connector: Connector
+    oracles: Oracles
+    canaries: dict[str, str]
+
+
+@asynccontextmanager
+async def contained(config: Config, seed: int) -> AsyncIterator[Contained]:
+    """Servers started as a run with `seed` starts them (`fuzzgate.sandbox.containment`): on a
+    throwaway layer of their scope, watched, jailed where the sandbox works, so a replay of a scope
+    escape or an injection shows it again and never touches the user's files. Removed on exit."""
+    containment = await anyio.to_thread.run_sync(contain, config, seed)
+
+    def connector(cfg: Config, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
+        return open_connection(cfg, extra_env=extra_env, containment=containment)
+
+    try:
+        oracles, canaries = oracles_for(config, seed, containment)
+        yield Contained(connector, oracles, canaries)
+    finally:
+        if containment is not None:
+            # Not awaited: a cancelled replay (SIGINT, SIGTERM) must still remove its workspace.
+            containment.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What the server offers, and what a run would do with each of its tools."""
+
+    protocol_version: str
+    inventory: Inventory
+    decisions: tuple[SurfaceEntry, ...]
+    """One per tool of the inventory, then per resource, resource template and prompt, in its order:
+    fuzzed, blocked or skipped, and why."""
+
+
+async def list_surface(config: Config, seed: int) -> Listing:
+    """Discover the server's tools, resources and prompts, and decide each tool's fate as a run with
+    `seed` would, building every generator (that is what tells whether a schema can be fuzzed).
+    Calls no tool."""
+    async with (
+        contained(config, seed) as servers,
+        servers.connector(config, canary_environment(seed)) as connection,
+    ):
+        inventory = await discover(connection, config.target.timeout_ms / 1000)
+        protocol = connection.protocol_version
+    selection = select(inventory, config, seed)
+    for plan in selection.plans:
+        await anyio.to_thread.run_sync(plan.case, 0, abandon_on_cancel=True)
+    decided = {(e.surface, e.name): (e.status, e.reason) for e in selection.entries}
+    decided |= {(p.info.surface, p.info.name): _plan_decision(p) for p in selection.plans}
+    decisions = tuple(
+        SurfaceEntry(item.surface, item.name, *decided.get((item.surface, item.name), (Status.FUZZED, None)))
+        for item in (*inventory.tools, *inventory.others)
+    )
+    return Listing(protocol, inventory, decisions)
+
+
+def _plan_decision(plan: ToolPlan) -> tuple[Status, str | None]:
+    if plan.skip_reason is not None:
+        return Status.SKIPPED, plan.skip_reason
+    return Status.FUZZED, None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    """What replaying a recorded finding showed."""
+
+    finding: Finding
+    still_fails: bool
+    """The same bug (same fingerprint) showed again in one of the replays."""
+    attempts: int
+    """Replays sent: up to the first that failed again; 0 for a finding no tool call can replay, and
+    for one whose redacted repro (`Repro.redacted`) did not fail again, which proves no fix."""
+    observations: tuple[Observation, ...]
+    """What the last replay showed."""
+    refused: str | None = None
+    """Why nothing was sent: a call of the repro is not selected (include, exclude, the destructive
+    guard; `plan.selection.Admission`)."""
+    outcomes: tuple[CallOutcome, ...] = ()
+    """The failing call's outcome in each replay."""
+    not_replayed: TargetError | None = None
+    """Why no replay could be sent: a fresh server could not be started (its start error, the
+    server's words in it redacted). Such a finding was not shown fixed."""
+
+
+async def replay_finding(config: Config, finding: Finding, attempts: int) -> ReplayResult:
+    """Replay a recorded finding on fresh servers, up to `attempts` times (at least once), stopping
+    at the first replay that shows the same bug again."""
+    if not replayable(finding):
+        return ReplayResult(finding, still_fails=False, attempts=0, observations=())
+    observations: list[Observation] = []
+    outcomes: list[CallOutcome] = []
+    async with contained(config, finding.repro.seed) as servers:
+        for attempt in range(1, max(1, attempts) + 1):
+            try:
+                same, observations = await replay_once(
+                    config, servers.oracles, finding, servers.canaries, servers.connector, outcomes=outcomes
+                )
+            except NotSelected as refused:
+                return ReplayResult(finding, still_fails=False, attempts=0, observations=(), refused=refused.reason)
+            except TargetError as exc:
+                return ReplayResult(finding, still_fails=False, attempts=attempt - 1, observations=(), not_replayed=exc)
+            if same:
+                return ReplayResult(finding, True, attempt, tuple(observations), outcomes=tuple(outcomes))
+    sent = 0 if finding.repro.redacted else max(1, attempts)
+    return ReplayResult(finding, False, sent, tuple(observations), outcomes=tuple(outcomes))
+
+
+def replayable(finding: Finding) -> bool:
+    """Whether requests can replay `finding`: a tool's, a prompt's or a resource's, or the
+    server's (through the request it recorded: a call, or a protocol probe's raw message)."""
+    if finding.surface is Surface.SERVER:
+        return finding.repro.tool is not None or finding.repro.surface is Surface.SERVER
+    return True
+
+
+async def replay_findings(config: Config, findings: Iterable[Finding], attempts: int) -> list[ReplayResult]:
+    """`replay_finding` for each finding, one after the other."""
+    return [await replay_finding(config, f, attempts) for f in findings]
+
+
+async def replay_call(config: Config, tool: str, arguments: dict[str, Any], seed: int) -> tuple[Observation, ...]:
+    """Call `tool` once with `arguments` on a fresh server (with the canaries of `seed`), and what
+    the oracles see in the outcome."""
+    probe = Finding(
+        kind=next(iter(config.severity)),
+        severity=config.fail_on,
+        surface=Surface.TOOL,
+        name=tool,
+        message="",
+        fingerprint="",
+        repro=Repro(seed=seed, case_index=0, arguments=arguments, transport=config.target.kind.value),
+    )
+    async with contained(config, seed) as servers:
+        _, observations = await replay_once(config, servers.oracles, probe, servers.canaries, servers.connector)
+    return tuple(observations)

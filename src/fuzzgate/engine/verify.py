@@ -1,0 +1,478 @@
+"""Verification: confirm each finding on fresh servers, and replay the baseline entries fuzzing did
+not meet again, all within the run's time box.
+
+Every replay is one job on a fresh server. For a stdio target fresh servers are processes of
+their own, so confirmation starts while fuzzing goes on (one replay at a time, to leave the fuzzer
+its CPU) and speeds up to several at once when fuzzing ends; an HTTP target's server holds its
+port (fuzzgate's own, started from `[target] command`, or one server the user started), so its
+replays wait for fuzzing to end and run one at a time. A finding's replays take turns with the
+other findings' (round by round), so a deadline leaves every finding some replays rather than a
+few findings all of theirs. Replays always send the finding's current repro: when fuzzing later
+keeps a smaller one, its tally starts again.
+
+A repro with a prefix (the calls the server received before the failing one) is first sent alone,
+then whole; the first that reproduces counts as the first replay, and a whole sequence that does is
+shrunk (`fuzzgate.triage.sequence`). A finding that reproduces only with its prefix is confirmed, not
+flaky; flaky is what does not reproduce even with it.
+
+What the deadline cuts short is said, never hidden:
+
+- a finding replayed fewer times than asked is labelled on the replays that finished;
+- a finding never replayed is `unconfirmed` (the budget ran out, or no fresh server could be
+  reached: an HTTP target without a command), and an unconfirmed new finding at or above fail-on
+  fails the gate (it was observed; it only could not be replayed);
+- a baseline entry whose replays did not finish stays known (`unverified`), never "fixed"; so does
+  one whose fresh server could not be started (not replayed: the note gives the start error);
+- so does one whose repro was redacted (`Repro.redacted`) and did not fail again: a secret it sent
+  was replayed as `[REDACTED]`, unless a reply brought it, so its passing proves no fix.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, replace
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from fuzzgate.check import Observation, Oracles
+from fuzzgate.config.model import Config, TargetKind
+from fuzzgate.engine.steps import StepResult, observe, send_step
+from fuzzgate.generate.dictionary import reply_values
+from fuzzgate.model.errors import TargetError
+from fuzzgate.model.findings import Finding, Repro, Step, Surface
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.plan.selection import Admission, NotSelected
+from fuzzgate.target.connection import Connection, open_connection
+from fuzzgate.target.discover import discover
+from fuzzgate.triage import sequence
+from fuzzgate.triage.finding_set import fingerprint, subject
+from fuzzgate.triage.sequence import rebind
+
+REPLAYS_IN_PARALLEL = 4
+"""At most this many fresh stdio servers replay at once, and no more than there are CPUs: servers
+starting side by side on fewer cores only slow each other down."""
+REPLAYS_WHILE_FUZZING = 1
+SETTLE_ESTIMATE = 3
+"""Tries a sequence repro is expected to take beyond its replays: alone, whole, some shrinking."""
+
+Connector = Callable[[Config, Mapping[str, str]], AbstractAsyncContextManager[Connection]]
+"""Opens an initialized connection to a fresh server (or, for HTTP, to the one server): the seam
+tests use to run the engine against an in-memory server."""
+
+
+def connect(config: Config, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
+    """The real connector: start the stdio server or reach the HTTP one."""
+    return open_connection(config, extra_env=extra_env)
+
+
+def parallel_replays(config: Config) -> int:
+    if config.target.kind is not TargetKind.STDIO:
+        # One address: the fresh servers fuzzgate starts for it take its port in turn, and a
+        # server the user started is one server.
+        return 1
+    return max(1, min(REPLAYS_IN_PARALLEL, os.cpu_count() or 1))
+
+
+async def replay_once(
+    config: Config,
+    oracles: Oracles,
+    finding: Finding,
+    extra_env: Mapping[str, str],
+    connector: Connector = connect,
+    repro: Repro | None = None,
+    *,
+    admission: Admission | None = None,
+    outcomes: list[CallOutcome] | None = None,
+) -> tuple[bool, list[Observation]]:
+    """Send the repro (`finding.repro` unless another is given) to a fresh server: the calls of its
+    prefix in order, then the failing call. Whether the same bug showed again, and what was seen.
+    A bug that shows during the prefix is not this finding's: the server must survive the prefix.
+
+    Nothing is sent when `admission` (without one: the server's own listing, read first) refuses
+    a call of the repro: raises `NotSelected`. The failing call's outcome is appended to `outcomes`."""
+    repro = repro if repro is not None else finding.repro
+    calls = _calls(replace(finding, repro=repro))
+    if admission is not None:
+        admission.check(calls)
+    async with connector(config, extra_env) as connection:
+        if admission is None:
+            admission = Admission.of(config, await discover(connection, config.target.timeout_ms / 1000))
+        refused = admission.refusal(calls)
+        result = None if refused is not None else await _send_repro(connection, config, finding, repro)
+    # Raised once the connection is closed, so it is not wrapped in its task group's exceptions.
+    if refused is not None:
+        raise NotSelected(refused)
+    if result is None:
+        return False, []
+    if outcomes is not None:
+        outcomes.append(result.outcome)
+    observations = observe(oracles, finding.tool, repro.schema_valid, result, surface=repro.surface)
+    same = any(
+        fingerprint(o.kind, *subject(o, finding.tool, repro.surface), o.signature) == finding.fingerprint
+        for o in observations
+    )
+    return same, observations
+
+
+async def _send_repro(connection: Connection, config: Config, finding: Finding, repro: Repro) -> StepResult | None:
+    """The repro's prefix, then its failing call (whose result is returned); None when the server
+    did not survive the prefix."""
+    # What the recorded run's replies brought, mapped to what this server's bring in their place:
+    # a fresh server hands out other ids, and a use after delete must delete and use its own.
+    bound: dict[Any, Any] = {}
+    for step in repro.prefix:
+        arguments = rebind(step.arguments, bound)
+        done = await send_step(connection, config, step.tool, arguments, repro.workspace, step.surface)
+        connection.history.append(Step(step.tool, done.arguments, step.schema_valid, step.surface))
+        if not connection.alive():
+            return None
+        if step.produced and done.outcome.status is OutcomeStatus.OK:
+            now = reply_values(step.tool, done.outcome.payload)
+            bound.update((old, new) for old, new in zip(step.produced, now, strict=False) if old != new)
+    return await send_step(
+        connection, config, finding.tool, rebind(repro.arguments, bound), repro.workspace, repro.surface
+    )
+
+
+@dataclass(slots=True, eq=False)
+class _Tally:
+    finding: Finding
+    ambiguous: bool
+    generation: int = 0
+    """Bumped when the repro changes: results of replays of an older repro are discarded."""
+    attempts: int = 0
+    reproduced: int = 0
+    unreachable: bool = False
+    """A replay could not reach a server (an HTTP server a crash took down): no more attempts."""
+    settled: bool = False
+    """Whether a sequence repro was tried alone, then whole, then shrunk (`fuzzgate.triage.sequence`)."""
+
+
+@dataclass(slots=True, eq=False)
+class _BaselineTally:
+    entry: Finding
+    attempts: int = 0
+    failing: bool = False
+    done: bool = False
+    refused: str | None = None
+    """Why the run's selection refuses a call of its repro: not replayed, it stays known."""
+    unstarted: bool = False
+    """No fresh server could be started for it: not replayed, so not shown fixed."""
+
+
+_Job = tuple[_Tally, int] | _BaselineTally
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    findings: tuple[Finding, ...]
+    """Confirmed, flaky or unconfirmed findings (dropped ones left out), by fingerprint."""
+    triaged: tuple[tuple[Finding, bool], ...] = ()
+    """Every candidate as labelled, with whether it was dropped, for the console."""
+    baseline_failing: frozenset[str] = frozenset()
+    baseline_unverified: frozenset[str] = frozenset()
+    """Baseline entries whose replays did not finish in time: they stay known."""
+    notes: tuple[str, ...] = ()
+    """What the deadline cut short, in words for the report and the summary."""
+
+
+class Verifier:
+    """Replays findings as they are offered, and the baseline at the end.
+
+    Use: `async with anyio.create_task_group() as tg: tg.start_soon(verifier.serve)`, `offer()`
+    each finding as fuzzing records it, then `await verifier.finish(unseen, deadline)`.
+    """
+
+    def __init__(
+        self, config: Config, oracles: Oracles, extra_env: Mapping[str, str], connector: Connector = connect
+    ) -> None:
+        self.config = config
+        self.oracles = oracles
+        self.extra_env = extra_env
+        self.connector = connector
+        self.admission: Admission | None = None
+        """What the run selected (set once the server is listed): what replays may send."""
+        self._parallel = parallel_replays(config)
+        # An HTTP target's replays wait for fuzzing to end: the fuzzing server holds the port (or,
+        # when fuzzgate does not start it, is the only server).
+        background = REPLAYS_WHILE_FUZZING if config.target.kind is TargetKind.STDIO else 0
+        self._limiter = anyio.CapacityLimiter(max(1, background))
+        self._open = background > 0
+        self._tallies: dict[str, _Tally] = {}
+        self._baseline: list[_BaselineTally] = []
+        self._send: MemoryObjectSendStream[_Job]
+        self._receive: MemoryObjectReceiveStream[_Job]
+        self._send, self._receive = anyio.create_memory_object_stream[_Job](math.inf)
+        self._held: list[_Job] = []
+        self._pending = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._start_error: str | None = None
+        """The first error a fresh server for a replay failed to start with (redacted at its source)."""
+
+    def pending_replays(self) -> int:
+        """Replays still to run (new findings' and baseline entries'), for the fuzzing deadline."""
+        replays = self.config.replays
+        left = sum(0 if t.unreachable else replays - t.attempts for t in self._tallies.values())
+        # A sequence not yet settled may take a few tries of its own (`fuzzgate.triage.sequence`).
+        left += sum(SETTLE_ESTIMATE for t in self._tallies.values() if t.finding.repro.prefix and not t.settled)
+        return left + sum(0 if b.done else 1 for b in self._baseline)
+
+    def offer(self, finding: Finding, ambiguous: bool) -> None:
+        """A finding as fuzzing now holds it (merged: its smallest repro, all hits so far)."""
+        if self.config.replays <= 0:
+            return
+        tally = self._tallies.get(finding.fingerprint)
+        if tally is None:
+            tally = self._tallies[finding.fingerprint] = _Tally(finding, ambiguous)
+            self._queue((tally, 0))
+            return
+        tally.ambiguous = tally.ambiguous and ambiguous
+        if finding.repro.size() < tally.finding.repro.size():
+            tally.generation += 1
+            tally.attempts = tally.reproduced = 0
+            tally.settled = False
+            tally.finding = finding
+            self._queue((tally, tally.generation))
+        else:
+            # The same bug hit again: its count and evidence, the repro verification holds (which
+            # may be one it shrank itself).
+            tally.finding = replace(finding, repro=tally.finding.repro)
+
+    async def serve(self) -> None:
+        """Run jobs as they come, as many at once as the limiter allows; until cancelled."""
+        async with anyio.create_task_group() as tg:
+            async for job in self._receive:
+                token = object()
+                await self._limiter.acquire_on_behalf_of(token)
+                tg.start_soon(self._run, job, token)
+
+    async def finish(
+        self, candidates: Sequence[tuple[Finding, bool]], unseen: Sequence[Finding], deadline: float
+    ) -> Verification:
+        """Replay at full speed until every job is done or `deadline` passes, and label the results.
+        `candidates` are fuzzing's final findings; `unseen`, the baseline entries it did not meet."""
+        for finding, ambiguous in candidates:
+            self.offer(finding, ambiguous)
+        for entry in unseen:
+            tally = _BaselineTally(entry)
+            self._baseline.append(tally)
+            self._queue(tally)
+        self._limiter.total_tokens = self._parallel
+        self._open = True
+        for job in self._held:
+            self._send.send_nowait(job)
+        self._held.clear()
+        with anyio.move_on_at(deadline):
+            await self._idle.wait()
+        return self._verdict(candidates)
+
+    def _queue(self, job: _Job) -> None:
+        self._pending += 1
+        self._idle = anyio.Event() if self._idle.is_set() else self._idle
+        if self._open:
+            self._send.send_nowait(job)
+        else:
+            self._held.append(job)
+
+    def _done(self) -> None:
+        self._pending -= 1
+        if self._pending == 0:
+            self._idle.set()
+
+    async def _run(self, job: _Job, token: object) -> None:
+        try:
+            if isinstance(job, _BaselineTally):
+                await self._baseline_job(job)
+            else:
+                await self._confirm_job(*job)
+        finally:
+            self._limiter.release_on_behalf_of(token)
+            self._done()
+
+    async def _attempt(self, finding: Finding, repro: Repro | None = None) -> bool | None:
+        """One replay on a fresh server: whether it failed the same way; None if no server could be reached."""
+        try:
+            same, _ = await replay_once(
+                self.config, self.oracles, finding, self.extra_env, self.connector, repro, admission=self.admission
+            )
+        except NotSelected:
+            return None
+        except TargetError as exc:
+            self._start_error = self._start_error or str(exc)
+            return None
+        return same
+
+    async def _confirm_job(self, tally: _Tally, generation: int) -> None:
+        if tally.unreachable or generation != tally.generation:
+            return
+        if tally.finding.repro.prefix and not tally.settled:
+            await self._settle(tally, generation)
+            return
+        same = await self._attempt(tally.finding)
+        if generation != tally.generation:
+            return
+        if same is None:
+            tally.unreachable = True
+            return
+        tally.attempts += 1
+        tally.reproduced += same
+        if tally.attempts < self.config.replays:
+            # To the back of the queue: the other findings' replays take their turn first.
+            self._queue((tally, generation))
+
+    async def _settle(self, tally: _Tally, generation: int) -> None:
+        """A sequence repro: the failing call alone first, then the whole sequence, then shrunk.
+        The try that reproduced counts as the first replay; the others are the search."""
+        tally.settled = True
+        finding = tally.finding
+        candidates = [sequence.alone(finding.repro), finding.repro]
+        for repro in candidates:
+            same = await self._attempt(finding, repro)
+            if generation != tally.generation:
+                return
+            if same is None:
+                tally.unreachable = True
+                return
+            if same:
+                tally.finding = replace(finding, repro=repro.narrowed())
+                tally.attempts, tally.reproduced = 1, 1
+                if repro.prefix:
+
+                    async def reproduces(candidate: Repro) -> bool | None:
+                        return await self._attempt(finding, candidate) if generation == tally.generation else None
+
+                    def keep(smaller: Repro) -> None:
+                        if generation == tally.generation:
+                            tally.finding = replace(tally.finding, repro=smaller.narrowed())
+
+                    await sequence.shrink(repro, reproduces, keep)
+                break
+        else:
+            # Not even the whole sequence: flaky, unless the replays still to come say otherwise.
+            tally.attempts, tally.reproduced = 1, 0
+        if generation == tally.generation and tally.attempts < self.config.replays:
+            self._queue((tally, generation))
+
+    async def _baseline_job(self, tally: _BaselineTally) -> None:
+        if self.admission is not None:
+            tally.refused = self.admission.refusal(_calls(tally.entry))
+        if tally.refused is not None:
+            tally.done = True
+            return
+        same = await self._attempt(tally.entry)
+        if same is None:
+            tally.unstarted = tally.done = True
+            return
+        tally.attempts += 1
+        if same:
+            # One failure is enough to keep a known bug known.
+            tally.failing = tally.done = True
+        elif tally.attempts >= max(1, self.config.replays):
+            tally.done = True
+        else:
+            self._queue(tally)
+
+    def _verdict(self, candidates: Sequence[tuple[Finding, bool]]) -> Verification:
+        replays = self.config.replays
+        if replays <= 0:
+            unreplayed = tuple(sorted((f for f, _ in candidates), key=lambda f: f.fingerprint))
+            return Verification(unreplayed, tuple((f, False) for f in unreplayed))
+        kept: list[Finding] = []
+        triaged: list[tuple[Finding, bool]] = []
+        partial = unconfirmed = unreached = 0
+        for finding, _ in sorted(candidates, key=lambda c: c[0].fingerprint):
+            tally = self._tallies[finding.fingerprint]
+            labelled, dropped = _labelled(tally, replays)
+            if tally.unreachable:
+                unreached += 1
+            elif tally.attempts < replays:
+                unconfirmed += tally.attempts == 0
+                partial += tally.attempts > 0
+            triaged.append((labelled, dropped))
+            if not dropped:
+                kept.append(labelled)
+        notes: list[str] = []
+        if unconfirmed:
+            notes.append(
+                f"{unconfirmed} finding(s) could not be replayed within the budget: reported as unconfirmed"
+                " (an unconfirmed new finding at or above fail-on fails the gate)"
+            )
+        if partial:
+            notes.append(f"{partial} finding(s) got fewer than {replays} replays within the budget")
+        if unreached:
+            notes.append(_unreached_note(unreached, replays, self.config))
+        refused = [b for b in self._baseline if b.refused is not None]
+        if refused:
+            notes.append(
+                f"{len(refused)} baseline entr{'y was' if len(refused) == 1 else 'ies were'} not replayed: "
+                f"a call of {'its' if len(refused) == 1 else 'their'} repro is not selected "
+                f"({refused[0].refused}); they stay known"
+            )
+        unverified = frozenset(b.entry.fingerprint for b in self._baseline if not b.done and b.refused is None)
+        if unverified:
+            notes.append(
+                f"{len(unverified)} baseline entr{'y was' if len(unverified) == 1 else 'ies were'} not replayed "
+                "within the budget; they stay known"
+            )
+        unstarted = frozenset(b.entry.fingerprint for b in self._baseline if b.unstarted)
+        if unstarted:
+            notes.append(
+                f"{len(unstarted)} baseline entr{'y was' if len(unstarted) == 1 else 'ies were'} not replayed "
+                f"because a fresh server could not be started ({self._start_error}); they stay known"
+            )
+        unverified |= unstarted
+        redacted = frozenset(
+            b.entry.fingerprint for b in self._baseline if b.done and not b.failing and b.entry.repro.redacted
+        )
+        if redacted:
+            notes.append(
+                f"{len(redacted)} baseline entr{'y' if len(redacted) == 1 else 'ies'} with a redacted repro did not "
+                "fail again; a redacted repro proves no fix, so they stay known"
+            )
+            unverified |= redacted
+        failing = frozenset(b.entry.fingerprint for b in self._baseline if b.failing)
+        kept_known = unverified | {b.entry.fingerprint for b in refused}
+        return Verification(tuple(kept), tuple(triaged), failing, frozenset(kept_known), tuple(notes))
+
+
+def _calls(finding: Finding) -> list[tuple[Surface, str]]:
+    """The calls a finding's repro sends, in order: what the selection must admit."""
+    repro = finding.repro
+    return [(step.surface, step.tool) for step in repro.prefix] + [(repro.surface, finding.tool)]
+
+
+def _labelled(tally: _Tally, replays: int) -> tuple[Finding, bool]:
+    """The finding labelled by its replays, and whether it is dropped: only ever seen while other
+    calls were in flight and never failing alone, it was most likely another call's symptom. One no
+    replay could reach a server for (a crash took down an HTTP server fuzzgate cannot restart) is
+    unconfirmed, like one the budget left no time to replay: seen, but never confirmed or dropped."""
+    attempts, reproduced = tally.attempts, tally.reproduced
+    dropped = tally.ambiguous and attempts > 0 and reproduced == 0
+    labelled = replace(
+        tally.finding,
+        replays=attempts,
+        reproduced=reproduced,
+        flaky=attempts > 0 and reproduced < attempts,
+        unconfirmed=attempts == 0,
+    )
+    return labelled, dropped
+
+
+def _unreached_note(count: int, replays: int, config: Config) -> str:
+    if config.target.launched:
+        why = "a fresh server could not be started"
+    else:
+        why = (
+            "the HTTP server could not be reached (fuzzgate restarts only a server it starts:"
+            " name the command that serves the URL under [target])"
+        )
+    return (
+        f"{count} finding(s) got fewer than {replays} replays because {why}; one never replayed is reported"
+        " as unconfirmed (an unconfirmed new finding at or above fail-on fails the gate)"
+    )

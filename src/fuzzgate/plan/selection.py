@@ -1,0 +1,373 @@
+"""Which tools a run fuzzes, blocks and skips, and the fair share of the time budget each gets.
+
+Deciding costs nothing: `select` only filters names and annotations (and, under `--shard I/N`,
+keeps the tools whose stable hash falls in share I: `shard_of`). A tool's case generator is
+built on first use (`ToolPlan.prepare`, off the event loop, under a deadline), so a server with
+hundreds of tools starts being fuzzed at once and a schema too costly to generate for is skipped
+with its reason instead of stalling the run.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from fuzzgate.config.model import Config, Shard
+from fuzzgate.generate import CaseGenerator, UnsupportedSchema
+from fuzzgate.generate._worker import GenerationAbandoned, GenerationError
+from fuzzgate.generate.cases import Case
+from fuzzgate.generate.cost import cost_probes
+from fuzzgate.generate.hints import enrich
+from fuzzgate.generate.probes import ProbeCase, probe_slot
+from fuzzgate.model.commands import subject_label
+from fuzzgate.model.errors import UsageError
+from fuzzgate.model.findings import Finding, Surface
+from fuzzgate.plan.safety import DestructiveGuard, looks_read_only
+from fuzzgate.record.results import Status, SurfaceEntry
+from fuzzgate.target.discover import Inventory, ToolInfo
+
+FAIR_SLACK_S = 1.0
+FAIR_SLACK_SHARE = 0.1
+"""Tools whose charged time is within this much of the least (seconds, or this share of it) are
+even: among them the next case goes to the one that had fewest, so the order of tools does not
+hinge on a millisecond's jitter (the dictionary and sequences make a tool's requests depend on the
+others' replies)."""
+STALE_CALLS = 50
+STALE_WEIGHT = 3.0
+"""A tool whose last `STALE_CALLS` calls showed nothing it had not shown before is charged its time
+this many times over: tools still finding new behaviour get more of the budget, none is starved."""
+
+
+@dataclass(slots=True)
+class ToolPlan:
+    info: ToolInfo
+    make_generator: Callable[[], CaseGenerator]
+    next_case: int = 0
+    """The next case index to hand out."""
+    calls: int = 0
+    """Cases whose call finished (a call the deadline cut off is not one; nor is a case the tool
+    was skipped at): what the report counts, so `--cases` with it sends at least the same requests."""
+    used_s: float = 0.0
+    generator: CaseGenerator | None = None
+    probe_source: Callable[[ToolInfo, dict[str, Any]], list[ProbeCase]] | None = None
+    """Builds the tool's probes from a valid base case (`fuzzgate.generate.probes`); None: none of
+    those (cost probes, `fuzzgate.generate.cost`, go in any case)."""
+    probes: list[ProbeCase] | None = None
+    max_cases: int | None = None
+    """The most cases it ever gets (a resource without arguments: 1); None: as many as time allows."""
+    skip_reason: str | None = None
+    """Set when the generator could not be built or failed: the tool gets no more cases."""
+    unchanged_calls: int = 0
+    """Calls in a row whose behaviour the tool had shown before (`Scheduler.behaved`)."""
+    _building: threading.Lock = field(default_factory=threading.Lock)
+
+    def case(self, index: int) -> Case | None:
+        """Case `index`, building the generator first if needed; None once the tool is skipped.
+        Blocking (it may wait on the generation worker): call it from a thread."""
+        try:
+            with self._building:
+                if self.skip_reason is not None:
+                    return None
+                if self.generator is None:
+                    self.generator = self.make_generator()
+                    self.probes = self._probes(self.generator)
+            generator, probes = self.generator, self.probes or []
+            is_probe, position = probe_slot(index, len(probes))
+            if is_probe:
+                probe = probes[position]
+                valid = generator.is_valid(probe.arguments)
+                return Case(index=index, arguments=probe.arguments, schema_valid=valid, origin=probe.origin)
+            return replace(generator.case(position), index=index)
+        except UnsupportedSchema as exc:
+            self.skip_reason = f"input schema not supported: {exc}"
+        except GenerationAbandoned:
+            pass
+        except GenerationError as exc:
+            # The schema came from the server; whatever it does to the generator skips this tool
+            # (with the reason in the report), never the run.
+            self.skip_reason = f"generation failed: {exc}"
+        return None
+
+    def prepare(self) -> CaseGenerator | None:
+        """The tool's generator, built first if needed; None once the tool is skipped. Blocking
+        (building may wait on the generation worker): call it from a thread."""
+        if self.generator is None and self.skip_reason is None:
+            self.case(0)
+        return self.generator if self.skip_reason is None else None
+
+    def ready(self, index: int) -> bool:
+        """Whether `case(index)` would return at once (its generator built, its case drawn): then
+        the engine need not call it from a thread."""
+        generator, probes = self.generator, self.probes
+        if generator is None or probes is None or self.skip_reason is not None:
+            return False
+        is_probe, position = probe_slot(index, len(probes))
+        return is_probe or generator.ready(position)
+
+    def _probes(self, generator: CaseGenerator) -> list[ProbeCase]:
+        base = generator.case(0)
+        # Probes go into a valid case, so the tool gets past its other arguments to the probed one.
+        if not base.schema_valid:
+            return []
+        contained = [] if self.probe_source is None else self.probe_source(self.info, base.arguments)
+        # Cost probes need no containment: what they show is a hang or a crash. They go first: they
+        # are few (only fields that read like expressions, patterns, queries or sizes get them), and
+        # a server that hangs on `9**9**9` must be caught within a short budget, not after the
+        # dozens of scope and injection probes a tool's string fields get.
+        cost = cost_probes(self.info.name, self.info.input_schema, base.arguments, self.info.description)
+        return cost + contained
+
+
+def _jump_hash(key: int, buckets: int) -> int:
+    """Lamping and Veach's jump consistent hash: the bucket in [0, buckets) of a 64-bit key. Growing
+    from N to N+1 buckets moves only a 1/(N+1) share of the keys, all of them to the new bucket."""
+    bucket, jump = -1, 0
+    while jump < buckets:
+        bucket = jump
+        key = (key * 2862933555777941757 + 1) & 0xFFFFFFFFFFFFFFFF
+        jump = int((bucket + 1) * (float(1 << 31) / float((key >> 33) + 1)))
+    return bucket
+
+
+def shard_of(surface: Surface, name: str, count: int) -> int:
+    """The share (1-based) of `count` that fuzzes `name`: a hash of its surface and name only, so a
+    tool keeps its share however many tools the server adds or removes, on every machine and
+    Python version. The server as a whole (its protocol probes, its transport findings) is share 1's."""
+    if surface is Surface.SERVER:
+        return 1
+    digest = hashlib.sha256(f"{surface.value}:{name}".encode("utf-8", "surrogatepass")).digest()
+    return _jump_hash(int.from_bytes(digest[:8], "big"), count) + 1
+
+
+def in_shard(surface: Surface, name: str, shard: Shard | None) -> bool:
+    """Whether a run with `--shard` `shard` (None: no sharding) owns `name`."""
+    return shard is None or shard_of(surface, name, shard.count) == shard.index
+
+
+def shard_reason(surface: Surface, name: str, shard: Shard) -> str:
+    """Why a sharded run skips `name`: `merge` and the reports read which share fuzzed it."""
+    return f"in shard {shard_of(surface, name, shard.count)}/{shard.count}"
+
+
+def owned_baseline(baseline: Sequence[Finding], shard: Shard | None) -> list[Finding]:
+    """The baseline entries a run with `shard` replays and may call fixed: those of its own tools.
+    Another share's entries are that share's business (its tools, its budget)."""
+    return [entry for entry in baseline if in_shard(entry.surface, entry.name, shard)]
+
+
+def shard_split(shard: Shard, decisions: Sequence[SurfaceEntry]) -> str:
+    """`fuzzgate tools --shard I/N`: how many of what an unsharded run would fuzz each share takes."""
+    taken = [
+        shard_of(e.surface, e.name, shard.count)
+        for e in decisions
+        if e.status is Status.FUZZED or (e.reason or "").startswith("in shard ")
+    ]
+    shares = ", ".join(f"{i}/{shard.count}: {taken.count(i)}" for i in range(1, shard.count + 1))
+    return (
+        f"shard {shard} fuzzes {taken.count(shard.index)} of {len(taken)} ({shares}); "
+        "shard 1 also sends the protocol probes"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    plans: tuple[ToolPlan, ...]
+    entries: tuple[SurfaceEntry, ...]
+    """Blocked and skipped tools, with reasons (fuzzed ones are added with their case counts at the end)."""
+
+
+def guard_for(config: Config) -> DestructiveGuard:
+    return DestructiveGuard.from_settings(
+        config.destructive_patterns, config.allow_destructive, config.destructive_replace_defaults
+    )
+
+
+def _filter_reason(name: str, config: Config) -> str | None:
+    if config.include and not any(fnmatch.fnmatchcase(name, p) for p in config.include):
+        return "not matched by include patterns"
+    if any(fnmatch.fnmatchcase(name, p) for p in config.exclude):
+        return "matched by an exclude pattern"
+    return None
+
+
+def _refusal(tool: ToolInfo, config: Config, guard: DestructiveGuard) -> tuple[str, Status] | None:
+    """Why no call of `tool` may be sent (include, exclude, the destructive guard), or None."""
+    reason = _filter_reason(tool.name, config)
+    if reason is not None:
+        return reason, Status.SKIPPED
+    # A resource's name is its URI or template: `db://drop/{table}` reads like an action.
+    reason = guard.blocks(tool.name, tool.destructive_hint, tool.read_only_hint)
+    return None if reason is None else (reason, Status.BLOCKED)
+
+
+class NotSelected(UsageError):
+    """A call to send (a corpus entry's, a repro's, `replay --tool`) names a tool the selection
+    refuses; nothing of it was sent."""
+
+    title = "not sent"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, hint="include, exclude and the destructive guard apply to every call fuzzgate sends")
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """Which stored calls may be sent to a server: those of tools `select` would let a run call
+    (include, exclude, the destructive guard). Every sender of a stored call asks it first: the
+    run's corpus replay (through the plans `select` made), replays of findings and baseline entries
+    (`engine.verify.replay_once`), the corpus tools (`engine.measure.Measurer`). A tool the server lists is judged
+    by its listing (its annotations too); one it does not list, by its name. Sharding and
+    `max_tools` share out effort, they are no safety: they do not refuse."""
+
+    config: Config
+    listed: Mapping[tuple[Surface, str], ToolInfo]
+
+    @classmethod
+    def of(cls, config: Config, inventory: Inventory) -> Admission:
+        tools = (*inventory.tools, *inventory.others)
+        return cls(config, {(tool.surface, tool.name): tool for tool in tools})
+
+    def refusal(self, calls: Iterable[tuple[Surface, str]]) -> str | None:
+        """Why these calls (a sequence's, in order) must not be sent, naming the first refused
+        one; None when every one may be."""
+        guard = guard_for(self.config)
+        for surface, name in calls:
+            if surface is Surface.SERVER:
+                continue  # a protocol probe's raw message: no tool of the server's
+            tool = self.listed.get((surface, name)) or ToolInfo(name, "", {}, None, None, None, surface)
+            refused = _refusal(tool, self.config, guard)
+            if refused is not None:
+                return f"{subject_label(surface, name)} is {refused[1].value}: {refused[0]}"
+        return None
+
+    def check(self, calls: Iterable[tuple[Surface, str]]) -> None:
+        """Raise `NotSelected` when `refusal` names a reason."""
+        reason = self.refusal(calls)
+        if reason is not None:
+            raise NotSelected(reason)
+
+
+def select(
+    inventory: Inventory,
+    config: Config,
+    seed: int,
+    *,
+    generation_timeout_s: float | None = None,
+    probe_source: Callable[[ToolInfo, dict[str, Any]], list[ProbeCase]] | None = None,
+) -> Selection:
+    """Decide, without calling anything or building generators, what happens to every tool, and
+    to every resource, resource template and prompt (`Inventory.others`): the same include and
+    exclude patterns, and the destructive guard, which for a resource reads its URI or template (a
+    read that deletes something is as destructive as a tool that does)."""
+    guard = guard_for(config)
+    plans: list[ToolPlan] = []
+    entries: list[SurfaceEntry] = []
+    tools = 0
+    for tool in (*inventory.tools, *inventory.others):
+        refused = _refusal(tool, config, guard)
+        reason, status = refused if refused is not None else (None, Status.SKIPPED)
+        counted = tool.surface is Surface.TOOL
+        if reason is None and counted and config.max_tools is not None and tools >= config.max_tools:
+            reason, status = f"over max_tools ({config.max_tools})", Status.SKIPPED
+        if reason is None and config.shard is not None and not in_shard(tool.surface, tool.name, config.shard):
+            # Decided after max_tools, which counts every share's tools: the shares of a sharded
+            # run together fuzz exactly what the unsharded run would.
+            tools += counted
+            reason, status = shard_reason(tool.surface, tool.name, config.shard), Status.SKIPPED
+        if reason is None:
+            factory = _generator_factory(tool, config, seed, generation_timeout_s)
+            fixed = tool.surface is Surface.RESOURCE and "{" not in tool.name
+            # A plain resource takes no arguments: one read says all there is to say.
+            plans.append(ToolPlan(tool, factory, probe_source=probe_source, max_cases=1 if fixed else None))
+            tools += counted
+            continue
+        entries.append(SurfaceEntry(tool.surface, tool.name, status, reason))
+    # Listing and read-only tools first: what they return feeds the others' fields (`feed`).
+    plans.sort(
+        key=lambda p: not (p.info.surface is Surface.TOOL and looks_read_only(p.info.name, p.info.read_only_hint))
+    )
+    return Selection(tuple(plans), tuple(entries))
+
+
+def _generator_factory(
+    tool: ToolInfo, config: Config, seed: int, timeout_s: float | None
+) -> Callable[[], CaseGenerator]:
+    def make() -> CaseGenerator:
+        extra = {} if timeout_s is None else {"timeout_s": timeout_s}
+        # Values the descriptions name become examples, which the generator tries first; examples
+        # are annotations, so what is valid stays what the tool's own schema says.
+        schema = enrich(tool.input_schema, tool.description)
+        return CaseGenerator(
+            schema, master_seed=seed, name=tool.name, mode=config.mode, max_string=config.max_string, **extra
+        )
+
+    return make
+
+
+@dataclass(slots=True)
+class Scheduler:
+    """Hands out (tool, case index) pairs so every tool gets a fair share of the time budget.
+
+    The next case goes to the tool that has used the least time so far (within `FAIR_SLACK_S`, the
+    one that had fewest cases): a slow or hanging tool cannot starve the others, and time a fast
+    tool leaves unused flows to the rest. Which case a tool runs next is its own counter. A tool that
+    stopped showing new behaviour is charged more for its time (`STALE_WEIGHT`). `deadline` is
+    asked every time: the run moves it earlier as findings that need confirming accumulate.
+    """
+
+    plans: tuple[ToolPlan, ...]
+    deadline: Callable[[], float]
+    cases: int | None
+    stopped: bool = False
+    _order: dict[tuple[Surface, str], int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._order = {(p.info.surface, p.info.name): i for i, p in enumerate(self.plans)}
+
+    def next(self) -> tuple[ToolPlan, int] | None:
+        if self.stopped or time.monotonic() >= self.deadline():
+            return None
+        open_plans = [p for p in self.plans if p.skip_reason is None and p.next_case < self._limit(p)]
+        if not open_plans:
+            return None
+        if self.cases is not None:
+            # Every tool gets its `--cases` anyway: round-robin, so the order never reads the clock
+            # (a generator built slowly on a loaded machine would otherwise reorder the tools).
+            even = open_plans
+        else:
+            least = min(p.used_s for p in open_plans)
+            even = [p for p in open_plans if p.used_s <= least + max(FAIR_SLACK_S, FAIR_SLACK_SHARE * least)]
+        plan = min(even, key=lambda p: (p.next_case, self._order[(p.info.surface, p.info.name)]))
+        index = plan.next_case
+        plan.next_case += 1
+        # Charge a little up front so concurrent workers spread over tools before any call returns.
+        plan.used_s += 1e-6
+        return plan, index
+
+    def again(self, plan: ToolPlan, index: int) -> None:
+        """Hand out case `index` of `plan` again next (it was set aside for a corpus mutant)."""
+        if plan.next_case == index + 1:
+            plan.next_case = index
+
+    def _limit(self, plan: ToolPlan) -> float:
+        limits = [n for n in (self.cases, plan.max_cases) if n is not None]
+        return min(limits, default=math.inf)
+
+    def running(self) -> bool:
+        """Whether cases may still be sent (not stopped, the deadline not passed)."""
+        return not self.stopped and time.monotonic() < self.deadline()
+
+    def record(self, plan: ToolPlan, duration_s: float) -> None:
+        stale = plan.unchanged_calls >= STALE_CALLS
+        plan.used_s += duration_s * (STALE_WEIGHT if stale else 1.0)
+
+    def behaved(self, plan: ToolPlan, new: bool) -> None:
+        """Whether a call of `plan` showed behaviour the tool had not shown before."""
+        plan.unchanged_calls = 0 if new else plan.unchanged_calls + 1

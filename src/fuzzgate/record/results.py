@@ -1,0 +1,377 @@
+"""The result of a run, as every reporter sees it and as `report.json` stores it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from fuzzgate.config.model import Shard
+from fuzzgate.model.errors import ExitCode
+from fuzzgate.model.findings import Finding, JSONValue, Severity, Surface
+from fuzzgate.triage.fingerprint import ORIGINAL_SCHEME, in_current_scheme
+from fuzzgate.triage.versions import GeneratorVersions
+
+REPORT_VERSION = 1
+
+
+class Status(StrEnum):
+    """What a run did with one tool, resource template or prompt."""
+
+    FUZZED = "fuzzed"
+    BLOCKED = "blocked"
+    """Looks destructive and is not allowlisted: never called."""
+    SKIPPED = "skipped"
+    """Excluded by a filter, over `max_tools`, or its schema could not be handled."""
+
+
+class BaselineState(StrEnum):
+    NEW = "new"
+    KNOWN = "known"
+    FIXED = "fixed"
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
+    """No gating finding, but most requests never reached the server (`RunReport.inconclusive`):
+    a run that barely tested the server must not read as a pass."""
+
+
+def exit_code(verdict: Verdict) -> ExitCode:
+    """The exit code of a verdict (README, "Exit codes"): an inconclusive run is fuzzgate's own
+    failure (its client did not get the requests to the server), never a pass."""
+    if verdict is Verdict.FAIL:
+        return ExitCode.FINDINGS
+    return ExitCode.INTERNAL if verdict is Verdict.INCONCLUSIVE else ExitCode.OK
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceEntry:
+    """One thing the server offers and what the run did with it."""
+
+    surface: Surface
+    name: str
+    status: Status
+    reason: str | None = None
+    cases: int = 0
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "surface": self.surface.value,
+            "name": self.name,
+            "status": self.status.value,
+            "reason": self.reason,
+            "cases": self.cases,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> SurfaceEntry:
+        return cls(
+            surface=Surface(data["surface"]),
+            name=str(data["name"]),
+            status=Status(data["status"]),
+            reason=data.get("reason"),
+            cases=int(data.get("cases", 0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSummary:
+    """The target as reports may show it: no env values, no header values."""
+
+    name: str
+    kind: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    url: str | None = None
+    protocol_version: str | None = None
+    server_name: str | None = None
+    server_version: str | None = None
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "command": self.command,
+            "args": list(self.args),
+            "url": self.url,
+            "protocol_version": self.protocol_version,
+            "server_name": self.server_name,
+            "server_version": self.server_version,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> TargetSummary:
+        return cls(
+            name=str(data["name"]),
+            kind=str(data["kind"]),
+            command=data.get("command"),
+            args=tuple(data.get("args") or ()),
+            url=data.get("url"),
+            protocol_version=data.get("protocol_version"),
+            server_name=data.get("server_name"),
+            server_version=data.get("server_version"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackSummary:
+    """Which signal guided the run, why, and what it reached."""
+
+    signal: str
+    """`coverage`, `behaviour` or `off`."""
+    note: str
+    behaviours: int = 0
+    lines: int = 0
+    """Lines of the server's own code covered (0 without coverage)."""
+    arcs: int = 0
+    constants: int = 0
+    """Constants the server's code compares against, mined by the collector into the dictionary."""
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "signal": self.signal,
+            "note": self.note,
+            "behaviours": self.behaviours,
+            "lines": self.lines,
+            "arcs": self.arcs,
+            "constants": self.constants,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> FeedbackSummary:
+        return cls(
+            signal=str(data["signal"]),
+            note=str(data.get("note", "")),
+            behaviours=int(data.get("behaviours", 0)),
+            lines=int(data.get("lines", 0)),
+            arcs=int(data.get("arcs", 0)),
+            constants=int(data.get("constants", 0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusSummary:
+    """What the run's corpus started from, replayed, kept and saved."""
+
+    path: str | None
+    """Where it is kept (None with feedback off)."""
+    loaded: int = 0
+    skipped: tuple[str, ...] = ()
+    """Files that could not be read, each with its reason."""
+    cold: str | None = None
+    """Why the run started cold, None when it loaded entries."""
+    replayed: int = 0
+    kept: int = 0
+    """Replayed entries that reached something new in this run."""
+    not_replayed: int = 0
+    """Entries not sent: their tool was not fuzzed, or the replay share of the budget ran out."""
+    replay_s: float = 0.0
+    added: int = 0
+    """Entries this run kept."""
+    saved: int = 0
+    """Of those, written to the store (an entry holding a secret is never written)."""
+    save_error: str | None = None
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "path": self.path,
+            "loaded": self.loaded,
+            "skipped": list(self.skipped),
+            "cold": self.cold,
+            "replayed": self.replayed,
+            "kept": self.kept,
+            "not_replayed": self.not_replayed,
+            "replay_s": round(self.replay_s, 3),
+            "added": self.added,
+            "saved": self.saved,
+            "save_error": self.save_error,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> CorpusSummary:
+        return cls(
+            path=None if data.get("path") is None else str(data["path"]),
+            loaded=int(data.get("loaded", 0)),
+            skipped=tuple(str(s) for s in data.get("skipped") or ()),
+            cold=None if data.get("cold") is None else str(data["cold"]),
+            replayed=int(data.get("replayed", 0)),
+            kept=int(data.get("kept", 0)),
+            not_replayed=int(data.get("not_replayed", 0)),
+            replay_s=float(data.get("replay_s", 0.0)),
+            added=int(data.get("added", 0)),
+            saved=int(data.get("saved", 0)),
+            save_error=None if data.get("save_error") is None else str(data["save_error"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """Everything one run produced. `findings` are this run's (merged, replayed); `states` maps each
+    fingerprint (this run's and the baseline's) to new/known/fixed; `fixed` holds baseline entries
+    that no longer fail."""
+
+    version: str
+    target: TargetSummary
+    seed: int
+    seed_source: str
+    budget_s: float
+    duration_s: float
+    calls: int
+    mode: str
+    fail_on: Severity
+    entries: tuple[SurfaceEntry, ...]
+    findings: tuple[Finding, ...]
+    verdict: Verdict
+    states: dict[str, BaselineState] = field(default_factory=dict)
+    fixed: tuple[Finding, ...] = ()
+    config_path: str | None = None
+    target_line: int = 1
+    resources: tuple[str, ...] = ()
+    prompts: tuple[str, ...] = ()
+    hypothesis_version: str | None = None
+    """With `version` (fuzzgate's), what decides the values generated from the seed; None in a
+    report written before it was recorded."""
+    fingerprint_scheme: str = ORIGINAL_SCHEME
+    """The scheme the findings' fingerprints were computed under (`fuzzgate.triage.fingerprint`)."""
+    interrupted: bool = False
+    notes: tuple[str, ...] = ()
+    """What the time box cut short (unreplayed findings or baseline entries, tools never reached)."""
+    timing: dict[str, float] = field(default_factory=dict)
+    """Seconds since the run began at which each phase ended (startup, discovery, fuzzing,
+    verification, outputs)."""
+    containment: str | None = None
+    """How the server was contained: sandboxed, or why not and what was then not observed; None when
+    fuzzgate did not start the server (an HTTP target without a command)."""
+    feedback: FeedbackSummary | None = None
+    corpus: CorpusSummary | None = None
+    shard: Shard | None = None
+    """The share of the tools this run fuzzed (`--shard I/N`, "I/N" in JSON); None for every tool,
+    and for a report `fuzzgate merge` made of all the shares."""
+    unsendable: int = 0
+    """Requests fuzzgate's own client could not encode (never sent; not in `calls`)."""
+    client_failed: int = 0
+    """Requests lost because fuzzgate's own side of the connection had failed (not in `calls`)."""
+    cut_off: tuple[str, ...] = ()
+    """Calls in flight at fuzzing's deadline that the time box stopped before they could be observed
+    to their end (`tool case N`): a crash or hang they caused is not reported."""
+
+    def generated_by(self) -> GeneratorVersions:
+        return GeneratorVersions(fuzzgate=self.version, hypothesis=self.hypothesis_version)
+
+    def findings_in_current_scheme(self) -> tuple[Finding, ...]:
+        """`findings` with their fingerprints re-derived under the running fuzzgate's scheme where
+        their signatures allow, so that replaying one compares like with like."""
+        return tuple(in_current_scheme(f, self.fingerprint_scheme) for f in self.findings)
+
+    def state_of(self, finding: Finding) -> BaselineState:
+        return self.states.get(finding.fingerprint, BaselineState.NEW)
+
+    def gating(self) -> list[Finding]:
+        """The findings that fail the gate: new, not flaky, at or above fail-on. A finding the
+        budget left unconfirmed (never replayed) fails it too: it was seen, and a gate that
+        passes a bug it reached is worse than one that asks for a longer budget."""
+        return [
+            f
+            for f in self.findings
+            if not f.flaky and f.severity.at_least(self.fail_on) and self.state_of(f) is BaselineState.NEW
+        ]
+
+    def inconclusive(self) -> bool:
+        """Whether most requests never reached the server: `calls` counts only those that did."""
+        return self.unsendable + self.client_failed > self.calls
+
+    def decide(self) -> Verdict:
+        """Fail on a gating finding; otherwise inconclusive when most requests never reached the
+        server (the reason leads the notes); otherwise pass."""
+        if self.gating():
+            return Verdict.FAIL
+        return Verdict.INCONCLUSIVE if self.inconclusive() else Verdict.PASS
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "report_version": REPORT_VERSION,
+            "version": self.version,
+            "hypothesis_version": self.hypothesis_version,
+            "fingerprint_scheme": self.fingerprint_scheme,
+            "target": self.target.to_json(),
+            "seed": self.seed,
+            "seed_source": self.seed_source,
+            "budget_s": self.budget_s,
+            "duration_s": round(self.duration_s, 3),
+            "calls": self.calls,
+            "unsendable": self.unsendable,
+            "client_failed": self.client_failed,
+            "cut_off_calls": list(self.cut_off),
+            "mode": self.mode,
+            "fail_on": self.fail_on.value,
+            "verdict": self.verdict.value,
+            "interrupted": self.interrupted,
+            "config_path": self.config_path,
+            "target_line": self.target_line,
+            "cases_per_tool": {
+                e.name: e.cases for e in self.entries if e.status is Status.FUZZED and e.surface is Surface.TOOL
+            },
+            "entries": [e.to_json() for e in self.entries],
+            "resources": list(self.resources),
+            "prompts": list(self.prompts),
+            "notes": list(self.notes),
+            "timing": dict(self.timing),
+            "containment": self.containment,
+            "feedback": self.feedback.to_json() if self.feedback is not None else None,
+            "corpus": self.corpus.to_json() if self.corpus is not None else None,
+            "shard": None if self.shard is None else str(self.shard),
+            "findings": [{**f.to_json(), "baseline_state": self.state_of(f).value} for f in self.findings],
+            "fixed": [f.to_json() for f in self.fixed],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> RunReport:
+        findings = tuple(Finding.from_json(f) for f in data.get("findings", []))
+        fixed = tuple(Finding.from_json(f) for f in data.get("fixed", []))
+        states = {f["fingerprint"]: BaselineState(f.get("baseline_state", "new")) for f in data.get("findings", [])}
+        states.update({f.fingerprint: BaselineState.FIXED for f in fixed})
+        return cls(
+            version=str(data["version"]),
+            hypothesis_version=data.get("hypothesis_version"),
+            fingerprint_scheme=str(data.get("fingerprint_scheme") or ORIGINAL_SCHEME),
+            target=TargetSummary.from_json(data["target"]),
+            seed=int(data["seed"]),
+            seed_source=str(data["seed_source"]),
+            budget_s=float(data["budget_s"]),
+            duration_s=float(data["duration_s"]),
+            calls=int(data["calls"]),
+            mode=str(data["mode"]),
+            fail_on=Severity(data["fail_on"]),
+            entries=tuple(SurfaceEntry.from_json(e) for e in data.get("entries", [])),
+            findings=findings,
+            verdict=Verdict(data["verdict"]),
+            states=states,
+            fixed=fixed,
+            config_path=data.get("config_path"),
+            target_line=int(data.get("target_line", 1)),
+            resources=tuple(data.get("resources") or ()),
+            prompts=tuple(data.get("prompts") or ()),
+            interrupted=bool(data.get("interrupted", False)),
+            notes=tuple(data.get("notes") or ()),
+            timing={str(k): float(v) for k, v in (data.get("timing") or {}).items()},
+            containment=None if data.get("containment") is None else str(data["containment"]),
+            feedback=FeedbackSummary.from_json(data["feedback"]) if data.get("feedback") else None,
+            corpus=CorpusSummary.from_json(data["corpus"]) if data.get("corpus") else None,
+            shard=shard_from_json(data.get("shard")),
+            unsendable=int(data.get("unsendable", 0)),
+            client_failed=int(data.get("client_failed", 0)),
+            cut_off=tuple(str(c) for c in data.get("cut_off_calls") or ()),
+        )
+
+
+def shard_from_json(value: JSONValue) -> Shard | None:
+    """`"I/N"` as `report.json` stores it (None, or absent in older reports: not sharded)."""
+    if value is None:
+        return None
+    index, _, count = str(value).partition("/")
+    shard = Shard(int(index), int(count))
+    if not 1 <= shard.index <= shard.count:
+        raise ValueError(f"shard {value!r}: expected I/N with 1 <= I <= N")
+    return shard

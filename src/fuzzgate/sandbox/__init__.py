@@ -1,0 +1,31 @@
+"""Containing a server: where every server fuzzgate starts runs, what it may touch, and every process
+it starts, until the last one is reaped.
+
+- In: the `Config`'s target (command, cwd, `[target] scope`, `sandbox = auto|required|off`).
+- Out: a `Containment` (`containment.py`) that lays a fresh `Layer` over the scope for each server
+  start and says how the server is held (the one-line reason when the jail is off); `LaunchSpec`
+  and `OwnedProcess`, the process fuzzgate owns whatever it speaks on.
+- Never: speak MCP, judge what a server wrote (that is `check`), or let a server work on the user's
+  files.
+
+The modules:
+
+- `containment.py`: the containment of every server fuzzgate starts (run, replay, prune, listing):
+  its scope (inferred or `[target] scope`) and the layer each start gets.
+- `workspace.py`: a fresh throwaway layer per server start. Each root names its owner process, and
+  the roots of owners killed with SIGKILL are swept by the next workspace; an overlay in the jail,
+  a copy without it. The watched directory outside the scope holds canaries; a snapshot before and
+  after each call gives the changes there.
+- `jail.py` with `_jail_init.py`: the jail where namespaces work. unshare + overlayfs, a
+  loopback-only network, the rest read-only, a minimal /dev, nodev everywhere else, an empty /run
+  with the host's Unix sockets covered, private /tmp and HOME overlays, its own PID namespace.
+  `_jail_init.py` is run by path (`python -I -S`) as the jail's first process, imports only the
+  standard library, and cannot be measured by coverage.py (it execs the server).
+- `owned_process.py`: what any server process fuzzgate starts needs: the launch spec, its own
+  session, `CUSTODY` (fuzzgate's own children), the line log of its stderr (a line too long to keep
+  is redacted here, where it is whole: the one import of a later stage, `check.secrets`), stop and
+  bury.
+- `process_tree.py`: makes fuzzgate a child subreaper and reads the server's whole process tree
+  from /proc (descendants, session members, orphans re-parented to fuzzgate that are not in
+  `CUSTODY`), freezes, kills and reaps it; the process group only where there is no /proc.
+"""

@@ -1,0 +1,98 @@
+"""Containment of the server fuzzgate starts: its scope, the throwaway workspace it runs on, and
+the sandbox around it where Linux namespaces allow one.
+
+`sandbox = "auto"` (the default) jails the server when the jail works here and otherwise runs it
+unconfined on a copy of its scope, saying why in the report; `"required"` refuses to run without
+the jail; `"off"` never jails. In every case the server works on a throwaway copy (or overlay) of
+its scope, so the user's files are never changed, and the directory outside the scope where the
+canaries lie is watched call by call (`workspace.Layer.changes`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from fuzzgate.config.model import Config, SandboxMode, TargetKind
+from fuzzgate.model.errors import TargetError
+from fuzzgate.sandbox.jail import jailed, sandbox_unavailable
+from fuzzgate.sandbox.owned_process import LaunchSpec
+from fuzzgate.sandbox.workspace import Layer, Workspace, infer_scope
+
+NOT_OBSERVED = (
+    "the network is not contained (the server can reach the internet and the runner's services); "
+    "writes outside the watched directory and other processes are neither contained nor observed"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Containment:
+    """How a run's server starts are contained: one workspace, jailed or not."""
+
+    workspace: Workspace
+    scope: tuple[Path, ...]
+    jail: bool
+    network: bool
+    """Whether the jail keeps the host's network (an HTTP target fuzzgate must reach)."""
+    summary: str
+    """One line for the report: what contains the server, or why not and what is then not observed."""
+
+    def prepare(self, spec: LaunchSpec) -> tuple[LaunchSpec, Layer]:
+        """A fresh layer for one server start, and the launch spec that runs the server on it."""
+        layer = self.workspace.layer()
+        try:
+            args = layer.rewrite_args(spec.args)
+            # An environment variable naming a scope directory (`NOTES_DIR=/srv/notes`) must lead to
+            # the throwaway copy too, or the server would change the user's files through it.
+            env = {name: layer.map_path(value) or value for name, value in spec.env.items()}
+            command = spec.command
+            if self.jail:
+                command, args = jailed(command, args, layer, scope=self.scope, network=self.network)
+            return replace(spec, command=command, args=args, env=env, cwd=layer.cwd), layer
+        except BaseException:
+            layer.close()
+            raise
+
+    def close(self) -> None:
+        self.workspace.close()
+
+
+def token_for(seed: int) -> str:
+    """The run's canary and probe token: the same seed gives the same probes."""
+    return hashlib.sha256(f"fuzzgate-workspace\x1f{seed}".encode("ascii")).hexdigest()[:12]
+
+
+def contain(config: Config, seed: int) -> Containment | None:
+    """The containment for `config`'s server, None when fuzzgate does not start it (an HTTP target
+    without a command). Raises `TargetError` when the sandbox is required and does not work here."""
+    target = config.target
+    if target.command is None:
+        return None
+    http = target.kind is TargetKind.HTTP
+    reason = None if target.sandbox is SandboxMode.OFF else sandbox_unavailable()
+    if target.sandbox is SandboxMode.REQUIRED and reason is not None:
+        raise TargetError(
+            f'sandbox = "required", but the sandbox does not work here: {reason}',
+            hint='run where Linux namespaces are allowed (see docs/sandbox.md), or set sandbox = "auto"',
+        )
+    jail = target.sandbox is not SandboxMode.OFF and reason is None
+    scope = infer_scope(target)
+    workspace = Workspace(scope, token_for(seed), isolate=jail, cwd=target.cwd)
+    shown = ", ".join(str(d) for d in scope)
+    if jail:
+        net = "the host network (an HTTP target)" if http else "its own loopback only"
+        summary = (
+            f"sandboxed: scope {shown} (an overlay; your files are not changed), network {net}, "
+            "the rest of the file system read-only, no host devices or Unix sockets (a minimal /dev, "
+            "an empty /run), private /tmp and HOME, own processes"
+        )
+    elif target.sandbox is SandboxMode.OFF:
+        summary = f'not sandboxed (sandbox = "off"): scope {shown} copied for the server; {NOT_OBSERVED}'
+    else:
+        summary = f"not sandboxed ({reason}): scope {shown} copied for the server; {NOT_OBSERVED}"
+    if not any(workspace.cwd.is_relative_to(directory) for directory in workspace.scope):
+        # `scope = [...]` without the working directory: the server runs in the original one
+        # (read-only in the sandbox), and what it writes there is neither protected nor watched.
+        summary += f"; its working directory {workspace.cwd} is outside the scope: it runs there as is"
+    return Containment(workspace, scope, jail, http, summary)

@@ -1,0 +1,110 @@
+"""The oracles on hand-made outcomes: what is a finding, what is correct behaviour."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fuzzgate.check import Oracles, normalize_message, normalize_schema_path
+from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment
+from fuzzgate.model.findings import Kind
+from fuzzgate.model.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from tests.check.test_traceback import PLAIN
+
+CANARIES = canary_environment(5)
+ORACLES = Oracles(slow_s=2.0, scanner=SecretScanner([r"corp-[0-9]{6}"], CANARIES))
+
+
+def kinds(outcome: CallOutcome, args: dict[str, object] | None = None, valid: bool = True) -> list[Kind]:
+    return [o.kind for o in ORACLES.observe(args or {}, valid, outcome)]
+
+
+def test_tool_error_with_plain_message_is_correct() -> None:
+    assert kinds(CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="limit must be positive")) == []
+
+
+def test_rejecting_invalid_input_is_correct() -> None:
+    out = CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="Invalid params", rpc_code=-32602)
+    assert kinds(out, valid=False) == []
+    internal = CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="boom", rpc_code=-32603)
+    assert kinds(internal, valid=False) == []
+    assert kinds(internal, valid=True) == [Kind.INTERNAL_ERROR]
+
+
+def test_crash_hang_and_slow() -> None:
+    assert kinds(CallOutcome(OutcomeStatus.CLOSED, 0.1, exit_code=1)) == [Kind.CRASH]
+    assert kinds(CallOutcome(OutcomeStatus.TIMEOUT, 5.0)) == [Kind.HANG]
+    assert kinds(CallOutcome(OutcomeStatus.OK, 2.5)) == [Kind.SLOW]
+    assert kinds(CallOutcome(OutcomeStatus.ABORTED, 0.1)) == []
+
+
+def test_timeout_of_a_lone_surrogate_request_is_not_a_hang() -> None:
+    assert kinds(CallOutcome(OutcomeStatus.TIMEOUT, 1.0), {"x": "\ud800"}) == []
+
+
+def test_stderr_traceback_is_internal_error_with_location() -> None:
+    (obs,) = ORACLES.observe(
+        {}, True, CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="Error executing tool", stderr=PLAIN)
+    )
+    assert obs.kind is Kind.INTERNAL_ERROR
+    assert obs.details.location == ("/repo/server.py", 10)
+    assert obs.signature == ("trace", "server.py:split_bill")
+
+
+def test_stack_trace_in_reply_text() -> None:
+    assert kinds(CallOutcome(OutcomeStatus.OK, 0.01, text=PLAIN)) == [Kind.INTERNAL_ERROR]
+
+
+def test_protocol_anomalies_and_schema_violation() -> None:
+    out = CallOutcome(OutcomeStatus.OK, 0.01, anomalies=(WireAnomaly(AnomalyKind.NON_JSON, "hello"),) * 2)
+    assert kinds(out) == [Kind.PROTOCOL_ERROR]
+    drift = CallOutcome(OutcomeStatus.OUTPUT_INVALID, 0.01, text="bad", schema_path="properties/items/items/3/type")
+    (obs,) = ORACLES.observe({}, True, drift)
+    assert obs.kind is Kind.SCHEMA_VIOLATION and obs.signature == ("properties/items/items/*/type",)
+
+
+def test_secret_leaks_but_not_echoes() -> None:
+    token = "ghp_" + "A1b2C3d4" * 4 + "Zz9Y"
+    assert kinds(CallOutcome(OutcomeStatus.OK, 0.01, text=f"token={token}")) == [Kind.SECRET_LEAK]
+    assert kinds(CallOutcome(OutcomeStatus.OK, 0.01, text=f"you said {token}"), {"q": token}) == []
+    canary = next(iter(CANARIES.values()))
+    assert kinds(CallOutcome(OutcomeStatus.OK, 0.01, text=f"env: {canary}")) == [Kind.SECRET_LEAK]
+    assert kinds(CallOutcome(OutcomeStatus.OK, 0.01, text="id corp-123456")) == [Kind.SECRET_LEAK]
+
+
+def test_redactor_removes_values_and_patterns() -> None:
+    token = "ghp_" + "A1b2C3d4" * 4 + "Zz9Y"
+    redact = Redactor(["supersecretvalue", "1"], [r"corp-[0-9]{6}"])
+    text = redact.text(f"a supersecretvalue b {token} c corp-123456 d 1")
+    assert "supersecretvalue" not in text and token not in text and "corp-123456" not in text
+    assert text.endswith("d 1")
+
+
+def test_normalizers_take_the_payload_out() -> None:
+    assert normalize_message("no user 'alice' (id 42) at /home/x/data.db") == normalize_message(
+        "no user 'bob' (id 7) at /srv/y/other.db"
+    )
+    assert normalize_message("bad key 'x'") != normalize_message("timeout after 3s")
+    assert normalize_schema_path("properties/a/items/0") == "properties/a/items/*"
+
+
+def test_sdk_bare_unhandled_message_without_stderr() -> None:
+    out = CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="Error executing tool split_bill")
+    assert kinds(out) == [Kind.INTERNAL_ERROR]
+    validation = CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="Error executing tool split_bill: 1 validation error")
+    assert kinds(validation) == []
+    with_trace = CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="Error executing tool split_bill", stderr=PLAIN)
+    assert [o.signature[0] for o in ORACLES.observe({}, True, with_trace)] == ["trace"]
+
+
+def test_echoed_stack_trace_is_not_an_exception() -> None:
+    assert kinds(CallOutcome(OutcomeStatus.OK, 0.01, text=f"you said: {PLAIN}"), {"text": PLAIN}) == []
+
+
+def test_report_files_survive_lone_surrogates(tmp_path: Path) -> None:
+    import json as _json
+
+    from fuzzgate.model.files import write_atomic
+
+    path = tmp_path / "r.json"
+    write_atomic(path, _json.dumps({"a": "x\ud800y"}, ensure_ascii=False))
+    assert _json.loads(path.read_text(encoding="utf-8")) == {"a": "x\ud800y"}

@@ -1,0 +1,113 @@
+"""Both of the collector's probes on a real interpreter, driven through `CoverageChannel`: coverage.py's
+C tracer on the Python fuzzgate runs on, and sys.monitoring on Python 3.12 or later (found on PATH
+or under pyenv; the server here needs only the standard library)."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from fuzzgate.coverage.plan import CallCoverage, CollectorInfo, CollectorPlan, Constant, CoverageChannel
+from fuzzgate.sandbox.owned_process import LaunchSpec, child_environment
+
+LINE_SERVER = Path(__file__).resolve().parents[1] / "servers" / "line_server.py"
+
+
+def _newer_python() -> str | None:
+    """An interpreter with sys.monitoring (3.12+), other than the one running the tests."""
+    pyenv = os.path.expanduser("~/.pyenv/versions")
+    names: list[str | None] = [*sorted(glob.glob(f"{pyenv}/3.1[2-9]*/bin/python3"), reverse=True)]
+    names += [shutil.which(f"python3.{minor}") for minor in (14, 13, 12)]
+    for name in names:
+        # Not a pyenv shim: it runs only the versions pyenv selects for the working directory.
+        if name and os.access(name, os.X_OK) and "/shims/" not in name:
+            return name
+    return None
+
+
+NEWER = _newer_python()
+REQUESTS: dict[str, dict[str, object]] = {
+    # The first answer holds the module's start-up too: the server has no handshake to wait for.
+    "first": {"word": "x"},
+    "door": {"word": "door"},
+    "door again": {"word": "door"},
+    "count": {"n": 3},
+    "seven": {"word": "letters"},
+}
+
+
+def _drive(python: str, tmp_path: Path) -> tuple[CollectorInfo | None, dict[str, CallCoverage | None], bytes]:
+    channel = CoverageChannel(CollectorPlan(True, "a test", directories=(LINE_SERVER.parent,)))
+    spec = channel.apply(LaunchSpec(python, (str(LINE_SERVER),), child_environment({}), tmp_path))
+    process = subprocess.Popen(
+        [spec.command, *spec.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=spec.env,
+        cwd=spec.cwd,
+        pass_fds=spec.pass_fds,
+    )
+    stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
+    assert stdin is not None and stdout is not None and stderr is not None
+
+    async def body() -> tuple[CollectorInfo | None, dict[str, CallCoverage | None]]:
+        info = await channel.hello(10)
+        collected: dict[str, CallCoverage | None] = {}
+        for label, request in REQUESTS.items():
+            stdin.write((json.dumps(request) + "\n").encode())
+            stdin.flush()
+            assert stdout.readline()
+            collected[label] = await channel.collect(10)
+        return info, collected
+
+    try:
+        info, collected = anyio.run(body)
+    finally:
+        channel.close()
+        stdin.close()
+        process.wait(10)
+    return info, collected, stderr.read()
+
+
+def _check(info: CollectorInfo | None, collected: dict[str, CallCoverage | None], stderr: bytes, core: str) -> None:
+    assert info is not None and info.core == core
+    assert stderr == b""
+    answers = {label: value for label, value in collected.items() if value is not None}
+    assert answers.keys() == REQUESTS.keys()
+    for label, coverage in answers.items():
+        assert {line.rsplit(":", 1)[0] for line in coverage.lines} == {"line_server.py"}, label
+        assert {arc.rsplit(":", 2)[0] for arc in coverage.arcs} <= {"line_server.py"}, label
+    # What runs before the answer is written is the call's; the loop around it may fall on
+    # either side of a collect (the server goes on once it has answered).
+    source = LINE_SERVER.read_text().splitlines()
+    first = next(n for n, text in enumerate(source, 1) if text.startswith("def check"))
+    last = next(n for n, text in enumerate(source, 1) if text.startswith("def count"))
+    in_check = {f"line_server.py:{n}" for n in range(first, last)}
+    assert answers["door"].lines & in_check
+    assert answers["door again"].lines & in_check == answers["door"].lines & in_check
+    assert answers["count"].arcs - answers["door"].arcs, "the loop's branches"
+    seven = next(n for n, text in enumerate(LINE_SERVER.read_text().splitlines(), 1) if '"seven letters"' in text)
+    assert f"line_server.py:{seven}" in answers["seven"].lines - answers["door"].lines
+    assert Constant("open-sesame", "word") in answers["first"].constants
+    assert Constant(7, "word", length=True) in answers["first"].constants
+    assert all(not coverage.constants for label, coverage in answers.items() if label != "first")
+
+
+def test_the_probe_of_the_python_fuzzgate_runs_on(tmp_path: Path) -> None:
+    core = "sys.monitoring" if sys.version_info >= (3, 12) else "CTracer"
+    _check(*_drive(sys.executable, tmp_path), core=core)
+
+
+@pytest.mark.skipif(NEWER is None, reason="no Python 3.12+ on PATH or under pyenv for the sys.monitoring probe")
+def test_sys_monitoring_on_a_newer_python(tmp_path: Path) -> None:
+    assert NEWER is not None
+    _check(*_drive(NEWER, tmp_path), core="sys.monitoring")

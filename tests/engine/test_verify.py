@@ -1,0 +1,206 @@
+"""Verification labels, its deadline and the baseline replays, with replays faked (no server)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import anyio
+import pytest
+
+from fuzzgate.check import Observation
+from fuzzgate.config.model import Config, TargetConfig, TargetKind
+from fuzzgate.engine import verify
+from fuzzgate.engine.verify import Verification, Verifier
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Step, Surface
+
+
+def _finding(fp: str = "f" * 20, arguments: dict[str, Any] | None = None) -> Finding:
+    repro = Repro(seed=1, case_index=0, arguments=arguments or {}, transport="stdio")
+    return Finding(Kind.CRASH, DEFAULT_SEVERITY[Kind.CRASH], Surface.TOOL, "t", "m", fp, repro)
+
+
+def _config(replays: int = 3, kind: TargetKind = TargetKind.STDIO) -> Config:
+    target = (
+        TargetConfig(kind=kind, command="x") if kind is TargetKind.STDIO else TargetConfig(kind=kind, url="http://h")
+    )
+    return Config(target=target, replays=replays)
+
+
+Replay = Callable[[Finding], Any]
+
+
+def _run(
+    monkeypatch: pytest.MonkeyPatch,
+    answer: Replay,
+    config: Config,
+    candidates: list[tuple[Finding, bool]],
+    unseen: list[Finding] = [],  # noqa: B006 (never mutated)
+    deadline_s: float = math.inf,
+    before: Callable[[Verifier], Any] | None = None,
+) -> Verification:
+    async def fake_replay(
+        _config: Config, _oracles: Any, finding: Finding, *_: Any, **__: Any
+    ) -> tuple[bool, list[Observation]]:
+        result = answer(finding)
+        if hasattr(result, "__await__"):
+            result = await result
+        return result, []
+
+    monkeypatch.setattr(verify, "replay_once", fake_replay)
+
+    async def main() -> Verification:
+        verifier = Verifier(config, None, {})  # type: ignore[arg-type]
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(verifier.serve)
+            if before is not None:
+                await before(verifier)
+            result = await verifier.finish(candidates, unseen, anyio.current_time() + deadline_s)
+            tg.cancel_scope.cancel()
+        return result
+
+    return anyio.run(main)
+
+
+@pytest.mark.parametrize(
+    ("results", "ambiguous", "expected"),
+    [
+        ([True, True, True], False, ("confirmed", 3)),
+        ([True, False, True], False, ("flaky", 2)),
+        ([False, False, False], False, ("flaky", 0)),
+        ([False, False, False], True, ("dropped", 0)),
+        ([True, False, False], True, ("flaky", 1)),
+    ],
+)
+def test_labels(
+    monkeypatch: pytest.MonkeyPatch, results: list[bool], ambiguous: bool, expected: tuple[str, int]
+) -> None:
+    answers = iter(results)
+    out = _run(monkeypatch, lambda _: next(answers), _config(), [(_finding(), ambiguous)])
+    label, reproduced = expected
+    ((_, dropped),) = out.triaged
+    assert dropped is (label == "dropped")
+    if label == "dropped":
+        assert out.findings == ()
+        return
+    (result,) = out.findings
+    assert result.reproduced == reproduced and result.replays == 3 and not result.unconfirmed
+    assert result.flaky == (label == "flaky")
+    assert out.notes == ()
+
+
+def test_a_deadline_leaves_findings_unconfirmed_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def never(_: Finding) -> bool:
+        await anyio.sleep(3600)
+        return True
+
+    out = _run(monkeypatch, never, _config(), [(_finding("a" * 20), False), (_finding("b" * 20), True)], deadline_s=0.2)
+    assert [f.unconfirmed for f in out.findings] == [True, True]
+    assert [f.flaky for f in out.findings] == [False, False]
+    assert any("unconfirmed" in note for note in out.notes)
+
+
+def test_replays_take_turns_so_a_deadline_spreads_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent: list[str] = []
+
+    def record(finding: Finding) -> bool:
+        sent.append(finding.fingerprint[0])
+        return True
+
+    findings = [(_finding(c * 20), False) for c in "abc"]
+    _run(monkeypatch, record, _config(replays=2), findings)
+    # Round by round: every finding's first replay comes before any second one.
+    assert sorted(sent[:3]) == ["a", "b", "c"] and sorted(sent[3:]) == ["a", "b", "c"]
+
+
+def test_baseline_entries_are_replayed_and_unfinished_ones_stay_unverified(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def answer(finding: Finding) -> bool:
+        if finding.fingerprint.startswith("s"):
+            await anyio.sleep(3600)
+        return finding.fingerprint.startswith("k")
+
+    unseen = [_finding("k" * 20), _finding("x" * 20), _finding("s" * 20)]
+    out = _run(monkeypatch, answer, _config(replays=2), [], unseen, deadline_s=0.3)
+    assert out.baseline_failing == {"k" * 20}
+    assert out.baseline_unverified == {"s" * 20}
+    assert any("stay known" in note for note in out.notes)
+
+
+def test_a_redacted_baseline_repro_that_passes_proves_no_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    redacted = replace(_finding("r" * 20), repro=replace(_finding().repro, redacted=True))
+    out = _run(monkeypatch, lambda finding: False, _config(replays=1), [], [redacted, _finding("x" * 20)])
+    assert out.baseline_failing == frozenset()
+    assert out.baseline_unverified == {"r" * 20}, "the plain entry that passed is fixed; the redacted one stays"
+    assert any("redacted repro" in note for note in out.notes)
+
+
+def test_a_new_repro_restarts_its_tally(monkeypatch: pytest.MonkeyPatch) -> None:
+    def answer(finding: Finding) -> bool:
+        return finding.repro.arguments == {"small": 1}
+
+    big = _finding(arguments={"big": "x" * 40})
+    small = _finding(arguments={"small": 1})
+
+    async def offer_big(verifier: Verifier) -> None:
+        verifier.offer(big, False)
+
+    out = _run(monkeypatch, answer, _config(), [(small, False)], before=offer_big)
+    (result,) = out.findings
+    assert result.repro.arguments == {"small": 1}
+    assert (result.replays, result.reproduced, result.flaky) == (3, 3, False)
+
+
+def test_an_unreachable_http_server_leaves_the_finding_unconfirmed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fuzzgate.model.errors import TargetError
+
+    def down(_: Finding) -> bool:
+        raise TargetError("gone")
+
+    out = _run(monkeypatch, down, _config(kind=TargetKind.HTTP), [(_finding(), False)])
+    (result,) = out.findings
+    # Seen, never replayed: neither confirmed nor dropped, and it fails the gate as unconfirmed.
+    assert (result.replays, result.unconfirmed, result.flaky) == (0, True, False)
+    assert out.triaged == ((result, False),)
+    (note,) = out.notes
+    assert "could not be reached" in note and "command" in note and "unconfirmed" in note
+    # An HTTP target fuzzgate starts: the fresh server could not be started.
+    served = Config(target=TargetConfig(kind=TargetKind.HTTP, url="http://h", command="x"), replays=3)
+    out = _run(monkeypatch, down, served, [(_finding(), False)])
+    assert out.findings[0].unconfirmed
+    assert [note for note in out.notes if "a fresh server could not be started" in note]
+
+
+def test_a_baseline_entry_whose_server_cannot_start_is_not_replayed_and_stays_known(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from fuzzgate.model.errors import TargetError
+
+    def unstartable(finding: Finding) -> bool:
+        if finding.fingerprint.startswith("u"):
+            raise TargetError("could not start the stdio server `x`: no answer to initialize within 1s")
+        return False
+
+    unseen = [_finding("u" * 20), _finding("x" * 20)]
+    out = _run(monkeypatch, unstartable, _config(replays=2), [], unseen)
+    # Not shown fixed: known, like an entry the budget left unreplayed; the other one was replayed.
+    assert out.baseline_unverified == {"u" * 20}
+    assert out.baseline_failing == frozenset()
+    (note,) = out.notes
+    assert "1 baseline entry was not replayed" in note and "stay known" in note
+    assert "no answer to initialize within 1s" in note
+
+
+def test_a_repro_settled_without_the_calls_that_named_the_workspace_drops_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The workspace is a per-run directory: a repro keeps it only while one of its calls names it
+    # (a probe), or a baseline file of the same bug would differ from run to run.
+    probe = Step(tool="t", arguments={"path": "/var/tmp/fuzzgate-x/s1/outside/../etc"})
+    finding = _finding(arguments={"n": 1})
+    finding = replace(
+        finding, repro=replace(finding.repro, prefix=(probe,), workspace="/var/tmp/fuzzgate-x/s1/outside")
+    )
+    assert finding.repro.narrowed() is finding.repro
+    out = _run(monkeypatch, lambda f: True, _config(), [(finding, False)])
+    (result,) = out.findings
+    assert result.repro.prefix == () and result.repro.workspace is None
