@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from fuzzgate.check.secrets import REDACTED, Redactor, encodings, redactor_for
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
 
 SECRET = 'hunter2/Päss+wörd"\\%x'
 
@@ -77,7 +78,7 @@ def test_the_run_redactor_knows_env_header_canary_and_url_password() -> None:
         ),
         secret_patterns=(r"corp-[0-9]{6}",),
     )
-    redact = redactor_for(config, {"FUZZGATE_CANARY_TOKEN": "fzgcanary0123456789"})
+    redact = redactor_for(ServerSettings.of(config), {"FUZZGATE_CANARY_TOKEN": "fzgcanary0123456789"})
     text = "s%40fe-pass s@fe-pass Bearer tok-123456 env-value-1 fzgcanary0123456789 corp-123456"
     assert redact.text(text) == " ".join([REDACTED] * 5) + f" {REDACTED}"
 
@@ -94,14 +95,14 @@ def test_the_run_redactor_knows_env_header_canary_and_url_password() -> None:
 )
 def test_the_store_password_is_redacted_in_every_form_a_url_holds_it(store: str) -> None:
     config = Config(target=TargetConfig(kind=TargetKind.STDIO, command="server"), store=store)
-    redact = redactor_for(config, {})
+    redact = redactor_for(ServerSettings.of(config), {})
     assert redact.text("auth st0re-pass! st0re-pass%21") == f"auth {REDACTED} {REDACTED}"
     assert redact.text("user db 6379 ssl_cert_reqs none") == "user db 6379 ssl_cert_reqs none"
 
 
 def test_values_expanded_from_the_environment_are_redacted() -> None:
     config = Config(target=TargetConfig(kind=TargetKind.STDIO, command="server"), expanded=("tok-in-the-args",))
-    assert redactor_for(config, {}).text("--token=tok-in-the-args") == f"--token={REDACTED}"
+    assert redactor_for(ServerSettings.of(config), {}).text("--token=tok-in-the-args") == f"--token={REDACTED}"
 
 
 def test_encodings_include_the_value_itself() -> None:

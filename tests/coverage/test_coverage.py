@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 from fuzzgate.config.model import Config, FeedbackMode, SandboxMode, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.coverage.plan import NOT_LOADED, CallCoverage, Constant
 from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.sandbox.containment import contain
@@ -55,12 +56,12 @@ class Seen:
 
 def _run(config: Config, calls: Mapping[str, tuple[str, dict[str, object]]]) -> tuple[Seen, bool]:
     """Open a connection, collect once after start-up (`"start"`), then once after each call."""
-    containment = contain(config, 1)
+    containment = contain(config.target, 1)
     assert containment is not None
     seen = Seen()
 
     async def body() -> bool:
-        async with open_connection(config, containment=containment) as connection:
+        async with open_connection(ServerSettings.of(config), containment=containment) as connection:
             seen.note = connection.feedback_note
             channel = connection.coverage
             if channel is not None:

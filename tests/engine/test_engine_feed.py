@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.engine.events import CallFinished, Event
 from fuzzgate.engine.execute import Engine
+from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.plan.budget import TimeBox
 from fuzzgate.target.memory import memory_connector
 
@@ -87,7 +88,13 @@ CONFIG = Config(
 
 def _calls() -> list[CallFinished]:
     events: list[Event] = []
-    engine = Engine(CONFIG, 5, events.append, timebox=TimeBox(CONFIG.budget_s), connector=memory_connector(make_server))
+    engine = Engine(
+        EngineSettings.of(CONFIG),
+        5,
+        events.append,
+        timebox=TimeBox(CONFIG.budget_s),
+        connector=memory_connector(make_server),
+    )
     anyio.run(engine.run)
     return [e for e in events if isinstance(e, CallFinished) and e.surface.value == "tool"]
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.engine.events import CallFinished, Event
 from fuzzgate.engine.execute import Engine, EngineResult
+from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.model.findings import Kind
 from fuzzgate.plan.budget import TimeBox
 from fuzzgate.target.memory import memory_connector
@@ -86,7 +87,13 @@ def _config(**overrides: Any) -> Config:
 
 def _run(config: Config, factory: Any = make_server) -> tuple[EngineResult, list[Event]]:
     events: list[Event] = []
-    engine = Engine(config, 7, events.append, timebox=TimeBox(config.budget_s), connector=memory_connector(factory))
+    engine = Engine(
+        EngineSettings.of(config),
+        7,
+        events.append,
+        timebox=TimeBox(config.budget_s),
+        connector=memory_connector(factory),
+    )
     return anyio.run(engine.run), events
 
 
@@ -225,8 +232,8 @@ def test_settled_fingerprints_are_counted_but_never_replayed() -> None:
     settled = frozenset({fingerprints["divide"]})
     events: list[Event] = []
     engine = Engine(
-        config, 7, events.append, timebox=TimeBox(config.budget_s), connector=memory_connector(make_server),
-        settled=settled,
+        EngineSettings.of(config), 7, events.append, timebox=TimeBox(config.budget_s),
+        connector=memory_connector(make_server), settled=settled,
     )  # fmt: skip
     before = next(servers_made)
     result = anyio.run(engine.run)

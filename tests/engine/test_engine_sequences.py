@@ -18,6 +18,7 @@ from fuzzgate.check.secrets import SecretScanner
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.engine.events import CallFinished, Event
 from fuzzgate.engine.execute import Engine, EngineResult
+from fuzzgate.engine.settings import EngineSettings, VerifySettings
 from fuzzgate.engine.verify import replay_once
 from fuzzgate.model.findings import Finding, Kind
 from fuzzgate.plan.budget import TimeBox
@@ -81,7 +82,11 @@ def _config(**overrides: Any) -> Config:
 def _run(config: Config) -> tuple[EngineResult, list[Event]]:
     events: list[Event] = []
     engine = Engine(
-        config, 11, events.append, timebox=TimeBox(config.budget_s), connector=memory_connector(make_server)
+        EngineSettings.of(config),
+        11,
+        events.append,
+        timebox=TimeBox(config.budget_s),
+        connector=memory_connector(make_server),
     )
     return anyio.run(engine.run), events
 
@@ -90,7 +95,7 @@ def _replay(config: Config, finding: Finding) -> bool:
     oracles = Oracles(slow_s=config.slow_ms / 1000, scanner=SecretScanner([], {}))
 
     async def main() -> bool:
-        same, _ = await replay_once(config, oracles, finding, {}, memory_connector(make_server))
+        same, _ = await replay_once(VerifySettings.of(config), oracles, finding, {}, memory_connector(make_server))
         return same
 
     return anyio.run(main)

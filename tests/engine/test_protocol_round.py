@@ -15,7 +15,9 @@ import pytest
 from fuzzgate.check.protocol_probes import BANNER, PROBES, judge, probe_of
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.config.model import Config, ProtocolMode, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.protocol_round import RoundResult, protocol_round, send_probe, startup_banner
+from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.model.findings import Kind
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, OutcomeStatus
 from fuzzgate.target.connection import call_tool, open_connection
@@ -55,10 +57,10 @@ def http(script: Path, *args: str, protocol: ProtocolMode = ProtocolMode.AUTO) -
 
 def run_round(config: Config) -> tuple[RoundResult, Any]:
     async def body() -> tuple[RoundResult, Any]:
-        async with open_connection(config) as connection:
+        async with open_connection(ServerSettings.of(config)) as connection:
             inventory = await discover(connection, 10)
             banner = startup_banner(connection, REDACT)
-            return await protocol_round(connection, config, inventory.tools, REDACT), banner
+            return await protocol_round(connection, EngineSettings.of(config), inventory.tools, REDACT), banner
 
     return anyio.run(body)
 
@@ -132,7 +134,7 @@ def test_raw_replies_never_reach_the_sdk_and_strays_are_still_anomalies() -> Non
     reply with an id nobody sent is a wrong-id anomaly, an invalid one is judged as such."""
 
     async def body() -> None:
-        async with open_connection(stdio(HOSTILE)) as connection:
+        async with open_connection(ServerSettings.of(stdio(HOSTILE))) as connection:
             request = {"jsonrpc": "2.0", "method": "tools/call"}
             ok = await send_raw(
                 connection, {**request, "id": "raw-1", "params": {"name": "misbehave", "arguments": {"mode": "ok"}}}, 2
@@ -172,9 +174,9 @@ def test_a_banner_replays_on_a_fresh_server() -> None:
 
     async def body() -> list[Any]:
         config = stdio(BREAKER)
-        async with open_connection(config) as connection:
+        async with open_connection(ServerSettings.of(config)) as connection:
             message = {"jsonrpc": "2.0", "id": "fuzzgate-probe-startup-banner", "method": "tools/list", "params": {}}
-            outcome = await send_probe(connection, config, BANNER, message)
+            outcome = await send_probe(connection, config.target, BANNER, message)
         return judge(BANNER, outcome, REDACT)
 
     [observation] = anyio.run(body)

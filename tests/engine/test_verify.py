@@ -13,6 +13,7 @@ import pytest
 from fuzzgate.check import Observation
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.engine import verify
+from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.verify import Verification, Verifier
 from fuzzgate.model.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Step, Surface
 
@@ -52,7 +53,7 @@ def _run(
     monkeypatch.setattr(verify, "replay_once", fake_replay)
 
     async def main() -> Verification:
-        verifier = Verifier(config, None, {})  # type: ignore[arg-type]
+        verifier = Verifier(VerifySettings.of(config), None, {})  # type: ignore[arg-type]
         async with anyio.create_task_group() as tg:
             tg.start_soon(verifier.serve)
             if before is not None:

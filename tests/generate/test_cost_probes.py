@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.generate.cost import DEEP_PARENTHESES, HUGE_COUNT, LONG_INPUT, Kind, cost_probes, kinds
 from fuzzgate.generate.probes import PROBE_EVERY, PROBES_AFTER, Probe, ProbeCase, ProbeClass
-from fuzzgate.plan.selection import select
+from fuzzgate.plan.selection import SelectionSettings, select
 from fuzzgate.target.discover import Inventory, ToolInfo
 
 
@@ -160,7 +160,7 @@ def _origins(plan: Any, count: int) -> list[str]:
 def test_a_tool_gets_its_cost_probes_without_containment() -> None:
     tool = _tool("A calculator.", {**props(expression=STRING), "required": ["expression"]})
     config = Config(target=TargetConfig(kind=TargetKind.STDIO, command="x"))
-    (plan,) = select(Inventory((tool,), (), (), ()), config, 3).plans
+    (plan,) = select(Inventory((tool,), (), (), ()), SelectionSettings.of(config), 3).plans
     origins = _origins(plan, PROBES_AFTER + PROBE_EVERY * 8)
     probes = [origin for origin in origins if origin.startswith("probe:")]
     assert probes[0] == "probe:cost:/properties/expression=power tower"
@@ -176,7 +176,7 @@ def test_cost_probes_go_before_the_containment_probes() -> None:
         return [ProbeCase({**base, "expression": scope.value}, scope)]
 
     config = Config(target=TargetConfig(kind=TargetKind.STDIO, command="x"))
-    (plan,) = select(Inventory((tool,), (), (), ()), config, 3, probe_source=source).plans
+    (plan,) = select(Inventory((tool,), (), (), ()), SelectionSettings.of(config), 3, probe_source=source).plans
     probes = [origin for origin in _origins(plan, PROBES_AFTER + PROBE_EVERY * 3) if origin.startswith("probe:")]
     assert probes == [
         "probe:cost:/properties/expression=power tower",

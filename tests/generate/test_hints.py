@@ -20,7 +20,7 @@ from fuzzgate.generate._formats import format_checker
 from fuzzgate.generate._model import canonical_json
 from fuzzgate.generate._pools import TIMEZONES
 from fuzzgate.generate.hints import MAX_EXAMPLES, enrich
-from fuzzgate.plan.selection import select
+from fuzzgate.plan.selection import SelectionSettings, select
 from fuzzgate.target.discover import Inventory, ToolInfo
 
 TIMEZONE = {
@@ -259,7 +259,7 @@ def test_the_plan_builds_generators_from_enriched_schemas() -> None:
         read_only_hint=True,
     )
     config = Config(target=TargetConfig(kind=TargetKind.STDIO, command="x"))
-    (plan,) = select(Inventory((tool,), (), (), ()), config, 7).plans
+    (plan,) = select(Inventory((tool,), (), (), ()), SelectionSettings.of(config), 7).plans
     first = plan.case(0)
     assert first is not None and first.arguments == {"timezone": "Asia/Kolkata"}
 

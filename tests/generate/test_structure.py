@@ -16,7 +16,7 @@ from fuzzgate.config.model import Config, GenerationMode, TargetConfig, TargetKi
 from fuzzgate.generate import CaseGenerator
 from fuzzgate.generate._source import CaseSource
 from fuzzgate.generate._structure import MANY_PROPERTIES, MAX_STRUCTURE_BYTES, NESTING_DEPTHS, TOTAL_STRUCTURE_BYTES
-from fuzzgate.plan.selection import select
+from fuzzgate.plan.selection import SelectionSettings, select
 from fuzzgate.target.discover import Inventory, ToolInfo
 
 LABEL = re.compile(r"^structure:[^=]*=(size \d+|depth \d+ (arrays|objects)|\d+ properties)$")
@@ -157,7 +157,7 @@ def test_a_tool_with_one_array_field_gets_more_than_50_items_within_its_first_50
         read_only_hint=True,
     )
     config = Config(target=TargetConfig(kind=TargetKind.STDIO, command="x"))
-    (plan,) = select(Inventory((tool,), (), (), ()), config, 11).plans
+    (plan,) = select(Inventory((tool,), (), (), ()), SelectionSettings.of(config), 11).plans
     sizes = []
     for k in range(50):
         case = plan.case(k)

@@ -9,7 +9,15 @@ from typing import Any
 
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.model.findings import Surface
-from fuzzgate.plan.selection import FAIR_SLACK_S, STALE_CALLS, STALE_WEIGHT, Scheduler, ToolPlan, select
+from fuzzgate.plan.selection import (
+    FAIR_SLACK_S,
+    STALE_CALLS,
+    STALE_WEIGHT,
+    Scheduler,
+    SelectionSettings,
+    ToolPlan,
+    select,
+)
 from fuzzgate.target.discover import Inventory, ToolInfo
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -96,7 +104,7 @@ def test_listing_and_read_only_tools_go_first() -> None:
         others=(tool("summary", read_only=True, surface=Surface.PROMPT),),
     )
     config = Config(target=TargetConfig(kind=TargetKind.STDIO, command="x"))
-    selection = select(inventory, config, 0)
+    selection = select(inventory, SelectionSettings.of(config), 0)
     assert [p.info.name for p in selection.plans] == [
         "list_notes",
         "getNote",

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from fuzzgate.config.model import Config, Shard, TargetConfig, TargetKind
 from fuzzgate.model.findings import Surface
-from fuzzgate.plan.selection import in_shard, owned_baseline, select, shard_of, shard_split
+from fuzzgate.plan.selection import SelectionSettings, in_shard, owned_baseline, select, shard_of, shard_split
 from fuzzgate.record.results import RunReport, Status, SurfaceEntry, shard_from_json
 from fuzzgate.target.discover import Inventory, ToolInfo
 from tests.report.report_factory import make_finding, sample_report
@@ -40,7 +40,7 @@ def inventory(*tools: ToolInfo) -> Inventory:
 
 
 def fuzzed(inv: Inventory, config: Config) -> set[tuple[Surface, str]]:
-    return {(p.info.surface, p.info.name) for p in select(inv, config, 0).plans}
+    return {(p.info.surface, p.info.name) for p in select(inv, SelectionSettings.of(config), 0).plans}
 
 
 @given(names, counts, surfaces)
@@ -94,7 +94,7 @@ def test_the_shares_are_roughly_even() -> None:
 
 def test_other_shares_tools_are_skipped_with_their_share() -> None:
     inv = inventory(*(tool(f"t{i}") for i in range(12)))
-    selection = select(inv, replace(CONFIG, shard=Shard(2, 3)), 0)
+    selection = select(inv, SelectionSettings.of(replace(CONFIG, shard=Shard(2, 3))), 0)
     skipped = {e.name: e.reason for e in selection.entries}
     for plan in selection.plans:
         assert shard_of(Surface.TOOL, plan.info.name, 3) == 2
@@ -137,10 +137,10 @@ def test_the_report_records_the_shard(tmp_path: Path) -> None:
 def test_tools_shows_the_split() -> None:
     inv = inventory(*(tool(f"t{i}") for i in range(12)), tool("delete_all"))
     shard = Shard(2, 3)
-    decisions = [*select(inv, replace(CONFIG, shard=shard), 0).entries]
+    decisions = [*select(inv, SelectionSettings.of(replace(CONFIG, shard=shard)), 0).entries]
     decisions += [
         SurfaceEntry(p.info.surface, p.info.name, Status.FUZZED)
-        for p in select(inv, replace(CONFIG, shard=shard), 0).plans
+        for p in select(inv, SelectionSettings.of(replace(CONFIG, shard=shard)), 0).plans
     ]
     sizes = [sum(1 for i in range(12) if shard_of(Surface.TOOL, f"t{i}", 3) == k) for k in (1, 2, 3)]
     assert shard_split(shard, decisions) == (

@@ -37,6 +37,7 @@ from fuzzgate.check import (
 from fuzzgate.check.secrets import SecretScanner, canary_environment, encodings, redactor_for
 from fuzzgate.cli.baseline import baseline_command
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.events import CallFinished, FindingTriaged
 from fuzzgate.engine.execute import target_summary
 from fuzzgate.model.findings import Repro, Severity, Surface
@@ -162,7 +163,7 @@ def calls(secret: str, process: ServerProcess) -> Iterator[tuple[str, int, CallO
 def write_everything(config: Config, secret: str, planted_forms: list[str], root: Path) -> dict[str, str]:
     """Run the outcomes through oracles, findings, redaction and every writer; the outputs by name."""
     canaries = canary_environment(7)
-    redact = redactor_for(config, canaries)
+    redact = redactor_for(ServerSettings.of(config), canaries)
     oracles = Oracles(slow_s=2.0, scanner=SecretScanner(config.secret_patterns, canaries), redact=redact)
     found = FindingSet(config.severity, redact)
     process = ServerProcess(StdioSpec(sys.executable, (), {}, None), redact)
@@ -187,7 +188,7 @@ def write_everything(config: Config, secret: str, planted_forms: list[str], root
         reporter(FindingTriaged(finding))
     report = RunReport(
         version="0.0.0",
-        target=target_summary(config, None, redact),
+        target=target_summary(ServerSettings.of(config), None, redact),
         seed=7,
         seed_source="test",
         budget_s=1.0,
@@ -249,12 +250,14 @@ def test_the_target_summary_hides_expanded_values() -> None:
             kind=TargetKind.HTTP, url=f"https://user:{secret}@mcp.example/mcp?t={secret}", headers={"X-Key": secret}
         )
     )
-    summary: TargetSummary = target_summary(config, None, redactor_for(config, {}))
+    summary: TargetSummary = target_summary(
+        ServerSettings.of(config), None, redactor_for(ServerSettings.of(config), {})
+    )
     assert summary.url is not None and secret not in summary.url and "[REDACTED]" in summary.url
 
 
 def test_a_password_in_the_url_is_a_secret_without_being_configured_elsewhere() -> None:
     config = Config(target=TargetConfig(kind=TargetKind.HTTP, url="https://bot:Pa55w0rd-x@mcp.example/mcp"))
-    assert redactor_for(config, {}).text("connect https://bot:Pa55w0rd-x@mcp.example/mcp") == (
+    assert redactor_for(ServerSettings.of(config), {}).text("connect https://bot:Pa55w0rd-x@mcp.example/mcp") == (
         "connect https://bot:[REDACTED]@mcp.example/mcp"
     )

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from fuzzgate.config.model import Config, SandboxMode, TargetConfig, TargetKind
+from fuzzgate.config.model import SandboxMode, TargetConfig, TargetKind
 from fuzzgate.sandbox import jail
 from fuzzgate.sandbox.containment import contain
 
 
 def _summary(cwd: Path, scope: tuple[Path, ...]) -> str:
     target = TargetConfig(kind=TargetKind.STDIO, command=sys.executable, cwd=cwd, scope=scope, sandbox=SandboxMode.OFF)
-    containment = contain(Config(target=target), 1)
+    containment = contain(target, 1)
     assert containment is not None
     try:
         return containment.summary
@@ -36,7 +36,7 @@ def _contained_line(tmp_path: Path, sandbox: SandboxMode, kind: TargetKind = Tar
     target = TargetConfig(
         kind=kind, command=sys.executable, cwd=tmp_path, sandbox=sandbox, url="http://127.0.0.1:1/mcp"
     )
-    containment = contain(Config(target=target), 1)
+    containment = contain(target, 1)
     assert containment is not None
     try:
         return containment.summary

@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from fuzzgate.config.model import Config, ProtocolMode, SandboxMode, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.errors import TargetError
 from fuzzgate.sandbox.containment import contain
 from fuzzgate.sandbox.jail import sandbox_unavailable
@@ -31,11 +32,11 @@ def _start(tmp_path: Path, sandbox: SandboxMode) -> TargetError | None:
     args = ("--user", "--map-root-user", "--pid", "--fork", "--mount-proc", sys.executable, str(ROOTS_READER))
     target = TargetConfig(kind=TargetKind.STDIO, command=unshare, args=args, cwd=tmp_path, sandbox=sandbox)
     config = Config(target=target, protocol=ProtocolMode.LEGACY)
-    containment = contain(config, 1)
+    containment = contain(config.target, 1)
     assert containment is not None
 
     async def body() -> None:
-        async with open_connection(config, containment=containment):
+        async with open_connection(ServerSettings.of(config), containment=containment):
             pass
 
     try:

@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.sandbox.process_tree import ProcessTable
@@ -48,10 +49,10 @@ def test_one_launch_spec_for_both_kinds() -> None:
     stdio = Config(
         target=TargetConfig(kind=TargetKind.STDIO, command=sys.executable, args=http.target.args, env=http.target.env)
     )
-    spec = launch_spec(http, {"CANARY": "x"})
+    spec = launch_spec(ServerSettings.of(http), {"CANARY": "x"})
     assert (spec.command, spec.args, spec.cwd) == (sys.executable, http.target.args, None)
     assert spec.env["FUZZGATE_TEST"] == "1" and spec.env["CANARY"] == "x" and spec.env["PYTHONUNBUFFERED"] == "1"
-    assert launch_spec(stdio, {"CANARY": "x"}) == spec
+    assert launch_spec(ServerSettings.of(stdio), {"CANARY": "x"}) == spec
 
 
 def test_addresses() -> None:
@@ -65,7 +66,7 @@ def test_the_served_process_logs_crashes_and_dies_with_the_connection() -> None:
     port = _free_port()
 
     async def body() -> None:
-        async with open_connection(_config(port)) as connection:
+        async with open_connection(ServerSettings.of(_config(port))) as connection:
             served = connection.served
             assert served is not None and served.ready and connection.alive()
             pid = served.pid
@@ -94,7 +95,7 @@ def test_a_command_that_never_listens_times_out_with_its_stderr() -> None:
     config = _config(port, "-c", code, startup_timeout_ms=1500)
 
     async def body() -> None:
-        async with open_connection(config):
+        async with open_connection(ServerSettings.of(config)):
             raise AssertionError("nothing listens: the connection cannot open")
 
     with pytest.raises(TargetError) as caught:
@@ -128,7 +129,7 @@ def test_a_request_the_http_client_cannot_encode_is_not_sent_and_the_session_goe
     config = _config(port, str(SERVER), f"--port={port}", f"--call-log={log}")
 
     async def body() -> None:
-        async with open_connection(config) as connection:
+        async with open_connection(ServerSettings.of(config)) as connection:
             unsendable = await call_tool(connection, "echo", {"text": "\ud800"}, 5)
             assert unsendable.status is OutcomeStatus.UNSENDABLE, unsendable
             assert not connection.broken
@@ -156,7 +157,7 @@ def test_a_request_the_http_client_cannot_encode_breaks_fuzzgates_side_not_the_s
         return len(log.read_text().splitlines()) if log.exists() else 0
 
     async def body() -> None:
-        async with open_connection(config) as connection:
+        async with open_connection(ServerSettings.of(config)) as connection:
             ok = await call_tool(connection, "echo", {"text": "hi"}, 5)
             assert ok.status is OutcomeStatus.OK and received() == 1
             assert not connection.broken

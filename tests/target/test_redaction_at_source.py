@@ -10,6 +10,7 @@ import pytest
 
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.errors import TargetError
 from fuzzgate.target.connection import open_connection
 from fuzzgate.target.stdio import STDERR_LINE_BYTES, ServerProcess, StdioSpec, child_environment
@@ -62,7 +63,7 @@ def test_the_start_up_error_redacts_command_line_reason_and_stderr() -> None:
     )
 
     async def body() -> None:
-        async with open_connection(config):
+        async with open_connection(ServerSettings.of(config)):
             pass
 
     with pytest.raises(TargetError) as caught:

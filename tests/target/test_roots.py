@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 
 from fuzzgate.config.model import Config, ProtocolMode, SandboxMode, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.sandbox.containment import contain
 from fuzzgate.target.connection import call_tool, open_connection
@@ -24,11 +25,11 @@ def _roots(tmp_path: Path, sandbox: SandboxMode) -> tuple[str, list[str], Path]:
     )
     # roots/list is a handshake-era request (deprecated by 2026-07-28): negotiate that era.
     config = Config(target=target, protocol=ProtocolMode.LEGACY)
-    containment = contain(config, 1)
+    containment = contain(config.target, 1)
     assert containment is not None
 
     async def body() -> tuple[str, list[str], Path]:
-        async with open_connection(config, containment=containment) as connection:
+        async with open_connection(ServerSettings.of(config), containment=containment) as connection:
             outcome = await call_tool(connection, "roots", {}, 10)
             assert outcome.status is OutcomeStatus.OK, outcome
             assert connection.layer is not None

@@ -22,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 
 from fuzzgate.check import INTERNAL_ERROR_CODES
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.target import connection
 from fuzzgate.target.connection import call_tool, open_connection
@@ -43,7 +44,7 @@ def _hostile_call(mode: str) -> Any:
     config = Config(target=TargetConfig(kind=TargetKind.STDIO, command=sys.executable, args=(str(HOSTILE),)))
 
     async def body() -> Any:
-        async with open_connection(config) as conn:
+        async with open_connection(ServerSettings.of(config)) as conn:
             params = types.CallToolRequestParams(name="misbehave", arguments={"mode": mode})
             request = types.CallToolRequest(params=params)
             with pytest.raises(MCPError) as raised:

@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.outcome import AnomalyKind, OutcomeStatus
 from fuzzgate.target.connection import call_tool, open_connection
@@ -26,7 +27,7 @@ def config(*flags: str, startup_ms: int = 10000) -> Config:
 
 def _call(mode: str, timeout: float = 2.0):  # type: ignore[no-untyped-def]
     async def body():  # type: ignore[no-untyped-def]
-        async with open_connection(config()) as conn:
+        async with open_connection(ServerSettings.of(config())) as conn:
             outcome = await call_tool(conn, "misbehave", {"mode": mode}, timeout)
             pid = conn.process.pid if conn.process else None
         return outcome, pid
@@ -75,7 +76,7 @@ def test_exit_during_call_is_closed_with_status_and_stderr() -> None:
 
 def test_server_dying_at_start_is_a_target_error_with_its_stderr() -> None:
     async def body() -> None:
-        async with open_connection(config("--die-at-start")):
+        async with open_connection(ServerSettings.of(config("--die-at-start"))):
             pass
 
     with pytest.raises(TargetError) as info:
@@ -86,7 +87,7 @@ def test_server_dying_at_start_is_a_target_error_with_its_stderr() -> None:
 
 def test_server_that_never_initializes_times_out() -> None:
     async def body() -> None:
-        async with open_connection(config("--never-initialize", startup_ms=1500)):
+        async with open_connection(ServerSettings.of(config("--never-initialize", startup_ms=1500))):
             pass
 
     with pytest.raises(TargetError, match="no answer to initialize"):
@@ -97,7 +98,7 @@ def test_missing_command() -> None:
     cfg = Config(target=TargetConfig(kind=TargetKind.STDIO, command="/nonexistent/mcp-server"))
 
     async def body() -> None:
-        async with open_connection(cfg):
+        async with open_connection(ServerSettings.of(cfg)):
             pass
 
     with pytest.raises(TargetError, match="command not found"):
@@ -108,7 +109,7 @@ def test_discovery_follows_every_page() -> None:
     from fuzzgate.target.discover import discover
 
     async def body() -> list[str]:
-        async with open_connection(config("--paginate")) as conn:
+        async with open_connection(ServerSettings.of(config("--paginate"))) as conn:
             inventory = await discover(conn, 5.0)
         return [t.name for t in inventory.tools]
 
@@ -117,7 +118,7 @@ def test_discovery_follows_every_page() -> None:
 
 def test_lone_surrogate_sent_and_echoed_back() -> None:
     async def body():  # type: ignore[no-untyped-def]
-        async with open_connection(config()) as conn:
+        async with open_connection(ServerSettings.of(config())) as conn:
             return await call_tool(conn, "misbehave", {"mode": "ok", "echo": "a\ud800b"}, 2.0)
 
     outcome = anyio.run(body)

@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 from fuzzgate.sandbox.process_tree import ProcessTable
 from fuzzgate.target.connection import call_tool, open_connection
@@ -41,7 +42,7 @@ def _config(pid_dir: Path, *flags: str) -> Config:
 
 def _call(config: Config, tool: str, timeout_s: float) -> CallOutcome:
     async def body() -> CallOutcome:
-        async with open_connection(config) as connection:
+        async with open_connection(ServerSettings.of(config)) as connection:
             return await call_tool(connection, tool, {}, timeout_s)
 
     return anyio.run(body)

@@ -16,6 +16,7 @@ import pytest
 from fuzzgate.check import Observation
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.engine import verify
+from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.steps import placed
 from fuzzgate.engine.verify import Verification, Verifier
 from fuzzgate.generate.probes import OUTSIDE
@@ -237,7 +238,7 @@ def _verify(
     config = Config(target=TargetConfig(kind=TargetKind.STDIO, command="x"), replays=replays)
 
     async def main() -> Verification:
-        verifier = Verifier(config, None, {})  # type: ignore[arg-type]
+        verifier = Verifier(VerifySettings.of(config), None, {})  # type: ignore[arg-type]
         async with anyio.create_task_group() as tg:
             tg.start_soon(verifier.serve)
             result = await verifier.finish([(finding, False)], [], math.inf)

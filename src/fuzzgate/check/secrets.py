@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fuzzgate.config.model import Config
+from fuzzgate.config.views import ServerSettings
 
 BUILTIN_PATTERNS: dict[str, str] = {
     "github_token": r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}\b|\bgithub_pat_[A-Za-z0-9_]{60,}",
@@ -168,7 +168,7 @@ def url_secrets(url: str | None) -> list[str]:
     return [form for value in found if value for form in {value, urllib.parse.unquote(value)}]
 
 
-def redactor_for(config: Config, canaries: Mapping[str, str]) -> Redactor:
+def redactor_for(config: ServerSettings, canaries: Mapping[str, str]) -> Redactor:
     """The run's redactor: the target's env and header values, the canaries, every value a `${VAR}`
     of the config file expanded to, the password of a target URL or store URL with credentials in
     it, the built-in and the configured secret patterns."""

@@ -1,6 +1,9 @@
 """The commands: flags become a `Config`, the engine runs, events fan out to reporters, and the exit
 code is decided here and in the action entrypoint, nowhere else.
 
+The `Config` stops here: each stage is handed the small frozen view of what it reads, built here
+once (`EngineSettings.of(config)`, `ServerSettings.of(config)`, `config.target`).
+
 - In: the command line (and, for the action, its `INPUT_*` environment), the config file, the
   files on disk (`report.json`, the baseline, the corpus, the shared store).
 - Out: exit codes, the written outputs, the console.

@@ -11,6 +11,7 @@ from fuzzgate.cli import interrupt
 from fuzzgate.cli.replay import redactor_for_findings
 from fuzzgate.config.model import Config
 from fuzzgate.engine.session import replay_findings
+from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import ExitCode, TargetError
 from fuzzgate.model.files import check_output_directory
@@ -49,7 +50,7 @@ def baseline_command(action: str, config: Config, console: Console) -> int:
     stranded = {entry.fingerprint for entry in baseline.stranded()}
     entries = [f for f in baseline.findings() if f.fingerprint not in stranded]
 
-    results = interrupt.run(lambda: replay_findings(config, entries, config.replays))
+    results = interrupt.run(lambda: replay_findings(EngineSettings.of(config), entries, config.replays))
     answered = [(subject_label(r.finding.surface, r.finding.tool), r.outcomes) for r in results if r.attempts > 0]
     degraded = uniform_error(answered)
     if degraded is not None:

@@ -36,6 +36,8 @@ from rich.table import Table
 from fuzzgate.check.secrets import redactor_for
 from fuzzgate.cli import interrupt
 from fuzzgate.config.model import Config, FeedbackMode
+from fuzzgate.config.views import ServerSettings
+from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.corpus import CorpusEntry
 from fuzzgate.model.errors import ExitCode, TargetError, UsageError
@@ -381,7 +383,7 @@ def merge_command(config: Config, console: Console, dirs: Sequence[Path], *, see
     answers: list[tuple[str, CallOutcome]] = []
 
     async def measure() -> MergeResult:
-        async with measuring(config, seed, box) as measurer:
+        async with measuring(EngineSettings.of(config), seed, box) as measurer:
             console.print(escape(f"feedback: {measurer.note}"), soft_wrap=True)
             try:
                 return await merge_entries(own.entries, others, measurer, box)
@@ -391,8 +393,9 @@ def merge_command(config: Config, console: Console, dirs: Sequence[Path], *, see
     result = interrupt.run(measure)
     degraded = uniform_error((subject, [outcome]) for subject, outcome in answers)
     if degraded is not None:
+        shown = redactor_for(ServerSettings.of(config), {}).text(degraded)
         raise TargetError(
-            f"every entry measured answered the same error, {redactor_for(config, {}).text(degraded)}: the server "
+            f"every entry measured answered the same error, {shown}: the server "
             f"looks degraded (not configured, or failing at start-up); {store.path} unchanged",
             hint="fix the server's configuration or environment, then merge again",
         )
@@ -447,7 +450,7 @@ def reduce_command(config: Config, console: Console, action: str, *, seed_flag: 
         console.print(escape(f"{what} ({result.reason}, {result.tries} measured)"), soft_wrap=True)
 
     async def work() -> None:
-        async with measuring(config, seed, box) as measurer:
+        async with measuring(EngineSettings.of(config), seed, box) as measurer:
             console.print(escape(f"feedback: {measurer.note}"), soft_wrap=True)
             await reduce_entries(load.entries, measurer, candidates, box, shrink=shrink, done=done)
 

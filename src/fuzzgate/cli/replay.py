@@ -13,7 +13,9 @@ from rich.markup import escape
 from fuzzgate.check.secrets import REDACTED, Redactor, canary_environment, redactor_for
 from fuzzgate.cli import interrupt
 from fuzzgate.config.model import Config
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.session import replay_call, replay_findings, run_canaries
+from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.model.errors import ExitCode, ReportError, UsageError
 from fuzzgate.model.files import read_regular
 from fuzzgate.model.findings import Finding
@@ -29,7 +31,7 @@ def redactor_for_findings(config: Config, findings: list[Finding]) -> Redactor:
     if config.target.launched:
         for seed in sorted({f.repro.seed for f in findings}):
             canaries |= {f"{name}:{seed}": value for name, value in canary_environment(seed).items()}
-    return redactor_for(config, canaries)
+    return redactor_for(ServerSettings.of(config), canaries)
 
 
 Recorded = tuple[Finding, GeneratorVersions | None]
@@ -113,7 +115,7 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
     for warning in dict.fromkeys(w for _, versions in recorded if (w := replay_warning(versions))):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
 
-    replayed = interrupt.run(lambda: replay_findings(config, findings, config.replays))
+    replayed = interrupt.run(lambda: replay_findings(EngineSettings.of(config), findings, config.replays))
     if unstarted := next((r.not_replayed for r in replayed if r.not_replayed is not None), None):
         raise unstarted
     redact = redactor_for_findings(config, findings)
@@ -133,8 +135,8 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
 def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, object]) -> int:
     choice = choose_seed(None, config.seed, os.environ, Path.cwd())
     # A tool the selection refuses raises `plan.selection.NotSelected` (exit 2) before anything is sent.
-    observations = interrupt.run(lambda: replay_call(config, tool, args, choice.seed))
-    redact = redactor_for(config, run_canaries(config, choice.seed))
+    observations = interrupt.run(lambda: replay_call(EngineSettings.of(config), tool, args, choice.seed))
+    redact = redactor_for(ServerSettings.of(config), run_canaries(config.target, choice.seed))
     for observation in observations:
         console.print(f"[red]fails[/]: {observation.kind.value}: {escape(redact.text(observation.message))}")
     if not observations:

@@ -16,9 +16,11 @@ from fuzzgate.check.secrets import Redactor, canary_environment, redactor_for
 from fuzzgate.cli import interrupt
 from fuzzgate.config import CONFIG_FILE_NAMES
 from fuzzgate.config.model import Config, FeedbackMode
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.events import Event, EventSink, RunFinished, RunStarted
 from fuzzgate.engine.execute import Engine, EngineResult
 from fuzzgate.engine.session import list_surface
+from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.fleet.store_sync import RunStore
 from fuzzgate.learn.live_corpus import Seeds
 from fuzzgate.model.commands import prune_command
@@ -95,7 +97,7 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
     baseline = Baseline.open(config.baseline_dir)
     known = baseline.findings()  # a corrupt baseline stops the run here, before any server starts
 
-    engine = Engine(config, choice.seed, lambda e: None, timebox=box)
+    engine = Engine(EngineSettings.of(config), choice.seed, lambda e: None, timebox=box)
     reporter = ConsoleReporter(console, quiet=quiet, redact=engine.redact)
     sinks: list[EventSink] = [reporter]
     tracer: TraceWriter | None = None
@@ -242,8 +244,13 @@ def _github_extras(report: RunReport, repo_root: Path) -> None:
 
 def list_tools(config: Config, console: Console, *, seed_flag: str | None) -> int:
     choice = choose_seed(seed_flag, config.seed, os.environ, Path.cwd())
-    listing = interrupt.run(lambda: list_surface(config, choice.seed))
-    print_listing(console, config.target.display_name, listing, redactor_for(config, canary_environment(choice.seed)))
+    listing = interrupt.run(lambda: list_surface(EngineSettings.of(config), choice.seed))
+    print_listing(
+        console,
+        config.target.display_name,
+        listing,
+        redactor_for(ServerSettings.of(config), canary_environment(choice.seed)),
+    )
     if config.shard is not None:
         console.print(shard_split(config.shard, listing.decisions))
     return ExitCode.OK

@@ -36,6 +36,7 @@ from fuzzgate.cli import interrupt
 from fuzzgate.config import Config, Overrides, load_config
 from fuzzgate.engine.events import CallFinished, Event, ServerReady
 from fuzzgate.engine.execute import Engine, EngineResult
+from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.fleet.store_sync import StatsRecorder, keepable, merge_record, server_label
 from fuzzgate.fleet.worker_choice import Candidate, Pick, ToolNeed, needs, pick
 from fuzzgate.fleet.worker_writer import StoreWriter
@@ -282,7 +283,7 @@ class _Worker:
         # recorded as seen, and the store's view keeps the strongest evidence any worker had.
         stored = self._read(f"{target.name}'s findings", partial(self.reader.findings, target.name))
         settled = frozenset(f.finding.fingerprint for f in stored if f.state == "confirmed")
-        engine = Engine(config, seed, lambda event: None, timebox=TimeBox(cycle_s), settled=settled)
+        engine = Engine(EngineSettings.of(config), seed, lambda event: None, timebox=TimeBox(cycle_s), settled=settled)
         cycle = _Cycle(target, engine)
         engine.emit = lambda event: self._event(cycle, event)
         self.cycle = cycle

@@ -7,7 +7,8 @@
 - Never: start a process or reach a server; an error names the file, section and key, and suggests
   the nearest valid key.
 
-`load.py` finds and loads the file, `model.py` holds the frozen types, `starter.py` writes
+`load.py` finds and loads the file, `model.py` holds the frozen types, `views.py` the views of a
+`Config` several stages read (`ServerSettings`), `starter.py` writes
 `fuzzgate init`'s file; the private modules parse documents, values, durations and `${VAR}`s. The
 reference for every section and key is docs/configuration.md.
 """

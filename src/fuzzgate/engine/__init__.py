@@ -1,7 +1,8 @@
 """The engine: it starts the server, discovers, fuzzes every selected tool and verifies, all inside
 the time box, driving every stage before it.
 
-- In: a `Config`, a seed, a `TimeBox`, a `Connector` (real or in-memory), the corpus to seed from.
+- In: an `EngineSettings` (`settings.py`, built in `cli/`; the verifier takes its `VerifySettings`),
+  a seed, a `TimeBox`, a `Connector` (real or in-memory), the corpus to seed from.
 - Out: a stream of small immutable events (`events.py`) and an `EngineResult`; the other entry
   points return a `Listing`, `ReplayResult`s or observations.
 - Never: print, call `sys.exit` or decide an exit code (the CLI does), or write a file.
@@ -33,5 +34,6 @@ The modules:
   (the inventory and what a run would do with each tool), `replay_findings` and `replay_call` (on
   fresh servers, through `verify.replay_once`).
 - `measure.py`: stored corpus entries measured on a live server, for the corpus tools.
+- `settings.py`: the frozen views of the configuration the engine and the verifier read.
 - `events.py`: the events the engine emits (`RunStarted`, `CallFinished`, `RunFinished`, ...).
 """

@@ -25,7 +25,8 @@ from fuzzgate import __version__
 from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.check.observation import Observation
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
-from fuzzgate.config.model import Config, FeedbackMode, TargetKind
+from fuzzgate.config.model import FeedbackMode, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.coverage.plan import CallCoverage
 from fuzzgate.engine.events import (
     CallFinished,
@@ -40,6 +41,7 @@ from fuzzgate.engine.events import (
     TriageStarted,
 )
 from fuzzgate.engine.protocol_round import probe_server
+from fuzzgate.engine.settings import EngineSettings, VerifySettings
 from fuzzgate.engine.steps import observe, send_step, written_for
 from fuzzgate.engine.verify import Connector, Verifier, connect, parallel_replays
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
@@ -107,13 +109,13 @@ class EngineResult:
 
 
 def target_summary(
-    config: Config, connection: Connection | None = None, redact: Redactor | None = None
+    server: ServerSettings, connection: Connection | None = None, redact: Redactor | None = None
 ) -> TargetSummary:
     """The target as reports show it. The command line and URL may hold `${VAR}` expansions and the
     server's name and version are its own words: all redacted."""
-    target = config.target
+    target = server.target
     info = connection.server_info if connection else None
-    r = redact if redact is not None else redactor_for(config, {})
+    r = redact if redact is not None else redactor_for(server, {})
     return TargetSummary(
         name=r.text(target.display_name),
         kind=target.kind.value,
@@ -130,8 +132,10 @@ class ServerKeeper:
     """Owns the current connection in one task, so sessions are opened and closed by the same task,
     and restarts it on request after a crash or a hang."""
 
-    def __init__(self, config: Config, extra_env: Mapping[str, str], emit: EventSink, connector: Connector) -> None:
-        self._config = config
+    def __init__(
+        self, server: ServerSettings, extra_env: Mapping[str, str], emit: EventSink, connector: Connector
+    ) -> None:
+        self._server = server
         self._extra_env = extra_env
         self._emit = emit
         self._connector = connector
@@ -147,7 +151,7 @@ class ServerKeeper:
         failures = 0
         while True:
             try:
-                async with self._connector(self._config, self._extra_env) as conn:
+                async with self._connector(self._server, self._extra_env) as conn:
                     failures = 0
                     self._connection = conn
                     if generation == 0:
@@ -188,16 +192,16 @@ class _InFlight:
     peak: int = 1
 
 
-def observe_s(config: Config, traced: bool) -> float:
+def observe_s(target: TargetConfig, traced: bool) -> float:
     """The longest observing one call to its end takes: its timeout, the ping after a timeout and a
     dead server's last words (`OBSERVE_SLACK_S`), and the coverage collector's read when it runs."""
-    return config.target.timeout_ms / 1000 + OBSERVE_SLACK_S + (COLLECT_TIMEOUT_S if traced else 0.0)
+    return target.timeout_ms / 1000 + OBSERVE_SLACK_S + (COLLECT_TIMEOUT_S if traced else 0.0)
 
 
 class Engine:
     def __init__(
         self,
-        config: Config,
+        settings: EngineSettings,
         seed: int,
         emit: EventSink,
         *,
@@ -205,22 +209,22 @@ class Engine:
         connector: Connector = connect,
         settled: frozenset[str] = frozenset(),
     ) -> None:
-        self.config = config
+        self.settings = settings
         self.settled = settled
         """Fingerprints whose evidence is settled elsewhere (a worker's store holds them confirmed):
         met again they are counted and returned as seen, never replayed."""
         self.seed = seed
         self.emit = emit
-        self.timebox = timebox or TimeBox(config.budget_s)
-        self.canaries = canary_environment(seed) if config.target.command is not None else {}
-        self.redact = redactor_for(config, self.canaries)
+        self.timebox = timebox or TimeBox(settings.budget_s)
+        self.canaries = canary_environment(seed) if settings.target.command is not None else {}
+        self.redact = redactor_for(settings.server, self.canaries)
         self.containment: Containment | None = None
         """Set by `run` when fuzzgate starts the server itself (the real connector)."""
         self.connector = connector if connector is not connect else self._contained
         self.probes: dict[str, Probe] = {}
         """The probes built so far, by the file name only each could create."""
         self.oracles = self._oracles()
-        self.findings = FindingSet(config.severity, self.redact)
+        self.findings = FindingSet(settings.severity, self.redact)
         self.calls = 0
         """Requests the server received (`NOT_SENT` outcomes are counted apart)."""
         self.not_sent: dict[OutcomeStatus, int] = {}
@@ -239,7 +243,7 @@ class Engine:
         """Tools annotated read-only: a repro keeps their calls only among the most recent."""
         self._surrogates_sent: set[tuple[Surface, str, str]] = set()
         self._surrogates_dropped = False
-        self.verifier = Verifier(_without_collector(config), self.oracles, self.canaries, self.connector)
+        self.verifier = Verifier(_without_collector(settings.verification), self.oracles, self.canaries, self.connector)
         self.feedback = Feedback(Signal(SignalKind.OFF, "off: feedback = off"))
         self.live: LiveCorpus | None = None
         self._replay_end = 0.0
@@ -254,16 +258,18 @@ class Engine:
     def _oracles(self) -> Oracles:
         canaries = self.containment.workspace.canaries if self.containment is not None else ()
         return Oracles(
-            slow_s=self.config.slow_ms / 1000,
-            scanner=SecretScanner(self.config.secret_patterns, self.canaries),
+            slow_s=self.settings.slow_ms / 1000,
+            scanner=SecretScanner(self.settings.server.secret_patterns, self.canaries),
             redact=self.redact,
             probes=self.probes,
             canaries=canaries,
         )
 
-    def _contained(self, config: Config, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
+    def _contained(
+        self, server: ServerSettings, extra_env: Mapping[str, str]
+    ) -> AbstractAsyncContextManager[Connection]:
         """The real connector, starting every server on a fresh layer of the run's containment."""
-        return open_connection(config, extra_env=extra_env, containment=self.containment)
+        return open_connection(server, extra_env=extra_env, containment=self.containment)
 
     def _probe_source(self, tool: ToolInfo, base: dict[str, Any]) -> list[ProbeCase]:
         containment = self.containment
@@ -282,10 +288,12 @@ class Engine:
         Raises `TargetError` when the server cannot be started or listed (or the sandbox is
         required and does not work here)."""
         if self.connector == self._contained:
-            self.containment = await anyio.to_thread.run_sync(contain, self.config, self.seed)
+            self.containment = await anyio.to_thread.run_sync(contain, self.settings.target, self.seed)
             # The oracles read the canaries this containment planted.
             self.oracles = self._oracles()
-            self.verifier = Verifier(_without_collector(self.config), self.oracles, self.canaries, self.connector)
+            self.verifier = Verifier(
+                _without_collector(self.settings.verification), self.oracles, self.canaries, self.connector
+            )
         try:
             result = await self._run(baseline, seeds or Seeds())
         finally:
@@ -296,13 +304,16 @@ class Engine:
         return replace(result, containment=summary)
 
     async def _run(self, baseline: Sequence[Finding], seeds: Seeds) -> EngineResult:
-        config = self.config
+        settings = self.settings
         box = self.timebox
         # The server may start within the margin too: a budget spent before it is up gives a run
         # with no calls (said in the notes), not a start-up failure, unless even the margin is spent.
-        startup_s = min(config.startup_timeout_ms / 1000, box.remaining() + margin_s(config.budget_s))
+        startup_s = min(settings.server.startup_timeout_ms / 1000, box.remaining() + margin_s(settings.budget_s))
         keeper = ServerKeeper(
-            replace(config, startup_timeout_ms=math.ceil(startup_s * 1000)), self.canaries, self.emit, self.connector
+            replace(settings.server, startup_timeout_ms=math.ceil(startup_s * 1000)),
+            self.canaries,
+            self.emit,
+            self.connector,
         )
         known = {entry.fingerprint for entry in baseline}
         self._unseen_baseline = len(baseline)
@@ -318,31 +329,31 @@ class Engine:
                 info = first.server_info
                 name, version = (info.name, info.version) if info else (None, None)
                 self.emit(ServerReady(first.protocol_version, name, 0, version))
-                summary = target_summary(config, first)
+                summary = target_summary(settings.server, first)
                 try:
                     with anyio.fail_after(max(0.1, box.remaining())):
-                        inventory = await discover(first, config.target.timeout_ms / 1000)
+                        inventory = await discover(first, settings.target.timeout_ms / 1000)
                 except TimeoutError:
                     raise TargetError("listing the server's tools did not finish within the budget") from None
                 box.mark("discovery")
                 # Once per server, before any tool call: the start-up banner and the protocol probes
                 # (in share 1 only of a sharded run: the server as a whole is share 1's).
-                if config.shard is None or config.shard.index == 1:
+                if settings.selection.shard is None or settings.selection.shard.index == 1:
                     await probe_server(self, keeper, first, inventory.tools)
                 self._read_only = {tool.name for tool in inventory.tools if tool.read_only_hint}
-                generation_s = min(DEFAULT_TIMEOUT_S, max(1.0, GENERATION_SHARE * config.budget_s))
+                generation_s = min(DEFAULT_TIMEOUT_S, max(1.0, GENERATION_SHARE * settings.budget_s))
                 selection = select(
                     inventory,
-                    config,
+                    settings.selection,
                     self.seed,
                     generation_timeout_s=generation_s,
                     probe_source=self._probe_source if self.containment is not None else None,
                 )
-                verifier.admission = Admission.of(config, inventory)
+                verifier.admission = Admission.of(settings.selection, inventory)
                 self.emit(
                     Discovered(selection.entries, inventory.resources, inventory.resource_templates, inventory.prompts)
                 )
-                scheduler = Scheduler(selection.plans, self._fuzz_deadline, config.cases)
+                scheduler = Scheduler(selection.plans, self._fuzz_deadline, settings.cases)
                 feed = Feed(selection.plans, resources=inventory.resources)
                 if first.layer is not None:
                     # The scope as the server sees it (its roots): a `repo_path` that must name the
@@ -354,7 +365,7 @@ class Engine:
                 async with anyio.create_task_group() as fuzzing:
                     fuzzing.start_soon(self._watch, scheduler, fuzzing.cancel_scope)
                     async with anyio.create_task_group() as workers:
-                        for _ in range(max(1, config.concurrency)):
+                        for _ in range(max(1, settings.concurrency)):
                             workers.start_soon(self._worker, scheduler, keeper, known, feed)
                     fuzzing.cancel_scope.cancel()
                 if WORKER.busy():
@@ -369,8 +380,8 @@ class Engine:
             settled = tuple(finding for finding, _ in met if finding.fingerprint in self.settled)
             seen = {finding.fingerprint for finding, _ in met}
             unseen = [entry for entry in baseline if entry.fingerprint not in seen]
-            if candidates and config.replays > 0:
-                self.emit(TriageStarted(len(candidates), config.replays))
+            if candidates and settings.replays > 0:
+                self.emit(TriageStarted(len(candidates), settings.replays))
             verification = await verifier.finish(candidates, unseen, box.verify_end())
             verifying.cancel_scope.cancel()
         for finding, dropped in verification.triaged:
@@ -419,7 +430,7 @@ class Engine:
     def _signal(self, connection: Connection) -> Signal:
         """Which feedback guides this run, and why (`Connection.feedback_note` says what the
         collector did)."""
-        target = self.config.target
+        target = self.settings.target
         if target.feedback is FeedbackMode.OFF:
             return Signal(SignalKind.OFF, "off: feedback = off")
         note = connection.feedback_note
@@ -508,18 +519,18 @@ class Engine:
 
     def _fuzz_deadline(self) -> float:
         """Fuzzing stops early enough for verification of what is waiting for it."""
-        config = self.config
+        settings = self.settings
         pending = self.verifier.pending_replays() + self._unseen_baseline
         slowest = max(self._durations.values(), default=0.1)
-        cost = self._startup_s + STOP_ALLOWANCE_S + min(slowest, config.target.timeout_ms / 1000)
+        cost = self._startup_s + STOP_ALLOWANCE_S + min(slowest, settings.target.timeout_ms / 1000)
         # The grace for the calls in flight at the deadline runs into the margin first; fuzzing
         # stops earlier only for the part of it the margin cannot hold.
         box = self.timebox
         beyond = max(0.0, self._observe_s() - (box.latest_end() - box.verify_end()))
-        return box.fuzz_end(pending, cost, parallel_replays(config), beyond)
+        return box.fuzz_end(pending, cost, parallel_replays(settings.target), beyond)
 
     def _observe_s(self) -> float:
-        return observe_s(self.config, traced=self.feedback.signal.kind is SignalKind.COVERAGE)
+        return observe_s(self.settings.target, traced=self.feedback.signal.kind is SignalKind.COVERAGE)
 
     async def _watch(self, scheduler: Scheduler, scope: anyio.CancelScope) -> None:
         """At the deadline no new call starts, and the calls in flight get a grace to be observed
@@ -639,7 +650,7 @@ class Engine:
         surrogate: bool,
     ) -> None:
         """Send one case and record what it showed: features, findings, the restart it needs."""
-        config = self.config
+        target = self.settings.target
         index = case.index
         pending = _InFlight()
         self._in_flight.add(pending)
@@ -648,7 +659,7 @@ class Engine:
         history = prefix_of(connection.history, self._read_only)
         surface = plan.info.surface
         try:
-            step = await send_step(connection, config, plan.info.name, case.arguments, surface=surface)
+            step = await send_step(connection, target, plan.info.name, case.arguments, surface=surface)
         finally:
             self._in_flight.discard(pending)
         outcome = replace(step.outcome, concurrent=pending.peak)
@@ -786,9 +797,10 @@ def under_collector(observation: Observation, traced: bool) -> Observation:
     return observation
 
 
-def _without_collector(config: Config) -> Config:
-    """The config replays start servers with: a replay asks whether a bug comes back, not what code
+def _without_collector(settings: VerifySettings) -> VerifySettings:
+    """The settings replays start servers with: a replay asks whether a bug comes back, not what code
     it reaches, so its servers start without the coverage collector (and its start-up cost)."""
-    if config.target.feedback is FeedbackMode.OFF:
-        return config
-    return replace(config, target=replace(config.target, feedback=FeedbackMode.BEHAVIOUR))
+    target = settings.target
+    if target.feedback is FeedbackMode.OFF:
+        return settings
+    return replace(settings, server=replace(settings.server, target=replace(target, feedback=FeedbackMode.BEHAVIOUR)))

@@ -15,8 +15,9 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from fuzzgate.check.secrets import canary_environment
-from fuzzgate.config.model import Config, FeedbackMode
+from fuzzgate.config.model import FeedbackMode
 from fuzzgate.engine.session import contained
+from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.engine.steps import send_step
 from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.learn.features import SignalKind, call_features
@@ -38,8 +39,8 @@ _RESTART = (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT)
 class Measurer:
     """One live server (restarted as needed) and the features entries reach on it."""
 
-    def __init__(self, config: Config, seed: int, timebox: TimeBox, connector: Any) -> None:
-        self._config = config
+    def __init__(self, settings: EngineSettings, seed: int, timebox: TimeBox, connector: Any) -> None:
+        self._settings = settings
         self._seed = seed
         self._timebox = timebox
         self._connector = connector
@@ -58,15 +59,15 @@ class Measurer:
         stack = AsyncExitStack()
         try:
             connection: Connection = await stack.enter_async_context(
-                self._connector(self._config, canary_environment(self._seed))
+                self._connector(self._settings.server, canary_environment(self._seed))
             )
         except BaseException:
             await stack.aclose()
             raise
         self._stack, self._connection = stack, connection
         if self._inventory is None:
-            self._inventory = await discover(connection, self._config.target.timeout_ms / 1000)
-        if self._config.target.feedback is FeedbackMode.OFF:
+            self._inventory = await discover(connection, self._settings.target.timeout_ms / 1000)
+        if self._settings.target.feedback is FeedbackMode.OFF:
             self.signal, self.note = SignalKind.OFF, "off: feedback = off"
         elif connection.coverage is not None:
             self.signal, self.note = SignalKind.COVERAGE, connection.feedback_note
@@ -96,7 +97,7 @@ class Measurer:
         if self._inventory is None:
             return "the server's tools are not listed yet"
         calls = [(step.surface, step.tool) for step in entry.prefix] + [(entry.surface, entry.tool)]
-        return Admission.of(self._config, self._inventory).refusal(calls)
+        return Admission.of(self._settings.selection, self._inventory).refusal(calls)
 
     async def start(self) -> None:
         """Start the server (raises `TargetError` when it cannot be started)."""
@@ -142,7 +143,7 @@ class Measurer:
     async def _send(
         self, connection: Connection, tool: str, arguments: dict[str, Any], surface: Surface
     ) -> CallOutcome:
-        step = await send_step(connection, self._config, tool, arguments, surface=surface)
+        step = await send_step(connection, self._settings.target, tool, arguments, surface=surface)
         return step.outcome
 
 
@@ -156,11 +157,11 @@ def _rebound(arguments: dict[str, Any], recorded: list[Step], sent: list[Step]) 
 
 
 @asynccontextmanager
-async def measuring(config: Config, seed: int, timebox: TimeBox) -> AsyncIterator[Measurer]:
+async def measuring(settings: EngineSettings, seed: int, timebox: TimeBox) -> AsyncIterator[Measurer]:
     """A `Measurer` on a server started as a run starts it; the server and its workspace are gone
     on exit. Raises `TargetError` when the server cannot be started."""
-    async with contained(config, seed) as servers:
-        measurer = Measurer(config, seed, timebox, servers.connector)
+    async with contained(settings, seed) as servers:
+        measurer = Measurer(settings, seed, timebox, servers.connector)
         try:
             await measurer.start()
             yield measurer

@@ -26,11 +26,12 @@ from fuzzgate.check.protocol_probes import (
     probe_of,
 )
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.config.model import Config
+from fuzzgate.config.model import TargetConfig
+from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.model.findings import Finding, Repro, Surface
 from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox
-from fuzzgate.plan.selection import select
+from fuzzgate.plan.selection import SelectionSettings, select
 from fuzzgate.target.connection import Connection
 from fuzzgate.target.discover import Inventory, ToolInfo
 from fuzzgate.target.raw import NO_REPLY_WAIT_S, carries_raw, send_raw, stamped
@@ -76,7 +77,7 @@ class _Run(Protocol):
     """What `probe_server` reads of the engine."""
 
     @property
-    def config(self) -> Config: ...
+    def settings(self) -> EngineSettings: ...
     @property
     def seed(self) -> int: ...
     @property
@@ -93,23 +94,23 @@ class _Keeper(Protocol):
     async def get(self) -> Connection | None: ...
 
 
-def probe_timeout(config: Config, name: str) -> float:
+def probe_timeout(target: TargetConfig, name: str) -> float:
     """How long probe `name` waits: a request it must answer, up to `PROBE_TIMEOUT_S`; one it may
     leave unanswered, or a notification, briefly."""
-    timeout_s = min(PROBE_TIMEOUT_S, config.target.timeout_ms / 1000)
+    timeout_s = min(PROBE_TIMEOUT_S, target.timeout_ms / 1000)
     kind = PROBES.get(name)
     if kind is not None and kind.expect in (Expect.TOLERATE, Expect.SILENCE):
         return min(timeout_s, NO_REPLY_WAIT_S)
     return timeout_s
 
 
-def round_probes(config: Config, tools: Sequence[ToolInfo]) -> tuple[ProtocolProbe, ...]:
+def round_probes(selection: SelectionSettings, tools: Sequence[ToolInfo]) -> tuple[ProtocolProbe, ...]:
     """The probes for a server offering `tools`. The `tools/call` probes go to tools fuzzing would
     call (the include and exclude patterns, the destructive guard, `max_tools`), the first in the
     inventory's order: never to a tool the guard blocks."""
     # Share 1 of a sharded run sends what an unsharded run would: the probes' tools are any share's.
-    selection = select(Inventory(tuple(tools), (), (), ()), replace(config, shard=None), 0)
-    fuzzed = [plan.info for plan in selection.plans if plan.info.surface is Surface.TOOL]
+    chosen = select(Inventory(tuple(tools), (), (), ()), replace(selection, shard=None), 0)
+    fuzzed = [plan.info for plan in chosen.plans if plan.info.surface is Surface.TOOL]
     first = fuzzed[0].name if fuzzed else None
     nothing = next((t.name for t in fuzzed if not _required(t)), None)
     some = next((t.name for t in fuzzed if _required(t)), None)
@@ -129,14 +130,14 @@ def startup_banner(connection: Connection, redact: Redactor) -> Observation | No
     return banner_observation(process.wire.since(0)[: process.first_reply_mark], redact)
 
 
-async def send_probe(connection: Connection, config: Config, name: str, message: dict[str, Any]) -> CallOutcome:
+async def send_probe(connection: Connection, target: TargetConfig, name: str, message: dict[str, Any]) -> CallOutcome:
     """Send probe `name`'s raw `message` as it is (`check.protocol_probes.judge` says what the
     outcome shows). For the start-up banner the message is a harmless request, and the outcome's
     anomalies are what the server wrote before its first reply."""
     kind = PROBES.get(name)
     # What may go unanswered stops waiting once the server answers the next request.
     settle = kind is not None and kind.expect in (Expect.TOLERATE, Expect.SILENCE)
-    outcome = await send_raw(connection, message, probe_timeout(config, name), settle=settle)
+    outcome = await send_raw(connection, message, probe_timeout(target, name), settle=settle)
     if name == BANNER:
         process = connection.process
         start = process.wire.since(0)[: process.first_reply_mark or 0] if process is not None else ()
@@ -153,19 +154,19 @@ def _restart_reason(connection: Connection, name: str, outcome: CallOutcome) -> 
 
 
 async def _control(
-    connection: Connection, config: Config, probe: ProtocolProbe, redact: Redactor
+    connection: Connection, target: TargetConfig, probe: ProtocolProbe, redact: Redactor
 ) -> CallOutcome | None:
     """The `arguments-omitted` probe's tool called with `arguments: {}`: its outcome when that shows
     something wrong too (then an omitted `arguments` says nothing of the protocol), else None."""
     params = {**probe.message["params"], "arguments": {}}
     message, _ = stamped(connection, {**probe.message, "id": f"{probe.message['id']}-control", "params": params})
-    outcome = await send_raw(connection, message, probe_timeout(config, probe.name))
+    outcome = await send_raw(connection, message, probe_timeout(target, probe.name))
     return outcome if judge(probe.name, outcome, redact) else None
 
 
 async def protocol_round(
     connection: Connection,
-    config: Config,
+    settings: EngineSettings,
     tools: Sequence[ToolInfo],
     redact: Redactor,
     *,
@@ -180,13 +181,13 @@ async def protocol_round(
     if not carries_raw(connection):
         return RoundResult((), ())
     deadline = time.monotonic() + limit_s
-    for probe in round_probes(config, tools):
+    for probe in round_probes(settings.selection, tools):
         if probe.name in skip:
             continue
         if time.monotonic() >= deadline:
             return RoundResult(tuple(found), tuple(sent), cut_short=True)
         if probe.name == OMITTED:
-            control = await _control(connection, config, probe, redact)
+            control = await _control(connection, settings.target, probe, redact)
             if control is not None:
                 # The tool fails with `arguments: {}` as well: its own bug, which fuzzing reports;
                 # the probe would only say it again. Not sent.
@@ -195,7 +196,7 @@ async def protocol_round(
                     return RoundResult(tuple(found), tuple(sent), restart=reason)
                 continue
         message, _ = stamped(connection, probe.message)
-        outcome = await send_probe(connection, config, probe.name, message)
+        outcome = await send_probe(connection, settings.target, probe.name, message)
         observations = judge(probe.name, outcome, redact)
         sent.append(probe.name)
         found.extend((observation, message) for observation in observations)
@@ -210,8 +211,8 @@ async def probe_server(run: _Run, keeper: _Keeper, connection: Connection, tools
     then the protocol round, each finding recorded and offered for verification as fuzzing's are.
     A probe that kills the server (or hangs it) has it restarted, and the round goes on with the
     probes not yet sent on the fresh one."""
-    config = run.config
-    limit_s = min(ROUND_LIMIT_S, max(2.0, ROUND_SHARE * config.budget_s), run.timebox.remaining())
+    settings = run.settings
+    limit_s = min(ROUND_LIMIT_S, max(2.0, ROUND_SHARE * settings.budget_s), run.timebox.remaining())
     deadline = time.monotonic() + limit_s
 
     def record(observation: Observation, name: str, message: dict[str, Any]) -> None:
@@ -225,7 +226,7 @@ async def probe_server(run: _Run, keeper: _Keeper, connection: Connection, tools
     done: set[str] = set()
     for attempt in range(MAX_RESTARTS + 1):
         result = await protocol_round(
-            connection, config, tools, run.redact, skip=done, limit_s=max(0.0, deadline - time.monotonic())
+            connection, settings, tools, run.redact, skip=done, limit_s=max(0.0, deadline - time.monotonic())
         )
         for observation, message in result.found:
             record(observation, probe_of(observation) or BANNER, message)

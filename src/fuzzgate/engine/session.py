@@ -15,7 +15,9 @@ import anyio.to_thread
 
 from fuzzgate.check import Observation, Oracles
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
-from fuzzgate.config.model import Config
+from fuzzgate.config.model import TargetConfig
+from fuzzgate.config.views import ServerSettings
+from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.engine.verify import Connector, replay_once
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.findings import Finding, Repro, Surface
@@ -27,20 +29,25 @@ from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import Inventory, discover
 
 
-def run_canaries(config: Config, seed: int) -> dict[str, str]:
+def run_canaries(target: TargetConfig, seed: int) -> dict[str, str]:
     """The canaries a run with `seed` plants in the server's environment: only in a server fuzzgate
     starts (stdio, or HTTP with a command), the one environment fuzzgate sets."""
-    return canary_environment(seed) if config.target.launched else {}
+    return canary_environment(seed) if target.launched else {}
 
 
-def oracles_for(config: Config, seed: int, containment: Containment | None = None) -> tuple[Oracles, dict[str, str]]:
+def oracles_for(
+    settings: EngineSettings, seed: int, containment: Containment | None = None
+) -> tuple[Oracles, dict[str, str]]:
     """The oracles of a run with `seed` (reading the canaries `containment` planted), and the
     environment canaries they look for."""
-    canaries = run_canaries(config, seed)
-    scanner = SecretScanner(config.secret_patterns, canaries)
+    canaries = run_canaries(settings.target, seed)
+    scanner = SecretScanner(settings.server.secret_patterns, canaries)
     planted = containment.workspace.canaries if containment is not None else ()
     oracles = Oracles(
-        slow_s=config.slow_ms / 1000, scanner=scanner, redact=redactor_for(config, canaries), canaries=planted
+        slow_s=settings.slow_ms / 1000,
+        scanner=scanner,
+        redact=redactor_for(settings.server, canaries),
+        canaries=planted,
     )
     return oracles, canaries
 
@@ -56,17 +63,17 @@ class Contained:
 
 
 @asynccontextmanager
-async def contained(config: Config, seed: int) -> AsyncIterator[Contained]:
+async def contained(settings: EngineSettings, seed: int) -> AsyncIterator[Contained]:
     """Servers started as a run with `seed` starts them (`fuzzgate.sandbox.containment`): on a
     throwaway layer of their scope, watched, jailed where the sandbox works, so a replay of a scope
     escape or an injection shows it again and never touches the user's files. Removed on exit."""
-    containment = await anyio.to_thread.run_sync(contain, config, seed)
+    containment = await anyio.to_thread.run_sync(contain, settings.target, seed)
 
-    def connector(cfg: Config, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
-        return open_connection(cfg, extra_env=extra_env, containment=containment)
+    def connector(server: ServerSettings, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
+        return open_connection(server, extra_env=extra_env, containment=containment)
 
     try:
-        oracles, canaries = oracles_for(config, seed, containment)
+        oracles, canaries = oracles_for(settings, seed, containment)
         yield Contained(connector, oracles, canaries)
     finally:
         if containment is not None:
@@ -85,17 +92,17 @@ class Listing:
     fuzzed, blocked or skipped, and why."""
 
 
-async def list_surface(config: Config, seed: int) -> Listing:
+async def list_surface(settings: EngineSettings, seed: int) -> Listing:
     """Discover the server's tools, resources and prompts, and decide each tool's fate as a run with
     `seed` would, building every generator (that is what tells whether a schema can be fuzzed).
     Calls no tool."""
     async with (
-        contained(config, seed) as servers,
-        servers.connector(config, canary_environment(seed)) as connection,
+        contained(settings, seed) as servers,
+        servers.connector(settings.server, canary_environment(seed)) as connection,
     ):
-        inventory = await discover(connection, config.target.timeout_ms / 1000)
+        inventory = await discover(connection, settings.target.timeout_ms / 1000)
         protocol = connection.protocol_version
-    selection = select(inventory, config, seed)
+    selection = select(inventory, settings.selection, seed)
     for plan in selection.plans:
         await anyio.to_thread.run_sync(plan.case, 0, abandon_on_cancel=True)
     decided = {(e.surface, e.name): (e.status, e.reason) for e in selection.entries}
@@ -135,18 +142,23 @@ class ReplayResult:
     server's words in it redacted). Such a finding was not shown fixed."""
 
 
-async def replay_finding(config: Config, finding: Finding, attempts: int) -> ReplayResult:
+async def replay_finding(settings: EngineSettings, finding: Finding, attempts: int) -> ReplayResult:
     """Replay a recorded finding on fresh servers, up to `attempts` times (at least once), stopping
     at the first replay that shows the same bug again."""
     if not replayable(finding):
         return ReplayResult(finding, still_fails=False, attempts=0, observations=())
     observations: list[Observation] = []
     outcomes: list[CallOutcome] = []
-    async with contained(config, finding.repro.seed) as servers:
+    async with contained(settings, finding.repro.seed) as servers:
         for attempt in range(1, max(1, attempts) + 1):
             try:
                 same, observations = await replay_once(
-                    config, servers.oracles, finding, servers.canaries, servers.connector, outcomes=outcomes
+                    settings.verification,
+                    servers.oracles,
+                    finding,
+                    servers.canaries,
+                    servers.connector,
+                    outcomes=outcomes,
                 )
             except NotSelected as refused:
                 return ReplayResult(finding, still_fails=False, attempts=0, observations=(), refused=refused.reason)
@@ -166,23 +178,27 @@ def replayable(finding: Finding) -> bool:
     return True
 
 
-async def replay_findings(config: Config, findings: Iterable[Finding], attempts: int) -> list[ReplayResult]:
+async def replay_findings(settings: EngineSettings, findings: Iterable[Finding], attempts: int) -> list[ReplayResult]:
     """`replay_finding` for each finding, one after the other."""
-    return [await replay_finding(config, f, attempts) for f in findings]
+    return [await replay_finding(settings, f, attempts) for f in findings]
 
 
-async def replay_call(config: Config, tool: str, arguments: dict[str, Any], seed: int) -> tuple[Observation, ...]:
+async def replay_call(
+    settings: EngineSettings, tool: str, arguments: dict[str, Any], seed: int
+) -> tuple[Observation, ...]:
     """Call `tool` once with `arguments` on a fresh server (with the canaries of `seed`), and what
     the oracles see in the outcome."""
     probe = Finding(
-        kind=next(iter(config.severity)),
-        severity=config.fail_on,
+        kind=next(iter(settings.severity)),
+        severity=settings.fail_on,
         surface=Surface.TOOL,
         name=tool,
         message="",
         fingerprint="",
-        repro=Repro(seed=seed, case_index=0, arguments=arguments, transport=config.target.kind.value),
+        repro=Repro(seed=seed, case_index=0, arguments=arguments, transport=settings.target.kind.value),
     )
-    async with contained(config, seed) as servers:
-        _, observations = await replay_once(config, servers.oracles, probe, servers.canaries, servers.connector)
+    async with contained(settings, seed) as servers:
+        _, observations = await replay_once(
+            settings.verification, servers.oracles, probe, servers.canaries, servers.connector
+        )
     return tuple(observations)

@@ -14,7 +14,7 @@ from typing import Any
 from fuzzgate.check import CallContext, Observation, Oracles, has_lone_surrogate
 from fuzzgate.check.effects import Effect, effects_of
 from fuzzgate.check.protocol_probes import judge as judge_probe
-from fuzzgate.config.model import Config
+from fuzzgate.config.model import TargetConfig
 from fuzzgate.engine.protocol_round import send_probe
 from fuzzgate.generate.probes import place, substitute
 from fuzzgate.model.findings import Step, Surface
@@ -35,8 +35,8 @@ class StepResult:
     effects: tuple[Effect, ...]
 
 
-def call_timeout(config: Config, arguments: Any) -> float:
-    timeout_s = config.target.timeout_ms / 1000
+def call_timeout(target: TargetConfig, arguments: Any) -> float:
+    timeout_s = target.timeout_ms / 1000
     return min(timeout_s, LONE_SURROGATE_TIMEOUT_S) if has_lone_surrogate(arguments) else timeout_s
 
 
@@ -66,7 +66,7 @@ def written_for(layer: Layer | None, arguments: dict[str, Any], prefix: Sequence
 
 async def send_step(
     connection: Connection,
-    config: Config,
+    target: TargetConfig,
     tool: str,
     arguments: dict[str, Any],
     written_for: str | None = None,
@@ -87,10 +87,10 @@ async def send_step(
         reuse = cached is not None and cached[0] == connection.steps_started
         before = cached[1] if cached is not None and reuse else layer.snapshot()
     connection.steps_started += 1
-    timeout_s = call_timeout(config, sent)
+    timeout_s = call_timeout(target, sent)
     if surface is Surface.SERVER:
         # `tool` names the protocol probe; its message goes as it is, and `observe` judges it.
-        outcome = await send_probe(connection, config, tool, sent)
+        outcome = await send_probe(connection, target, tool, sent)
     else:
         outcome = await call_and_follow(connection, tool, sent, timeout_s, surface=surface)
     effects: tuple[Effect, ...] = ()

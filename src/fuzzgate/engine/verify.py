@@ -40,7 +40,9 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from fuzzgate.check import Observation, Oracles
-from fuzzgate.config.model import Config, TargetKind
+from fuzzgate.config.model import TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
+from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.steps import StepResult, observe, send_step
 from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.model.errors import TargetError
@@ -60,18 +62,18 @@ REPLAYS_WHILE_FUZZING = 1
 SETTLE_ESTIMATE = 3
 """Tries a sequence repro is expected to take beyond its replays: alone, whole, some shrinking."""
 
-Connector = Callable[[Config, Mapping[str, str]], AbstractAsyncContextManager[Connection]]
+Connector = Callable[[ServerSettings, Mapping[str, str]], AbstractAsyncContextManager[Connection]]
 """Opens an initialized connection to a fresh server (or, for HTTP, to the one server): the seam
 tests use to run the engine against an in-memory server."""
 
 
-def connect(config: Config, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
+def connect(server: ServerSettings, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
     """The real connector: start the stdio server or reach the HTTP one."""
-    return open_connection(config, extra_env=extra_env)
+    return open_connection(server, extra_env=extra_env)
 
 
-def parallel_replays(config: Config) -> int:
-    if config.target.kind is not TargetKind.STDIO:
+def parallel_replays(target: TargetConfig) -> int:
+    if target.kind is not TargetKind.STDIO:
         # One address: the fresh servers fuzzgate starts for it take its port in turn, and a
         # server the user started is one server.
         return 1
@@ -79,7 +81,7 @@ def parallel_replays(config: Config) -> int:
 
 
 async def replay_once(
-    config: Config,
+    settings: VerifySettings,
     oracles: Oracles,
     finding: Finding,
     extra_env: Mapping[str, str],
@@ -99,11 +101,11 @@ async def replay_once(
     calls = _calls(replace(finding, repro=repro))
     if admission is not None:
         admission.check(calls)
-    async with connector(config, extra_env) as connection:
+    async with connector(settings.server, extra_env) as connection:
         if admission is None:
-            admission = Admission.of(config, await discover(connection, config.target.timeout_ms / 1000))
+            admission = Admission.of(settings.selection, await discover(connection, settings.target.timeout_ms / 1000))
         refused = admission.refusal(calls)
-        result = None if refused is not None else await _send_repro(connection, config, finding, repro)
+        result = None if refused is not None else await _send_repro(connection, settings.target, finding, repro)
     # Raised once the connection is closed, so it is not wrapped in its task group's exceptions.
     if refused is not None:
         raise NotSelected(refused)
@@ -119,7 +121,9 @@ async def replay_once(
     return same, observations
 
 
-async def _send_repro(connection: Connection, config: Config, finding: Finding, repro: Repro) -> StepResult | None:
+async def _send_repro(
+    connection: Connection, target: TargetConfig, finding: Finding, repro: Repro
+) -> StepResult | None:
     """The repro's prefix, then its failing call (whose result is returned); None when the server
     did not survive the prefix."""
     # What the recorded run's replies brought, mapped to what this server's bring in their place:
@@ -127,7 +131,7 @@ async def _send_repro(connection: Connection, config: Config, finding: Finding, 
     bound: dict[Any, Any] = {}
     for step in repro.prefix:
         arguments = rebind(step.arguments, bound)
-        done = await send_step(connection, config, step.tool, arguments, repro.workspace, step.surface)
+        done = await send_step(connection, target, step.tool, arguments, repro.workspace, step.surface)
         connection.history.append(Step(step.tool, done.arguments, step.schema_valid, step.surface))
         if not connection.alive():
             return None
@@ -135,7 +139,7 @@ async def _send_repro(connection: Connection, config: Config, finding: Finding, 
             now = reply_values(step.tool, done.outcome.payload)
             bound.update((old, new) for old, new in zip(step.produced, now, strict=False) if old != new)
     return await send_step(
-        connection, config, finding.tool, rebind(repro.arguments, bound), repro.workspace, repro.surface
+        connection, target, finding.tool, rebind(repro.arguments, bound), repro.workspace, repro.surface
     )
 
 
@@ -189,18 +193,18 @@ class Verifier:
     """
 
     def __init__(
-        self, config: Config, oracles: Oracles, extra_env: Mapping[str, str], connector: Connector = connect
+        self, settings: VerifySettings, oracles: Oracles, extra_env: Mapping[str, str], connector: Connector = connect
     ) -> None:
-        self.config = config
+        self.settings = settings
         self.oracles = oracles
         self.extra_env = extra_env
         self.connector = connector
         self.admission: Admission | None = None
         """What the run selected (set once the server is listed): what replays may send."""
-        self._parallel = parallel_replays(config)
+        self._parallel = parallel_replays(settings.target)
         # An HTTP target's replays wait for fuzzing to end: the fuzzing server holds the port (or,
         # when fuzzgate does not start it, is the only server).
-        background = REPLAYS_WHILE_FUZZING if config.target.kind is TargetKind.STDIO else 0
+        background = REPLAYS_WHILE_FUZZING if settings.target.kind is TargetKind.STDIO else 0
         self._limiter = anyio.CapacityLimiter(max(1, background))
         self._open = background > 0
         self._tallies: dict[str, _Tally] = {}
@@ -217,7 +221,7 @@ class Verifier:
 
     def pending_replays(self) -> int:
         """Replays still to run (new findings' and baseline entries'), for the fuzzing deadline."""
-        replays = self.config.replays
+        replays = self.settings.replays
         left = sum(0 if t.unreachable else replays - t.attempts for t in self._tallies.values())
         # A sequence not yet settled may take a few tries of its own (`fuzzgate.triage.sequence`).
         left += sum(SETTLE_ESTIMATE for t in self._tallies.values() if t.finding.repro.prefix and not t.settled)
@@ -225,7 +229,7 @@ class Verifier:
 
     def offer(self, finding: Finding, ambiguous: bool) -> None:
         """A finding as fuzzing now holds it (merged: its smallest repro, all hits so far)."""
-        if self.config.replays <= 0:
+        if self.settings.replays <= 0:
             return
         tally = self._tallies.get(finding.fingerprint)
         if tally is None:
@@ -299,7 +303,7 @@ class Verifier:
         """One replay on a fresh server: whether it failed the same way; None if no server could be reached."""
         try:
             same, _ = await replay_once(
-                self.config, self.oracles, finding, self.extra_env, self.connector, repro, admission=self.admission
+                self.settings, self.oracles, finding, self.extra_env, self.connector, repro, admission=self.admission
             )
         except NotSelected:
             return None
@@ -322,7 +326,7 @@ class Verifier:
             return
         tally.attempts += 1
         tally.reproduced += same
-        if tally.attempts < self.config.replays:
+        if tally.attempts < self.settings.replays:
             # To the back of the queue: the other findings' replays take their turn first.
             self._queue((tally, generation))
 
@@ -356,7 +360,7 @@ class Verifier:
         else:
             # Not even the whole sequence: flaky, unless the replays still to come say otherwise.
             tally.attempts, tally.reproduced = 1, 0
-        if generation == tally.generation and tally.attempts < self.config.replays:
+        if generation == tally.generation and tally.attempts < self.settings.replays:
             self._queue((tally, generation))
 
     async def _baseline_job(self, tally: _BaselineTally) -> None:
@@ -373,13 +377,13 @@ class Verifier:
         if same:
             # One failure is enough to keep a known bug known.
             tally.failing = tally.done = True
-        elif tally.attempts >= max(1, self.config.replays):
+        elif tally.attempts >= max(1, self.settings.replays):
             tally.done = True
         else:
             self._queue(tally)
 
     def _verdict(self, candidates: Sequence[tuple[Finding, bool]]) -> Verification:
-        replays = self.config.replays
+        replays = self.settings.replays
         if replays <= 0:
             unreplayed = tuple(sorted((f for f, _ in candidates), key=lambda f: f.fingerprint))
             return Verification(unreplayed, tuple((f, False) for f in unreplayed))
@@ -406,7 +410,7 @@ class Verifier:
         if partial:
             notes.append(f"{partial} finding(s) got fewer than {replays} replays within the budget")
         if unreached:
-            notes.append(_unreached_note(unreached, replays, self.config))
+            notes.append(_unreached_note(unreached, replays, self.settings.target))
         refused = [b for b in self._baseline if b.refused is not None]
         if refused:
             notes.append(
@@ -464,8 +468,8 @@ def _labelled(tally: _Tally, replays: int) -> tuple[Finding, bool]:
     return labelled, dropped
 
 
-def _unreached_note(count: int, replays: int, config: Config) -> str:
-    if config.target.launched:
+def _unreached_note(count: int, replays: int, target: TargetConfig) -> str:
+    if target.launched:
         why = "a fresh server could not be started"
     else:
         why = (

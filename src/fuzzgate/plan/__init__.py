@@ -1,7 +1,9 @@
 """What a run will do, before it does it: the seed, which tools it fuzzes, blocks and skips, the
 fair share of the time each gets, and the time box every phase draws on.
 
-- In: the `Config`, the server's `Inventory` (`target.discover`), the case generators (`generate`).
+- In: a `SelectionSettings` (`selection.py`: include, exclude, the destructive guard, `max_tools`,
+  the shard, generation mode and `max_string`), the seed, the server's `Inventory`
+  (`target.discover`), the case generators (`generate`).
 - Out: `ToolPlan`s (with `SurfaceEntry` decisions), a `Scheduler`, `Admission` for stored calls,
   a `TimeBox`, a `SeedChoice`.
 - Never: send a call; deciding costs nothing, and building a tool's generator waits for its first

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fuzzgate.config.model import Config, Shard
+from fuzzgate.config.model import Config, GenerationMode, Shard
 from fuzzgate.generate import CaseGenerator, UnsupportedSchema
 from fuzzgate.generate._worker import GenerationAbandoned, GenerationError
 from fuzzgate.generate.cases import Case
@@ -182,23 +182,53 @@ class Selection:
     """Blocked and skipped tools, with reasons (fuzzed ones are added with their case counts at the end)."""
 
 
-def guard_for(config: Config) -> DestructiveGuard:
+@dataclass(frozen=True, slots=True)
+class SelectionSettings:
+    """What deciding which tools a run calls reads: include and exclude, the destructive guard,
+    `max_tools` and the shard, and how cases are generated. Built by the CLI (`SelectionSettings.of`)."""
+
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+    destructive_patterns: tuple[str, ...]
+    allow_destructive: tuple[str, ...]
+    destructive_replace_defaults: bool
+    max_tools: int | None
+    shard: Shard | None
+    mode: GenerationMode
+    max_string: int
+
+    @classmethod
+    def of(cls, config: Config) -> SelectionSettings:
+        return cls(
+            include=config.include,
+            exclude=config.exclude,
+            destructive_patterns=config.destructive_patterns,
+            allow_destructive=config.allow_destructive,
+            destructive_replace_defaults=config.destructive_replace_defaults,
+            max_tools=config.max_tools,
+            shard=config.shard,
+            mode=config.mode,
+            max_string=config.max_string,
+        )
+
+
+def guard_for(settings: SelectionSettings) -> DestructiveGuard:
     return DestructiveGuard.from_settings(
-        config.destructive_patterns, config.allow_destructive, config.destructive_replace_defaults
+        settings.destructive_patterns, settings.allow_destructive, settings.destructive_replace_defaults
     )
 
 
-def _filter_reason(name: str, config: Config) -> str | None:
-    if config.include and not any(fnmatch.fnmatchcase(name, p) for p in config.include):
+def _filter_reason(name: str, settings: SelectionSettings) -> str | None:
+    if settings.include and not any(fnmatch.fnmatchcase(name, p) for p in settings.include):
         return "not matched by include patterns"
-    if any(fnmatch.fnmatchcase(name, p) for p in config.exclude):
+    if any(fnmatch.fnmatchcase(name, p) for p in settings.exclude):
         return "matched by an exclude pattern"
     return None
 
 
-def _refusal(tool: ToolInfo, config: Config, guard: DestructiveGuard) -> tuple[str, Status] | None:
+def _refusal(tool: ToolInfo, settings: SelectionSettings, guard: DestructiveGuard) -> tuple[str, Status] | None:
     """Why no call of `tool` may be sent (include, exclude, the destructive guard), or None."""
-    reason = _filter_reason(tool.name, config)
+    reason = _filter_reason(tool.name, settings)
     if reason is not None:
         return reason, Status.SKIPPED
     # A resource's name is its URI or template: `db://drop/{table}` reads like an action.
@@ -226,23 +256,23 @@ class Admission:
     by its listing (its annotations too); one it does not list, by its name. Sharding and
     `max_tools` share out effort, they are no safety: they do not refuse."""
 
-    config: Config
+    settings: SelectionSettings
     listed: Mapping[tuple[Surface, str], ToolInfo]
 
     @classmethod
-    def of(cls, config: Config, inventory: Inventory) -> Admission:
+    def of(cls, settings: SelectionSettings, inventory: Inventory) -> Admission:
         tools = (*inventory.tools, *inventory.others)
-        return cls(config, {(tool.surface, tool.name): tool for tool in tools})
+        return cls(settings, {(tool.surface, tool.name): tool for tool in tools})
 
     def refusal(self, calls: Iterable[tuple[Surface, str]]) -> str | None:
         """Why these calls (a sequence's, in order) must not be sent, naming the first refused
         one; None when every one may be."""
-        guard = guard_for(self.config)
+        guard = guard_for(self.settings)
         for surface, name in calls:
             if surface is Surface.SERVER:
                 continue  # a protocol probe's raw message: no tool of the server's
             tool = self.listed.get((surface, name)) or ToolInfo(name, "", {}, None, None, None, surface)
-            refused = _refusal(tool, self.config, guard)
+            refused = _refusal(tool, self.settings, guard)
             if refused is not None:
                 return f"{subject_label(surface, name)} is {refused[1].value}: {refused[0]}"
         return None
@@ -256,7 +286,7 @@ class Admission:
 
 def select(
     inventory: Inventory,
-    config: Config,
+    settings: SelectionSettings,
     seed: int,
     *,
     generation_timeout_s: float | None = None,
@@ -266,23 +296,23 @@ def select(
     to every resource, resource template and prompt (`Inventory.others`): the same include and
     exclude patterns, and the destructive guard, which for a resource reads its URI or template (a
     read that deletes something is as destructive as a tool that does)."""
-    guard = guard_for(config)
+    guard = guard_for(settings)
     plans: list[ToolPlan] = []
     entries: list[SurfaceEntry] = []
     tools = 0
     for tool in (*inventory.tools, *inventory.others):
-        refused = _refusal(tool, config, guard)
+        refused = _refusal(tool, settings, guard)
         reason, status = refused if refused is not None else (None, Status.SKIPPED)
         counted = tool.surface is Surface.TOOL
-        if reason is None and counted and config.max_tools is not None and tools >= config.max_tools:
-            reason, status = f"over max_tools ({config.max_tools})", Status.SKIPPED
-        if reason is None and config.shard is not None and not in_shard(tool.surface, tool.name, config.shard):
+        if reason is None and counted and settings.max_tools is not None and tools >= settings.max_tools:
+            reason, status = f"over max_tools ({settings.max_tools})", Status.SKIPPED
+        if reason is None and settings.shard is not None and not in_shard(tool.surface, tool.name, settings.shard):
             # Decided after max_tools, which counts every share's tools: the shares of a sharded
             # run together fuzz exactly what the unsharded run would.
             tools += counted
-            reason, status = shard_reason(tool.surface, tool.name, config.shard), Status.SKIPPED
+            reason, status = shard_reason(tool.surface, tool.name, settings.shard), Status.SKIPPED
         if reason is None:
-            factory = _generator_factory(tool, config, seed, generation_timeout_s)
+            factory = _generator_factory(tool, settings, seed, generation_timeout_s)
             fixed = tool.surface is Surface.RESOURCE and "{" not in tool.name
             # A plain resource takes no arguments: one read says all there is to say.
             plans.append(ToolPlan(tool, factory, probe_source=probe_source, max_cases=1 if fixed else None))
@@ -297,7 +327,7 @@ def select(
 
 
 def _generator_factory(
-    tool: ToolInfo, config: Config, seed: int, timeout_s: float | None
+    tool: ToolInfo, settings: SelectionSettings, seed: int, timeout_s: float | None
 ) -> Callable[[], CaseGenerator]:
     def make() -> CaseGenerator:
         extra = {} if timeout_s is None else {"timeout_s": timeout_s}
@@ -305,7 +335,7 @@ def _generator_factory(
         # are annotations, so what is valid stays what the tool's own schema says.
         schema = enrich(tool.input_schema, tool.description)
         return CaseGenerator(
-            schema, master_seed=seed, name=tool.name, mode=config.mode, max_string=config.max_string, **extra
+            schema, master_seed=seed, name=tool.name, mode=settings.mode, max_string=settings.max_string, **extra
         )
 
     return make

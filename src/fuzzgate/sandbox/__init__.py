@@ -1,7 +1,7 @@
 """Containing a server: where every server fuzzgate starts runs, what it may touch, and every process
 it starts, until the last one is reaped.
 
-- In: the `Config`'s target (command, cwd, `[target] scope`, `sandbox = auto|required|off`).
+- In: the `TargetConfig` (command, cwd, `[target] scope`, `sandbox = auto|required|off`).
 - Out: a `Containment` (`containment.py`) that lays a fresh `Layer` over the scope for each server
   start and says how the server is held (the one-line reason when the jail is off); `LaunchSpec`
   and `OwnedProcess`, the process fuzzgate owns whatever it speaks on.

@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fuzzgate.config.model import Config, SandboxMode, TargetKind
+from fuzzgate.config.model import SandboxMode, TargetConfig, TargetKind
 from fuzzgate.model.errors import TargetError
 from fuzzgate.sandbox.jail import jailed, sandbox_unavailable
 from fuzzgate.sandbox.owned_process import LaunchSpec
@@ -63,10 +63,9 @@ def token_for(seed: int) -> str:
     return hashlib.sha256(f"fuzzgate-workspace\x1f{seed}".encode("ascii")).hexdigest()[:12]
 
 
-def contain(config: Config, seed: int) -> Containment | None:
-    """The containment for `config`'s server, None when fuzzgate does not start it (an HTTP target
+def contain(target: TargetConfig, seed: int) -> Containment | None:
+    """The containment for `target`'s server, None when fuzzgate does not start it (an HTTP target
     without a command). Raises `TargetError` when the sandbox is required and does not work here."""
-    target = config.target
     if target.command is None:
         return None
     http = target.kind is TargetKind.HTTP

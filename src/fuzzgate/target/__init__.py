@@ -1,7 +1,8 @@
 """Talking to a server: the stdio process fuzzgate owns or a streamable HTTP endpoint, an MCP session
 over either, what the server offers, and one request turned into a `CallOutcome`.
 
-- In: the `Config`, a `Containment` and a `Layer` (`sandbox`), the collector plan (`coverage`), the
+- In: a `ServerSettings` (`config.views`: the target, protocol, start-up timeout and the secrets
+  to redact), a `Containment` and a `Layer` (`sandbox`), the collector plan (`coverage`), the
   redactor and traceback patterns of the check stage.
 - Out: a `Connection` (`open_connection`), an `Inventory` (`discover.py`), one `CallOutcome` per
   request, classified by codes, exception types and the transport's own evidence (a dead process,

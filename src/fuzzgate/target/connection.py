@@ -28,7 +28,8 @@ from fuzzgate.check.patterns import INTERNAL_ERROR_CODES
 from fuzzgate.check.patterns import SDK_UNHANDLED as _BARE_SDK_ERROR
 from fuzzgate.check.patterns import TRACE_START as _TRACE_START
 from fuzzgate.check.secrets import Redactor, redactor_for
-from fuzzgate.config.model import Config, TargetKind
+from fuzzgate.config.model import TargetKind
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.findings import Step, Surface
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
@@ -211,7 +212,10 @@ def describe_exception(exc: BaseException) -> str:
 
 
 def _transport_for(
-    config: Config, process: ServerProcess | None, watched: _WatchedTransport | None, served: ServedProcess | None
+    config: ServerSettings,
+    process: ServerProcess | None,
+    watched: _WatchedTransport | None,
+    served: ServedProcess | None,
 ) -> AbstractAsyncContextManager[Any]:
     target = config.target
     if process is not None:
@@ -231,7 +235,7 @@ async def _http_transport(url: str, headers: Mapping[str, str], watched: _Watche
         yield streams
 
 
-def launch_spec(config: Config, extra_env: Mapping[str, str]) -> LaunchSpec:
+def launch_spec(config: ServerSettings, extra_env: Mapping[str, str]) -> LaunchSpec:
     """How to start the target's server: its command line, environment (`extra_env`, then the
     user's `env`) and working directory. The one place that builds them, for a stdio server and for
     the command serving an HTTP target alike."""
@@ -245,13 +249,15 @@ def launch_spec(config: Config, extra_env: Mapping[str, str]) -> LaunchSpec:
     )
 
 
-def server_process(config: Config, extra_env: Mapping[str, str], spec: LaunchSpec | None = None) -> ServerProcess:
+def server_process(
+    config: ServerSettings, extra_env: Mapping[str, str], spec: LaunchSpec | None = None
+) -> ServerProcess:
     # The server's env holds the canaries as well as the user's values: all of them are secrets.
     return ServerProcess(spec or launch_spec(config, extra_env), redactor_for(config, extra_env))
 
 
 def served_process(
-    config: Config, extra_env: Mapping[str, str], spec: LaunchSpec | None = None
+    config: ServerSettings, extra_env: Mapping[str, str], spec: LaunchSpec | None = None
 ) -> ServedProcess | None:
     """The process serving an HTTP target, when the target names its command."""
     target = config.target
@@ -263,7 +269,7 @@ def served_process(
 
 
 def _startup_error(
-    config: Config, process: OwnedProcess | None, reason: str, redact: Redactor, *, jailed: bool = False
+    config: ServerSettings, process: OwnedProcess | None, reason: str, redact: Redactor, *, jailed: bool = False
 ) -> TargetError:
     """The exit-3 error. The command line and URL may hold `${VAR}` expansions, and the reason and
     stderr are the server's words: all are redacted (the stderr tail whole, before it is shown).
@@ -293,7 +299,7 @@ def _startup_error(
 
 @asynccontextmanager
 async def open_connection(
-    config: Config, *, extra_env: Mapping[str, str] | None = None, containment: Containment | None = None
+    config: ServerSettings, *, extra_env: Mapping[str, str] | None = None, containment: Containment | None = None
 ) -> AsyncIterator[Connection]:
     """Start (stdio) or reach (HTTP) the server and initialize a session, or raise `TargetError`.
 
@@ -330,7 +336,7 @@ async def open_connection(
 
 @asynccontextmanager
 async def _opened(
-    config: Config,
+    config: ServerSettings,
     extra_env: Mapping[str, str],
     redact: Redactor,
     spec: LaunchSpec | None,

@@ -16,7 +16,7 @@ import mcp_types as types
 from mcp import Client
 
 from fuzzgate import __version__
-from fuzzgate.config.model import Config
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.target.connection import Connection
 
 ServerFactory = Callable[[], Any]
@@ -25,9 +25,9 @@ ServerFactory = Callable[[], Any]
 
 def memory_connector(
     make_server: ServerFactory,
-) -> Callable[[Config, Mapping[str, str]], AbstractAsyncContextManager[Connection]]:
+) -> Callable[[ServerSettings, Mapping[str, str]], AbstractAsyncContextManager[Connection]]:
     @asynccontextmanager
-    async def connect(config: Config, extra_env: Mapping[str, str]) -> AsyncIterator[Connection]:
+    async def connect(config: ServerSettings, extra_env: Mapping[str, str]) -> AsyncIterator[Connection]:
         client = Client(
             make_server(),
             mode=config.protocol.value,

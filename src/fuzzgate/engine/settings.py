@@ -1,0 +1,70 @@
+"""What the engine and the verifier read of the configuration: small frozen views built once in `cli/`.
+
+`EngineSettings.of(config)` is the engine's (and its other entry points'); `VerifySettings` is the
+verifier's, derived from it (`EngineSettings.verification`) or built alone (`VerifySettings.of`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fuzzgate.config.model import Config, TargetConfig
+from fuzzgate.config.views import ServerSettings
+from fuzzgate.model.findings import Kind, Severity
+from fuzzgate.plan.selection import SelectionSettings
+
+
+@dataclass(frozen=True, slots=True)
+class VerifySettings:
+    """What replaying findings on fresh servers reads: how to start one, which calls may be sent
+    (`Admission`), and how many replays a finding gets."""
+
+    server: ServerSettings
+    selection: SelectionSettings
+    replays: int
+
+    @classmethod
+    def of(cls, config: Config) -> VerifySettings:
+        return cls(ServerSettings.of(config), SelectionSettings.of(config), config.replays)
+
+    @property
+    def target(self) -> TargetConfig:
+        return self.server.target
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSettings:
+    """What a run of the engine reads, besides its seed, time box and connector."""
+
+    server: ServerSettings
+    selection: SelectionSettings
+    budget_s: float
+    cases: int | None
+    concurrency: int
+    replays: int
+    slow_ms: int
+    severity: dict[Kind, Severity]
+    fail_on: Severity
+    """The severity `session.replay_call` gives the finding it replays."""
+
+    @classmethod
+    def of(cls, config: Config) -> EngineSettings:
+        return cls(
+            server=ServerSettings.of(config),
+            selection=SelectionSettings.of(config),
+            budget_s=config.budget_s,
+            cases=config.cases,
+            concurrency=config.concurrency,
+            replays=config.replays,
+            slow_ms=config.slow_ms,
+            severity=config.severity,
+            fail_on=config.fail_on,
+        )
+
+    @property
+    def target(self) -> TargetConfig:
+        return self.server.target
+
+    @property
+    def verification(self) -> VerifySettings:
+        return VerifySettings(self.server, self.selection, self.replays)
