@@ -138,3 +138,17 @@ def test_real_outputs_validate(cycle: dict[str, CliRun]) -> None:
     suites = list(JUnitXml.fromfile(str(first.out / "junit.xml")))
     failures = [case.name for suite in suites for case in suite if any(r._tag == "failure" for r in case.result)]
     assert set(failures) >= {"split_bill", "get_stock_level"}
+
+
+def test_a_run_that_fuzzes_nothing_is_inconclusive_not_a_pass(tmp_path: Path) -> None:
+    # Every tool, resource and prompt excluded: no call reaches the server, so the gate has tested
+    # nothing and must not say PASS.
+    run = fuzzgate(
+        "run", *stdio_target("buggy_server.py"), "--exclude", "*", "--budget", "60s", "--seed", "1",
+        cwd=tmp_path, measured=False,
+    )  # fmt: skip
+    assert run.code == 4, run.stdout + run.stderr
+    assert run.report["calls"] == 0 and run.report["verdict"] == "inconclusive"
+    assert run.report["notes"][0].startswith("nothing was fuzzed: each of the server's")
+    assert "INCONCLUSIVE" in run.stdout and "PASS" not in run.stdout
+    assert "inconclusive" in (run.out / "summary.md").read_text()

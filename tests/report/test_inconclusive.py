@@ -11,7 +11,8 @@ from rich.console import Console
 
 from fuzzgate.cli.merge import overall
 from fuzzgate.model.errors import ExitCode
-from fuzzgate.record.results import RunReport, Verdict, exit_code
+from fuzzgate.model.findings import Surface
+from fuzzgate.record.results import RunReport, Status, SurfaceEntry, Verdict, exit_code
 from fuzzgate.report.console import ConsoleReporter
 from fuzzgate.report.summary import render_summary
 from tests.report.report_factory import clean_report, sample_report
@@ -52,3 +53,27 @@ def test_report_json_console_and_summary_say_what_never_reached_the_server(repo:
     ConsoleReporter(Console(file=out, width=200)).summary(report)
     assert "INCONCLUSIVE: 11364 requests never reached the server, 122 did" in out.getvalue()
     assert "PASS" not in out.getvalue()
+
+
+def _nothing(report: RunReport, *entries: SurfaceEntry) -> RunReport:
+    draft = replace(report, calls=0, entries=entries)
+    return replace(draft, verdict=draft.decide())
+
+
+def test_a_run_that_fuzzed_nothing_is_inconclusive_unless_other_shards_fuzz_its_tools(repo: Path) -> None:
+    clean = clean_report(repo)
+    excluded = SurfaceEntry(Surface.TOOL, "add", Status.SKIPPED, "matched by an exclude pattern")
+    blocked = SurfaceEntry(Surface.TOOL, "wipe", Status.BLOCKED, "annotated destructiveHint: true")
+    elsewhere = SurfaceEntry(Surface.TOOL, "mul", Status.SKIPPED, "in shard 2/2")
+    for entries in [(excluded, blocked), (blocked,), (), (elsewhere, excluded)]:
+        nothing = _nothing(clean, *entries)
+        assert nothing.fuzzed_nothing() and nothing.verdict is Verdict.INCONCLUSIVE, entries
+    # A shard whose every tool lies in another share has nothing of its own to fuzz.
+    assert _nothing(clean, elsewhere).verdict is Verdict.PASS
+    # One call that reached the server is a run that tested something.
+    assert replace(_nothing(clean, excluded), calls=1).decide() is Verdict.PASS
+    out = io.StringIO()
+    ConsoleReporter(Console(file=out, width=200)).summary(_nothing(clean, excluded))
+    assert "INCONCLUSIVE: no call reached the server, nothing was tested" in out.getvalue()
+    assert "PASS" not in out.getvalue()
+    assert "nothing was tested" in render_summary(_nothing(clean, excluded), repo)

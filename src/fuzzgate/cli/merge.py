@@ -40,6 +40,7 @@ from fuzzgate.model.files import check_output_directory, write_atomic
 from fuzzgate.model.findings import Finding, JSONValue, Severity, Surface
 from fuzzgate.plan.selection import shard_of
 from fuzzgate.record.results import (
+    SHARD_REASON_PREFIX,
     BaselineState,
     CorpusSummary,
     FeedbackSummary,
@@ -59,7 +60,6 @@ from fuzzgate.report.workflow_commands import write_command
 
 MERGE_INDEX = "merge.json"
 MERGE_FORMAT = 1
-SHARD_REASON_PREFIX = "in shard "
 
 
 @dataclass(frozen=True, slots=True)

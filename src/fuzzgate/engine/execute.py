@@ -58,7 +58,14 @@ from fuzzgate.model.findings import Finding, Kind, Repro, Step, Surface
 from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
-from fuzzgate.record.results import CorpusSummary, FeedbackSummary, Status, SurfaceEntry, TargetSummary
+from fuzzgate.record.results import (
+    SHARD_REASON_PREFIX,
+    CorpusSummary,
+    FeedbackSummary,
+    Status,
+    SurfaceEntry,
+    TargetSummary,
+)
 from fuzzgate.sandbox.containment import Containment, contain
 from fuzzgate.target.connection import OBSERVE_SLACK_S, Connection, open_connection
 from fuzzgate.target.discover import Inventory, ToolInfo, discover
@@ -403,7 +410,9 @@ class Engine:
         if unsendable or client_failed:
             notes.insert(0, unsent_note(self.calls, unsendable, client_failed, self._client_failure))
         never = [p for p in selection.plans if p.calls == 0 and p.skip_reason is None]
-        if never and self.calls == 0 and not (unsendable or client_failed):
+        if not selection.plans and self.calls == 0:
+            notes.insert(0, nothing_selected_note(selection.entries))
+        elif never and self.calls == 0 and not (unsendable or client_failed):
             notes.insert(0, "the budget was spent before fuzzing began (server start-up and discovery took it)")
         elif never:
             notes.insert(0, f"{len(never)} of {len(selection.plans)} tools got no case within the budget")
@@ -767,6 +776,19 @@ def cut_off_note(cut_off: Sequence[str], observe: float) -> str:
         f"{len(cut_off)} calls in flight at fuzzing's deadline were cut off before they could be observed to "
         f"their end (the grace for them is up to {observe:g}s, within the budget's margin): {shown}; a crash "
         "or hang they caused is not reported"
+    )
+
+
+def nothing_selected_note(entries: Sequence[SurfaceEntry]) -> str:
+    """Why a run sent no call when it selected nothing to fuzz: which makes it inconclusive, unless
+    every entry is another shard's (`RunReport.fuzzed_nothing`)."""
+    if not entries:
+        return "nothing was fuzzed: the server offers no tool, resource or prompt"
+    if all((e.reason or "").startswith(SHARD_REASON_PREFIX) for e in entries):
+        return f"nothing was fuzzed in this shard: each of the server's {len(entries)} tools lies in another share"
+    return (
+        f"nothing was fuzzed: each of the server's {len(entries)} tools, resources and prompts is excluded, "
+        "blocked or skipped (see the table); widen include/exclude, or allowlist what the guard blocks"
     )
 
 

@@ -29,7 +29,7 @@ from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import UsageError
 from fuzzgate.model.findings import Finding, Surface
 from fuzzgate.plan.safety import DestructiveGuard, looks_read_only
-from fuzzgate.record.results import Status, SurfaceEntry
+from fuzzgate.record.results import SHARD_REASON_PREFIX, Status, SurfaceEntry
 from fuzzgate.target.discover import Inventory, ToolInfo
 
 FAIR_SLACK_S = 1.0
@@ -152,7 +152,7 @@ def in_shard(surface: Surface, name: str, shard: Shard | None) -> bool:
 
 def shard_reason(surface: Surface, name: str, shard: Shard) -> str:
     """Why a sharded run skips `name`: `merge` and the reports read which share fuzzed it."""
-    return f"in shard {shard_of(surface, name, shard.count)}/{shard.count}"
+    return f"{SHARD_REASON_PREFIX}{shard_of(surface, name, shard.count)}/{shard.count}"
 
 
 def owned_baseline(baseline: Sequence[Finding], shard: Shard | None) -> list[Finding]:
@@ -166,7 +166,7 @@ def shard_split(shard: Shard, decisions: Sequence[SurfaceEntry]) -> str:
     taken = [
         shard_of(e.surface, e.name, shard.count)
         for e in decisions
-        if e.status is Status.FUZZED or (e.reason or "").startswith("in shard ")
+        if e.status is Status.FUZZED or (e.reason or "").startswith(SHARD_REASON_PREFIX)
     ]
     shares = ", ".join(f"{i}/{shard.count}: {taken.count(i)}" for i in range(1, shard.count + 1))
     return (

@@ -24,6 +24,10 @@ class Status(StrEnum):
     """Excluded by a filter, over `max_tools`, or its schema could not be handled."""
 
 
+SHARD_REASON_PREFIX = "in shard "
+"""How a sharded run's skip reason begins for what another share fuzzes (`plan.selection.shard_reason`)."""
+
+
 class BaselineState(StrEnum):
     NEW = "new"
     KNOWN = "known"
@@ -34,8 +38,9 @@ class Verdict(StrEnum):
     PASS = "pass"
     FAIL = "fail"
     INCONCLUSIVE = "inconclusive"
-    """No gating finding, but most requests never reached the server (`RunReport.inconclusive`):
-    a run that barely tested the server must not read as a pass."""
+    """No gating finding, but most requests never reached the server, or none did
+    (`RunReport.inconclusive`): a run that barely tested the server, or tested nothing, must not
+    read as a pass."""
 
 
 def exit_code(verdict: Verdict) -> ExitCode:
@@ -279,8 +284,17 @@ class RunReport:
         ]
 
     def inconclusive(self) -> bool:
-        """Whether most requests never reached the server: `calls` counts only those that did."""
-        return self.unsendable + self.client_failed > self.calls
+        """Whether most requests never reached the server (`calls` counts only those that did), or
+        the run fuzzed nothing (`fuzzed_nothing`)."""
+        return self.unsendable + self.client_failed > self.calls or self.fuzzed_nothing()
+
+    def fuzzed_nothing(self) -> bool:
+        """No call reached the server though the run had something of its own to fuzz: every tool,
+        resource and prompt excluded or blocked, a server that offers none, a budget spent before
+        the first call. A shard whose every tool lies in other shares has nothing of its own."""
+        if self.calls > 0:
+            return False
+        return not self.entries or any(not (e.reason or "").startswith(SHARD_REASON_PREFIX) for e in self.entries)
 
     def decide(self) -> Verdict:
         """Fail on a gating finding; otherwise inconclusive when most requests never reached the

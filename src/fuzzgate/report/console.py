@@ -25,7 +25,7 @@ from fuzzgate.engine.events import (
 )
 from fuzzgate.model.commands import repro_command, sequence_text, subject_label
 from fuzzgate.model.findings import Finding, Surface
-from fuzzgate.record.results import BaselineState, RunReport, Status, Verdict
+from fuzzgate.record.results import SHARD_REASON_PREFIX, BaselineState, RunReport, Status, Verdict
 from fuzzgate.report.feedback_text import corpus_line, feedback_line
 
 PROGRESS_EVERY_S = 5.0
@@ -71,7 +71,7 @@ class ConsoleReporter:
                 f"{len(event.prompts)} prompts listed{fuzzed}"
             )
             # Another shard's tools are most of a sharded run's list: counted, not listed one by one.
-            elsewhere = {e for e in event.entries if (e.reason or "").startswith("in shard ")}
+            elsewhere = {e for e in event.entries if (e.reason or "").startswith(SHARD_REASON_PREFIX)}
             if elsewhere:
                 c.print(f"  {len(elsewhere)} in other shards (`fuzzgate tools --shard` lists them)")
             for entry in event.entries:
@@ -193,6 +193,8 @@ class ConsoleReporter:
         run = f"seed {report.seed}" + (f", shard {report.shard}" if report.shard is not None else "")
         if report.verdict is Verdict.FAIL:
             c.print(f"[bold red]FAIL[/]: {len(gating)} new finding(s) at or above {report.fail_on.value} ({run})")
+        elif report.verdict is Verdict.INCONCLUSIVE and report.fuzzed_nothing():
+            c.print(f"[bold red]INCONCLUSIVE[/]: no call reached the server, nothing was tested (see the notes; {run})")
         elif report.verdict is Verdict.INCONCLUSIVE:
             unsent = report.unsendable + report.client_failed
             c.print(

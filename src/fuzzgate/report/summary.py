@@ -116,6 +116,9 @@ def _head(report: RunReport) -> Iterator[str]:
     if report.verdict is Verdict.PASS:
         yield f"## ✅ fuzzgate passed: {name}\n"
         yield f"No new findings at or above **{report.fail_on.value}**.\n"
+    elif report.verdict is Verdict.INCONCLUSIVE and report.fuzzed_nothing():
+        yield f"## ⚠️ fuzzgate inconclusive: {name}\n"
+        yield "No call reached the server, so nothing was tested; the notes say why.\n"
     elif report.verdict is Verdict.INCONCLUSIVE:
         unsent = report.unsendable + report.client_failed
         yield f"## ⚠️ fuzzgate inconclusive: {name}\n"
