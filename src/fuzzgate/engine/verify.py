@@ -413,36 +413,40 @@ class Verifier:
             notes.append(_unreached_note(unreached, replays, self.settings.target))
         refused = [b for b in self._baseline if b.refused is not None]
         if refused:
-            notes.append(
-                f"{len(refused)} baseline entr{'y was' if len(refused) == 1 else 'ies were'} not replayed: "
-                f"a call of {'its' if len(refused) == 1 else 'their'} repro is not selected "
-                f"({refused[0].refused}); they stay known"
-            )
+            entries, its, stay = _kept(len(refused))
+            why = refused[0].refused
+            notes.append(f"{entries} not replayed: a call of {its} repro is not selected ({why}); {stay} known")
         unverified = frozenset(b.entry.fingerprint for b in self._baseline if not b.done and b.refused is None)
         if unverified:
-            notes.append(
-                f"{len(unverified)} baseline entr{'y was' if len(unverified) == 1 else 'ies were'} not replayed "
-                "within the budget; they stay known"
-            )
+            entries, _, stay = _kept(len(unverified))
+            notes.append(f"{entries} not replayed within the budget; {stay} known")
         unstarted = frozenset(b.entry.fingerprint for b in self._baseline if b.unstarted)
         if unstarted:
-            notes.append(
-                f"{len(unstarted)} baseline entr{'y was' if len(unstarted) == 1 else 'ies were'} not replayed "
-                f"because a fresh server could not be started ({self._start_error}); they stay known"
-            )
+            entries, _, stay = _kept(len(unstarted))
+            why = f"a fresh server could not be started ({self._start_error})"
+            notes.append(f"{entries} not replayed because {why}; {stay} known")
         unverified |= unstarted
         redacted = frozenset(
             b.entry.fingerprint for b in self._baseline if b.done and not b.failing and b.entry.repro.redacted
         )
         if redacted:
+            entries, its, stay = _kept(len(redacted))
             notes.append(
-                f"{len(redacted)} baseline entr{'y' if len(redacted) == 1 else 'ies'} with a redacted repro did not "
-                "fail again; a redacted repro proves no fix, so they stay known"
+                f"{entries} replayed from {its} redacted repro and did not fail again (which proves no fix); "
+                f"{stay} known"
             )
             unverified |= redacted
         failing = frozenset(b.entry.fingerprint for b in self._baseline if b.failing)
         kept_known = unverified | {b.entry.fingerprint for b in refused}
         return Verification(tuple(kept), tuple(triaged), failing, frozenset(kept_known), tuple(notes))
+
+
+def _kept(count: int) -> tuple[str, str, str]:
+    """How a note names `count` baseline entries that stay known: the count with its noun and verb,
+    the possessive, and the verb of staying ("1 baseline entry was", "its", "it stays")."""
+    if count == 1:
+        return "1 baseline entry was", "its", "it stays"
+    return f"{count} baseline entries were", "their", "they stay"
 
 
 def _calls(finding: Finding) -> list[tuple[Surface, str]]:
