@@ -24,7 +24,8 @@ from fuzzgate.check import INTERNAL_ERROR_CODES
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.target import connection
-from fuzzgate.target.connection import call_tool, open_connection
+from fuzzgate.target.call import call_tool
+from fuzzgate.target.connection import open_connection
 
 HOSTILE = Path(__file__).resolve().parents[1] / "servers" / "hostile.py"
 

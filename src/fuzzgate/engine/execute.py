@@ -58,7 +58,8 @@ from fuzzgate.plan.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
 from fuzzgate.record.results import CorpusSummary, FeedbackSummary, Status, SurfaceEntry, TargetSummary
 from fuzzgate.sandbox.containment import Containment, contain
-from fuzzgate.target.connection import OBSERVE_SLACK_S, Connection, open_connection
+from fuzzgate.target.call import OBSERVE_SLACK_S
+from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import Inventory, ToolInfo, discover
 from fuzzgate.triage.finding_set import FindingSet
 from fuzzgate.triage.sequence import HISTORY_STEPS, prefix_of
