@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from fuzzgate.config.model import Config, FeedbackMode, SandboxMode, TargetConfig, TargetKind
-from fuzzgate.coverage.plan import NOT_LOADED, CallCoverage, Constant
+from fuzzgate.coverage.channel import NOT_LOADED, CallCoverage, Constant
 from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.sandbox.containment import contain
 from fuzzgate.target.call import call_tool

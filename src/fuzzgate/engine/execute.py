@@ -26,7 +26,7 @@ from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.check.observation import Observation
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.model import Config, FeedbackMode, TargetKind
-from fuzzgate.coverage.plan import CallCoverage
+from fuzzgate.coverage.channel import CallCoverage
 from fuzzgate.engine.events import (
     CallFinished,
     CorpusReplayed,

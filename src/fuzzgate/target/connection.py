@@ -31,7 +31,8 @@ from fuzzgate.target.output import OutputChecker
 if TYPE_CHECKING:
     from fuzzgate.sandbox.containment import Containment
     from fuzzgate.sandbox.workspace import Layer
-from fuzzgate.coverage.plan import CollectorPlan, CoverageChannel, feedback_note, plan_collector
+from fuzzgate.coverage.channel import CoverageChannel, feedback_note
+from fuzzgate.coverage.plan import CollectorPlan, plan_collector
 from fuzzgate.sandbox.jail import NESTED_SANDBOX_HINT, nested_sandbox
 from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess, child_environment
 from fuzzgate.target.client_side import ClientSide
@@ -67,7 +68,7 @@ class Connection:
     side: ClientSide = field(default_factory=ClientSide)
     """fuzzgate's own side of the connection: whether it failed (`broken`), and how."""
     coverage: CoverageChannel | None = None
-    """The coverage collector's side channel, when this server runs the collector (`coverage.plan`)."""
+    """The coverage collector's side channel, when this server runs the collector (`coverage.channel`)."""
     feedback_note: str = ""
     """Which feedback this server's calls give and why, in one line (`coverage.feedback_note`)."""
 
