@@ -16,7 +16,10 @@ from fuzzgate.check.secrets import SecretScanner
 from fuzzgate.config.model import TargetConfig, TargetKind
 from fuzzgate.model.errors import TargetError
 from fuzzgate.sandbox import _jail_init
-from fuzzgate.sandbox.workspace import Layer, Workspace, infer_scope, normalize_scope, remove_tree, sweep_stale
+from fuzzgate.sandbox.removal import remove_tree
+from fuzzgate.sandbox.scope import infer_scope, normalize_scope
+from fuzzgate.sandbox.stale_roots import sweep_stale
+from fuzzgate.sandbox.workspace import Layer, Workspace
 
 
 @pytest.fixture(autouse=True)

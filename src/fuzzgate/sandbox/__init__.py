@@ -12,10 +12,13 @@ The modules:
 
 - `containment.py`: the containment of every server fuzzgate starts (run, replay, prune, listing):
   its scope (inferred or `[target] scope`) and the layer each start gets.
-- `workspace.py`: a fresh throwaway layer per server start. Each root names its owner process, and
-  the roots of owners killed with SIGKILL are swept by the next workspace; an overlay in the jail,
-  a copy without it. The watched directory outside the scope holds canaries; a snapshot before and
-  after each call gives the changes there.
+- `workspace.py`: a fresh throwaway layer per server start; an overlay in the jail, a copy without
+  it. The watched directory outside the scope holds canaries; a snapshot before and after each call
+  gives the changes there.
+- `scope.py`: the scope, configured or inferred from the command line; `canaries.py`: the canaries
+  and their markers; `stale_roots.py`: each root names its owner process, and the roots of owners
+  killed with SIGKILL are swept by the next workspace; `removal.py`: removing a tree whatever a
+  server did to it, never through a symlink.
 - `jail.py` with `_jail_init.py`: the jail where namespaces work. unshare + overlayfs, a
   loopback-only network, the rest read-only, a minimal /dev, nodev everywhere else, an empty /run
   with the host's Unix sockets covered, private /tmp and HOME overlays, its own PID namespace.

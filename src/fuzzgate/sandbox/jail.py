@@ -47,7 +47,8 @@ from typing import Protocol
 from fuzzgate.model.errors import TargetError
 from fuzzgate.sandbox import _jail_init
 from fuzzgate.sandbox._jail_init import Overlay, Spec
-from fuzzgate.sandbox.workspace import Layer, remove_tree, workdir_base
+from fuzzgate.sandbox.removal import remove_tree
+from fuzzgate.sandbox.workspace import Layer, workdir_base
 
 INIT = Path(_jail_init.__file__)
 """Run by path with `-I -S`: it needs only the standard library, and starts faster without site."""
