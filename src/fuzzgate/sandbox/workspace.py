@@ -10,7 +10,7 @@ on the user's files themselves. Each server start gets a `Layer`, laid out as
 
 so that `..` from a scope dir lands in the watched area. With the sandbox (`isolate=True`) the
 scope dirs are overlays of the originals that `jail` mounts; without it each layer holds a copy
-(`_jail_init.copy_scope`: dependency dirs such as `node_modules` and `.venv` are symlinks to the
+(`_scope_copy.copy_scope`: dependency dirs such as `node_modules` and `.venv` are symlinks to the
 originals there, so writes into those do reach the user's files). Around the scope, every layer
 plants fresh canaries (`canaries.py`): a text file, a `.env` file and, when `git` is on PATH, a git
 repository, each holding unique marker strings derived from the run's token, so that a reply or a
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fuzzgate.model.errors import TargetError
-from fuzzgate.sandbox._jail_init import MAX_SCOPE_BYTES, MAX_SCOPE_FILES, ScopeTooLarge, copy_scope, measure_scope
+from fuzzgate.sandbox._scope_copy import MAX_SCOPE_BYTES, MAX_SCOPE_FILES, ScopeTooLarge, copy_scope, measure_scope
 from fuzzgate.sandbox.canaries import Canary, plant_canaries
 from fuzzgate.sandbox.removal import remove_tree
 from fuzzgate.sandbox.scope import normalize_scope
