@@ -14,8 +14,9 @@ from typing import Any
 import anyio
 import pytest
 
+from fuzzgate.coverage.channel import NOT_LOADED, CallCoverage, Constant, CoverageChannel
 from fuzzgate.coverage.collector import agent
-from fuzzgate.coverage.plan import NOT_LOADED, CallCoverage, CollectorPlan, Constant, CoverageChannel
+from fuzzgate.coverage.plan import CollectorPlan
 
 
 def _pack(first: int, second: int) -> int:

@@ -16,10 +16,11 @@ import pytest
 
 from fuzzgate.config.model import Config, FeedbackMode, SandboxMode, TargetConfig, TargetKind
 from fuzzgate.config.views import ServerSettings
-from fuzzgate.coverage.plan import NOT_LOADED, CallCoverage, Constant
+from fuzzgate.coverage.channel import NOT_LOADED, CallCoverage, Constant
 from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.sandbox.containment import contain
-from fuzzgate.target.connection import call_tool, open_connection
+from fuzzgate.target.call import call_tool
+from fuzzgate.target.connection import open_connection
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
 TARGET = SERVERS / "coverage_target.py"

@@ -15,7 +15,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from fuzzgate.coverage.plan import CallCoverage, CollectorInfo, CollectorPlan, Constant, CoverageChannel
+from fuzzgate.coverage.channel import CallCoverage, CollectorInfo, Constant, CoverageChannel
+from fuzzgate.coverage.plan import CollectorPlan
 from fuzzgate.sandbox.owned_process import LaunchSpec, child_environment
 
 LINE_SERVER = Path(__file__).resolve().parents[1] / "servers" / "line_server.py"

@@ -20,7 +20,8 @@ from fuzzgate.engine.protocol_round import RoundResult, protocol_round, send_pro
 from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.model.findings import Kind
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, OutcomeStatus
-from fuzzgate.target.connection import call_tool, open_connection
+from fuzzgate.target.call import call_tool
+from fuzzgate.target.connection import open_connection
 from fuzzgate.target.discover import discover
 from fuzzgate.target.raw import send_raw
 

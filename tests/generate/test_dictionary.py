@@ -9,7 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzgate.generate.dictionary import Dictionary, ValueClass, fields_of, key_class, shape_class
+from fuzzgate.generate.dictionary import Dictionary
+from fuzzgate.generate.fields import fields_of
+from fuzzgate.generate.value_class import ValueClass, key_class, shape_class
 
 NOTE = "6f1c2a8e-1234-4abc-8def-0123456789ab"
 OTHER = "0b7e4d2c-9999-4abc-8def-fedcba987654"

@@ -10,7 +10,8 @@ from typing import Any
 import anyio
 
 from fuzzgate.generate.cases import Case
-from fuzzgate.generate.dictionary import LOOSE_EVERY, Dictionary, name_key
+from fuzzgate.generate.dictionary import LOOSE_EVERY, Dictionary
+from fuzzgate.generate.value_class import name_key
 from fuzzgate.learn.feed import OVERRIDE_EVERY, Feed
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 from fuzzgate.plan.selection import ToolPlan

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fuzzgate.coverage.plan import CallCoverage
+from fuzzgate.coverage.channel import CallCoverage
 from fuzzgate.learn.features import Feedback, Signal, SignalKind, call_features, lines_of
 from fuzzgate.model.findings import Surface
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus

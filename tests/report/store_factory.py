@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from fuzzgate.model.corpus import CorpusEntry
 from fuzzgate.model.findings import Details, Finding, Kind, Repro, Severity, Step, Surface
+from fuzzgate.store.layout import findings_key
 from fuzzgate.store.shared import (
     Environment,
     FindingRecord,
@@ -14,7 +15,6 @@ from fuzzgate.store.shared import (
     TimelinePoint,
     ToolStats,
     WorkerInfo,
-    findings_key,
 )
 
 T0 = 1_790_000_000.0

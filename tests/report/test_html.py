@@ -17,18 +17,17 @@ from fuzzgate.check.secrets import Redactor
 from fuzzgate.cli.report import read_store
 from fuzzgate.model.commands import repro_command
 from fuzzgate.model.errors import UsageError
-from fuzzgate.report.html import (
+from fuzzgate.report.html import render_html, visible_text
+from fuzzgate.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
+from fuzzgate.report.html_data import (
     SILENT_AFTER_S,
     StoreData,
     TargetData,
     environment_groups,
-    render_html,
     subject_rows,
     target_series,
-    visible_text,
     worker_state,
 )
-from fuzzgate.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from fuzzgate.report.timeline_svg import count_ticks, counted, step_path, summed, time_ticks
 from fuzzgate.store.database import InMemoryDatabase
 from fuzzgate.store.records import STATES

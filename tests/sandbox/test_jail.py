@@ -21,7 +21,8 @@ import pytest
 
 from fuzzgate.sandbox import jail
 from fuzzgate.sandbox.jail import jailed, sandbox_unavailable
-from fuzzgate.sandbox.workspace import Layer, Workspace, remove_tree, workdir_base
+from fuzzgate.sandbox.removal import remove_tree
+from fuzzgate.sandbox.workspace import Layer, Workspace, workdir_base
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
 

@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 
-from fuzzgate.sandbox import _jail_init
+from fuzzgate.sandbox import _jail_view
 from fuzzgate.sandbox.jail import jailed
-from fuzzgate.sandbox.workspace import Layer, Workspace, remove_tree, workdir_base
+from fuzzgate.sandbox.removal import remove_tree
+from fuzzgate.sandbox.workspace import Layer, Workspace, workdir_base
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
 
@@ -169,7 +170,7 @@ def test_host_sockets_and_devices_are_out_of_reach(
     for name in ("elsewhere", "home", "scope"):
         assert report["sockets"][name] == "ECONNREFUSED", name
     assert report["devices"] == {"loop": "ENOENT", "elsewhere": "EACCES", "scope": "EACCES"}
-    assert report["dev"] == sorted([*_jail_init.DEVICES, "fd", "stdin", "stdout", "stderr", "ptmx", "pts", "shm"])
+    assert report["dev"] == sorted([*_jail_view.DEVICES, "fd", "stdin", "stdout", "stderr", "ptmx", "pts", "shm"])
     assert report["null"] == report["pty"] == "ok"
     with open(loop_device, "rb") as disk:
         assert disk.read(4096) == b"\0" * 4096

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from fuzzgate.sandbox.workspace import remove_tree
+from fuzzgate.sandbox.removal import remove_tree
 
 
 def test_a_directory_swapped_for_a_link_mid_walk_is_not_chmodded_through_it(

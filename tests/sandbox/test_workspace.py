@@ -15,8 +15,11 @@ import pytest
 from fuzzgate.check.secrets import SecretScanner
 from fuzzgate.config.model import TargetConfig, TargetKind
 from fuzzgate.model.errors import TargetError
-from fuzzgate.sandbox import _jail_init
-from fuzzgate.sandbox.workspace import Layer, Workspace, infer_scope, normalize_scope, remove_tree, sweep_stale
+from fuzzgate.sandbox import _scope_copy
+from fuzzgate.sandbox.removal import remove_tree
+from fuzzgate.sandbox.scope import infer_scope, normalize_scope
+from fuzzgate.sandbox.stale_roots import sweep_stale
+from fuzzgate.sandbox.workspace import Layer, Workspace
 
 
 @pytest.fixture(autouse=True)
@@ -212,7 +215,7 @@ def test_a_workspace_inside_its_scope_is_not_copied_into_itself(project: Path, m
 
 
 def test_a_scope_too_large_to_copy_is_refused(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_jail_init, "MAX_SCOPE_FILES", 3)
+    monkeypatch.setattr(_scope_copy, "MAX_SCOPE_FILES", 3)
     with pytest.raises(TargetError) as caught:
         Workspace([project], "t", isolate=False, cwd=project)
     assert str(project) in caught.value.message

@@ -15,8 +15,9 @@ from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.sandbox.process_tree import ProcessTable
-from fuzzgate.target import connection as connection_module
-from fuzzgate.target.connection import call_tool, launch_spec, open_connection
+from fuzzgate.target import call as call_module
+from fuzzgate.target.call import call_tool
+from fuzzgate.target.connection import launch_spec, open_connection
 from fuzzgate.target.http_server import address_of, where
 
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "http_crash.py"
@@ -148,7 +149,7 @@ def test_a_request_the_http_client_cannot_encode_breaks_fuzzgates_side_not_the_s
     # with -32000 "Connection closed" at once, without reaching the server. That is fuzzgate's own
     # side failing: the request is unsendable (not a call), the session is broken and later requests
     # are not sent on it; the server received neither. (The check is switched off to reach it.)
-    monkeypatch.setattr(connection_module, "_unsendable_over_http", lambda connection, arguments: False)
+    monkeypatch.setattr(call_module, "_unsendable_over_http", lambda connection, arguments: False)
     port = _free_port()
     log = tmp_path / "calls.log"
     config = _config(port, str(SERVER), f"--port={port}", f"--call-log={log}")

@@ -12,7 +12,8 @@ from fuzzgate.config.model import Config, ProtocolMode, SandboxMode, TargetConfi
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.sandbox.containment import contain
-from fuzzgate.target.connection import call_tool, open_connection
+from fuzzgate.target.call import call_tool
+from fuzzgate.target.connection import open_connection
 
 ROOTS_READER = Path(__file__).resolve().parents[1] / "servers" / "roots_reader.py"
 

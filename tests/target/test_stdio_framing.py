@@ -13,7 +13,8 @@ from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.outcome import AnomalyKind, OutcomeStatus
-from fuzzgate.target.connection import call_tool, open_connection
+from fuzzgate.target.call import call_tool
+from fuzzgate.target.connection import open_connection
 
 HOSTILE = Path(__file__).resolve().parents[1] / "servers" / "hostile.py"
 

@@ -18,7 +18,8 @@ from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 from fuzzgate.sandbox.process_tree import ProcessTable
-from fuzzgate.target.connection import call_tool, open_connection
+from fuzzgate.target.call import call_tool
+from fuzzgate.target.connection import open_connection
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

@@ -28,7 +28,7 @@ from fuzzgate.check.secrets import SecretScanner, canary_environment
 from fuzzgate.generate.probes import Probe, probe_cases
 from fuzzgate.model.findings import SERVER_NAME, Surface
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
-from fuzzgate.sandbox.workspace import Canary
+from fuzzgate.sandbox.canaries import Canary
 
 SAMPLES = Path(__file__).parent / "fingerprint_samples"
 ROOT = Path(__file__).resolve().parents[2]

@@ -61,7 +61,7 @@ class CheckEnv:
     """The run's probes by the file name only each could create (`fuzzgate.generate.probes.Probe`);
     filled as tools' probes are built."""
     canaries: tuple[Any, ...] = ()
-    """The canaries planted outside the scope (`fuzzgate.sandbox.workspace.Canary`)."""
+    """The canaries planted outside the scope (`fuzzgate.sandbox.canaries.Canary`)."""
 
 
 CheckFunction = Callable[[CallContext, CheckEnv], Iterable[Observation]]

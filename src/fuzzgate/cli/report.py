@@ -15,7 +15,8 @@ from fuzzgate.check.secrets import Redactor, url_secrets
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import ExitCode, UsageError
 from fuzzgate.model.files import check_output_directory, write_atomic
-from fuzzgate.report.html import StoreData, TargetData, render_html
+from fuzzgate.report.html import render_html
+from fuzzgate.report.html_data import StoreData, TargetData
 from fuzzgate.store.shared import SharedStore, StoreError, is_url
 
 DEFAULT_OUT = Path(".fuzzgate/report.html")

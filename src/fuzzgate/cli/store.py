@@ -32,8 +32,9 @@ from fuzzgate.model.corpus import slug
 from fuzzgate.model.errors import ExitCode, UsageError
 from fuzzgate.model.files import check_output_directory
 from fuzzgate.store.corpus_store import CorpusStore, targets
+from fuzzgate.store.layout import KINDS, PREFIX
 from fuzzgate.store.records import STATES
-from fuzzgate.store.shared import KINDS, PREFIX, SharedStore, is_url
+from fuzzgate.store.shared import SharedStore, is_url
 
 CLI_RETRY_S = 10.0
 """How long a command retries a Redis it cannot reach before it says so (a worker waits longer)."""

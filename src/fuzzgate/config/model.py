@@ -76,7 +76,7 @@ class TargetConfig:
     timeout_ms: int = 5000
     scope: tuple[Path, ...] = ()
     """The directories the server may read and write (absolute). Empty: inferred from the working
-    directory and the command line (`sandbox.workspace.infer_scope`)."""
+    directory and the command line (`sandbox.scope.infer_scope`)."""
     sandbox: SandboxMode = SandboxMode.AUTO
     feedback: FeedbackMode = FeedbackMode.AUTO
     coverage_source: tuple[str, ...] = ()

@@ -11,8 +11,9 @@
 The modules:
 
 - `plan.py`: `plan_collector` decides from the command line whether the server runs on a Python
-  interpreter and what is its code; `CoverageChannel` is fuzzgate's end of the two inherited pipes;
-  `feedback_note` says what feedback a run got. The connection exposes them as
+  interpreter and what is its code.
+- `channel.py`: `CoverageChannel` is fuzzgate's end of the two inherited pipes (`CallCoverage` per
+  call); `feedback_note` says what feedback a run got. The connection exposes them as
   `Connection.coverage` and `Connection.feedback_note`.
 - `collector/`: what runs inside the server: a `sitecustomize` (`collector/_site/`) put first on the
   server's `PYTHONPATH` starts coverage.py there and answers over the pipes, never stdout.

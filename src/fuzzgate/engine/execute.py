@@ -27,7 +27,7 @@ from fuzzgate.check.observation import Observation
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.model import FeedbackMode, TargetConfig, TargetKind
 from fuzzgate.config.views import ServerSettings
-from fuzzgate.coverage.plan import CallCoverage
+from fuzzgate.coverage.channel import CallCoverage
 from fuzzgate.engine.events import (
     CallFinished,
     CorpusReplayed,
@@ -67,7 +67,8 @@ from fuzzgate.record.results import (
     TargetSummary,
 )
 from fuzzgate.sandbox.containment import Containment, contain
-from fuzzgate.target.connection import OBSERVE_SLACK_S, Connection, open_connection
+from fuzzgate.target.call import OBSERVE_SLACK_S
+from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import Inventory, ToolInfo, discover
 from fuzzgate.triage.finding_set import FindingSet
 from fuzzgate.triage.sequence import HISTORY_STEPS, prefix_of

@@ -20,7 +20,8 @@ from fuzzgate.generate.probes import place, substitute
 from fuzzgate.model.findings import Step, Surface
 from fuzzgate.model.outcome import CallOutcome
 from fuzzgate.sandbox.workspace import Layer
-from fuzzgate.target.connection import Connection, call_and_follow, prompt_argument
+from fuzzgate.target.call import call_and_follow, prompt_argument
+from fuzzgate.target.connection import Connection
 
 LONE_SURROGATE_TIMEOUT_S = 1.0
 """Some SDKs drop a request they cannot decode: it is reported (`protocol_error`), but waiting the
@@ -73,7 +74,7 @@ async def send_step(
     surface: Surface = Surface.TOOL,
 ) -> StepResult:
     """Send one call (placed) and watch the directory outside the scope while it runs: a
-    `tools/call` of `tool`, or the request of `surface` (`connection.request_for`); for
+    `tools/call` of `tool`, or the request of `surface` (`call.request_for`); for
     `Surface.SERVER`, `arguments` is a raw JSON-RPC message (a protocol probe's)."""
     sent = placed(connection, arguments, written_for)
     if surface is Surface.PROMPT:

@@ -22,6 +22,8 @@ Beyond schema-offered, boundary and adversarial values:
 - `cost.py`: cost probes for fields that evaluate something (`9**9**9`, catastrophic regexes).
 - `dictionary.py`: the values replies hold, typed by key and shape, offered to fields whose names
   match, and the constants the server's code compares against (`_constants.py`); pure.
+  `value_class.py`: what a key's name and a string's shape say about a value (its class, hint
+  words, a secret key); `fields.py`: the fields of a tool's input a value may go to, and `put`.
 - `mutate.py`: structured mutation of a corpus entry (a field from a fresh case or the dictionary,
   numbers and strings nudged to bounds and mined constants, fields spliced between entries, arrays
   grown and shrunk); `_reduce.py`: the shrink and cleanse candidates the corpus tools and the live

@@ -6,10 +6,10 @@ Schemathesis' stateful testing) feed the identifiers a server returns to the ope
 them; `Dictionary` does the same for MCP. `learn` walks a reply (a tools/call result's
 `structuredContent` and text content, JSON text included, plain text for `id: 42`-style tokens,
 UUIDs, paths and URIs; resource URIs from listings; root paths) and keeps each value with a class
-(`ValueClass`) taken from the key it came under (`id`, `*_id`, `path`, `uri`, `name`, ...) or from its
+(`ValueClass`, `value_class.py`) taken from the key it came under (`id`, `*_id`, `path`, `uri`, `name`, ...) or from its
 own shape (a UUID, an absolute path, `scheme://`), and hint words (the entity: `note` from `note_id`,
-from a `notes` list, from the tool `create_note`). `offer` puts one of them into a field whose name,
-format and type take it.
+from a `notes` list, from the tool `create_note`). `offer` puts one of them into a field (`fields.py`)
+whose name, format and type take it.
 
 Constants the server's own code compares against (`learn_constants`, from the coverage collector)
 are offered the same way but kept apart from reply values: one named like a field (`mode` in
@@ -32,13 +32,24 @@ import json
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
-from enum import StrEnum
-from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from fuzzgate.generate._constants import ConstantStore, Scalar, field_values
+from fuzzgate.generate.fields import Field, fields_of, put
 from fuzzgate.generate.reserved import confine_text, names_host
+from fuzzgate.generate.value_class import (
+    PATH_SHAPE,
+    URI_SHAPE,
+    UUID_SHAPE,
+    ValueClass,
+    hint_words,
+    key_class,
+    name_key,
+    normal_key,
+    secret_key,
+    shape_class,
+)
 
 PER_CLASS = 256
 """At most this many values per class (and of values kept only by their key); the oldest go first."""
@@ -54,40 +65,11 @@ MAX_TEXT_CHARS = 10_000
 pattern here is linear in the text (bounded repeats where a match could start anywhere): a reply
 is the server's, and a 64 KiB echo must not cost seconds."""
 
-
-class ValueClass(StrEnum):
-    ID = "id"
-    PATH = "path"
-    URI = "uri"
-    NAME = "name"
-
-
-_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-_ID_WORDS = frozenset({"id", "ids", "uuid", "uuids", "guid", "identifier"})
-_URI_WORDS = frozenset({"uri", "uris", "url", "urls", "href", "link", "endpoint"})
-_PATH_WORDS = frozenset({"path", "paths", "file", "files", "filename", "filepath", "dir", "directory", "folder", "cwd"})
-_NAME_WORDS = frozenset({"name", "names", "title", "label", "slug"})
-_CLASS_WORDS = _ID_WORDS | _URI_WORDS | _PATH_WORDS | _NAME_WORDS
-_SECRET_WORDS = frozenset(
-    {"token", "secret", "password", "passwd", "pwd", "credential", "credentials", "apikey", "key", "auth",
-     "authorization", "cookie", "private", "signature", "bearer", "session"}
-)  # fmt: skip
 _GENERIC_KEYS = frozenset(
     {"text", "type", "result", "results", "content", "contents", "message", "error", "description", "mimetype",
      "iserror", "meta", "annotations", "structuredcontent", "data", "value", "status", "ok"}
 )  # fmt: skip
 """Keys too generic to match a field by name alone (`text` would feed every reply back to every note)."""
-_VERB_WORDS = frozenset(
-    {"get", "list", "search", "read", "show", "view", "describe", "fetch", "find", "query", "create", "new", "add",
-     "make", "insert", "update", "set", "edit", "rename", "append", "modify", "patch", "put", "write", "delete",
-     "remove", "drop", "destroy", "clear", "close", "archive", "all", "by", "for", "of", "the", "a", "an", "to"}
-)  # fmt: skip
-"""Words of a tool name that say what it does, not what it works on: `get` in `get_note` and
-`get_user` must not make a user's id a hint for notes."""
-
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_URI = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s\"'<>()\[\]{}`]+")
-_PATH = re.compile(r"(?<![\w/.:~-])(?:~)?/[\w.@+-]+(?:/[\w.@+-]+)*/?")
 _KEY_STEMS = ("id", "path", "file", "dir", "folder", "cwd", "uri", "url", "href", "link", "endpoint", "name",
               "title", "label", "slug")  # fmt: skip
 """Every class word holds one: a text holding none names no key, and is spared the token search."""
@@ -98,72 +80,6 @@ _TOKEN = re.compile(
 """A key named like a class (`id`, `noteId`, `file_path`) and the token after it (`id: 42`,
 `note_id=7`, `id 42`, `path: /srv/a`); a lookahead, so `with id 5` finds `id`."""
 _DIGITS = re.compile(r"-?[0-9]{1,18}")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_URI_FORMATS = frozenset({"uri", "uri-reference", "iri", "iri-reference", "url"})
-
-
-@lru_cache(maxsize=4096)
-def words(name: str) -> tuple[str, ...]:
-    """The words of a key or tool name (split at `_`, `-`, `.`, spaces and camelCase), lowercased."""
-    return tuple(w.lower() for w in _WORD.findall(name))
-
-
-def _singular(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
-
-@lru_cache(maxsize=4096)
-def _hints(name: str) -> frozenset[str]:
-    """The words of `name` that may name an entity (`note` of `note_id`, of `list_notes`)."""
-    return frozenset(_singular(w) for w in words(name) if w not in _CLASS_WORDS and w not in _VERB_WORDS)
-
-
-@lru_cache(maxsize=4096)
-def _normal_key(name: str) -> str:
-    return "".join(words(name))
-
-
-@lru_cache(maxsize=4096)
-def name_key(name: str | None) -> str:
-    """The key a constant's name matches fields by: its last identifier, normalized like a field's
-    (`mode`, `self.mode` and `args["mode"]` match a field `mode`; `len(items)` matches `items`)."""
-    found = _IDENTIFIER.findall(name) if name else []
-    return _normal_key(found[-1]) if found else ""
-
-
-@lru_cache(maxsize=4096)
-def key_class(name: str) -> ValueClass | None:
-    """The class a key's name gives its values: `id`, `note_id`, `noteId` -> ID; `path`, `file`,
-    `dir` -> PATH; `uri`, `url` -> URI; `name`, `title` -> NAME."""
-    found = words(name)
-    if not found:
-        return None
-    if found[-1] in _ID_WORDS:
-        return ValueClass.ID
-    if any(w in _URI_WORDS for w in found):
-        return ValueClass.URI
-    if any(w in _PATH_WORDS for w in found):
-        return ValueClass.PATH
-    if found[-1] in _NAME_WORDS:
-        return ValueClass.NAME
-    return None
-
-
-@lru_cache(maxsize=4096)
-def secret_key(name: str) -> bool:
-    """Whether a key names something secret: its values are never kept."""
-    return any(w in _SECRET_WORDS for w in words(name))
-
-
-def shape_class(value: str) -> ValueClass | None:
-    """The class a string's own shape gives it: a UUID, `scheme://...`, an absolute path."""
-    if _UUID.fullmatch(value):
-        return ValueClass.ID
-    if _URI.fullmatch(value):
-        return ValueClass.URI
-    if len(value) > 1 and _PATH.fullmatch(value):
-        return ValueClass.PATH
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,81 +94,6 @@ class Entry:
     hints: frozenset[str]
     """Words naming what it belongs to: from its key, the list it was in, the tool that returned it."""
     source: str
-
-
-@dataclass(frozen=True, slots=True)
-class Field:
-    """A property of a tool's input that a dictionary value may go to."""
-
-    pointer: str
-    """JSON pointer into the schema: `/properties/note_id`, `/properties/filter/properties/id`."""
-    path: tuple[str, ...]
-    """The keys leading to it in the arguments."""
-    key: str
-    value_class: ValueClass | None
-    types: frozenset[str]
-    """Of "string", "integer", "number"."""
-    hints: frozenset[str]
-
-
-def fields_of(schema: Mapping[str, Any], arguments: Mapping[str, Any], tool: str = "") -> list[Field]:
-    """The properties of `schema` a value may go to, in schema order: strings and numbers without
-    `enum`/`const`, at the top level and in nested objects that `arguments` holds."""
-    found: list[Field] = []
-    _collect(schema, arguments, "", (), _hints(tool), found, 0)
-    return found
-
-
-def _collect(
-    schema: Mapping[str, Any],
-    arguments: Mapping[str, Any],
-    pointer: str,
-    path: tuple[str, ...],
-    hints: frozenset[str],
-    found: list[Field],
-    depth: int,
-) -> None:
-    properties = schema.get("properties")
-    if not isinstance(properties, Mapping) or depth > 3:
-        return
-    for name, prop in properties.items():
-        if not isinstance(name, str) or not isinstance(prop, Mapping):
-            continue
-        here = f"{pointer}/properties/{_escape(name)}"
-        nested = arguments.get(name)
-        if isinstance(nested, Mapping) and isinstance(prop.get("properties"), Mapping):
-            _collect(prop, nested, here, (*path, name), _hints(name) or hints, found, depth + 1)
-            continue
-        if "enum" in prop or "const" in prop or secret_key(name):
-            continue
-        types = _types(prop)
-        if not types:
-            continue
-        value_class = key_class(name) or _format_class(prop.get("format"))
-        # A field that names its entity (`user_id`) is that entity's; a bare `id` is the tool's (`get_note`).
-        own = _hints(name)
-        found.append(Field(here, (*path, name), _normal_key(name), value_class, types, own or hints))
-
-
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
-
-
-def _types(prop: Mapping[str, Any]) -> frozenset[str]:
-    declared = prop.get("type")
-    if declared is None:
-        combined = any(k in prop for k in ("anyOf", "oneOf", "allOf"))
-        return frozenset() if combined else frozenset({"string", "integer"})
-    listed = [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else []
-    return frozenset(t for t in listed if t in ("string", "integer", "number"))
-
-
-def _format_class(fmt: Any) -> ValueClass | None:
-    if fmt == "uuid":
-        return ValueClass.ID
-    if fmt in _URI_FORMATS:
-        return ValueClass.URI
-    return None
 
 
 def score(field: Field, entry: Entry) -> int:
@@ -318,7 +159,7 @@ class Dictionary:
         added: list[Entry] = []
         self._sent = frozenset(str(value) for value in sent)
         try:
-            self._walk(payload, "", _hints(source), source, added, 0)
+            self._walk(payload, "", hint_words(source), source, added, 0)
         finally:
             self._sent = frozenset()
         self.fresh = tuple(added)
@@ -433,7 +274,7 @@ class Dictionary:
             for name, item in value.items():
                 if not isinstance(name, str) or secret_key(name):
                     continue
-                inner = hints if _normal_key(name) in _GENERIC_KEYS else hints | _hints(name)
+                inner = hints if normal_key(name) in _GENERIC_KEYS else hints | hint_words(name)
                 self._walk(item, name, inner, source, added, depth + 1)
         elif isinstance(value, list):
             for item in value:
@@ -457,7 +298,7 @@ class Dictionary:
                 self._walk(parsed, key, hints, source, added, depth + 1)
                 return
         value_class = by_key or shape_class(value)
-        if value_class is not None or (key and _normal_key(key) not in _GENERIC_KEYS):
+        if value_class is not None or (key and normal_key(key) not in _GENERIC_KEYS):
             self._keep(value, key, value_class, hints, source, added)
         if by_key is None and (len(value) > 40 or any(c.isspace() for c in value)):
             self._tokens(value, hints, source, added)
@@ -476,11 +317,11 @@ class Dictionary:
                 continue
             if value_class is ValueClass.ID and not any(c.isdigit() for c in token):
                 continue
-            self._keep(token, name, value_class, hints | _hints(name), source, added)
+            self._keep(token, name, value_class, hints | hint_words(name), source, added)
         for pattern, value_class, mark in (
-            (_UUID, ValueClass.ID, "-"),
-            (_URI, ValueClass.URI, "://"),
-            (_PATH, ValueClass.PATH, "/"),
+            (UUID_SHAPE, ValueClass.ID, "-"),
+            (URI_SHAPE, ValueClass.URI, "://"),
+            (PATH_SHAPE, ValueClass.PATH, "/"),
         ):
             for found in pattern.finditer(text) if mark in text else ():
                 token = found.group(0).rstrip(".,;:")
@@ -508,7 +349,7 @@ class Dictionary:
                 return
             if value_class is ValueClass.URI and urlsplit(value).password is not None:
                 return
-        normal = _normal_key(key)
+        normal = normal_key(key)
         if normal in _GENERIC_KEYS:
             normal = ""
         if value_class is None and not normal:
@@ -550,17 +391,6 @@ class Dictionary:
                 keyed.pop(slot, None)
                 if not keyed:
                     del self._keys[entry.key]
-
-
-def put(arguments: Mapping[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
-    """A copy of `arguments` with `value` at `path` (nested objects copied on the way)."""
-    out = dict(arguments)
-    if len(path) == 1:
-        out[path[0]] = value
-        return out
-    inner = out.get(path[0])
-    out[path[0]] = put(inner if isinstance(inner, Mapping) else {}, path[1:], value)
-    return out
 
 
 MAX_PRODUCED = 16

@@ -59,8 +59,8 @@ from fuzzgate.generate._reduce import (
     number_rule,
     shrink_candidates,
 )
-from fuzzgate.generate.dictionary import name_key
 from fuzzgate.generate.reserved import Confinement
+from fuzzgate.generate.value_class import name_key
 
 __all__ = ["OPERATORS", "DictionaryOffer", "cleanse_candidates", "mutate", "shrink_candidates"]
 

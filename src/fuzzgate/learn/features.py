@@ -2,7 +2,7 @@
 
 A call's features are its behaviour (`learn.behaviour.behaviour_key`, per tool: the same reply shape from
 two tools is two behaviours) and, where the server's Python runs fuzzgate's collector
-(`coverage.plan`), every arc of the server's own code the call ran. A call that reaches a feature
+(`coverage.channel`), every arc of the server's own code the call ran. A call that reaches a feature
 no earlier call of the run reached is kept in the corpus (`live_corpus`). Features are plain strings,
 so sets of them compare, merge and count the same whatever produced them: a Node collector (V8
 precise coverage) would add its own `a:` features through the same `CallCoverage` and nothing here
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from fuzzgate.coverage.plan import CallCoverage
+from fuzzgate.coverage.channel import CallCoverage
 from fuzzgate.learn.behaviour import behaviour_key
 from fuzzgate.model.findings import Surface
 from fuzzgate.model.outcome import CallOutcome

@@ -30,7 +30,8 @@ from typing import Any
 import anyio.to_thread
 
 from fuzzgate.generate.cases import Case
-from fuzzgate.generate.dictionary import PER_CLASS, Dictionary, Entry, Field, convert, fields_of, put, score
+from fuzzgate.generate.dictionary import PER_CLASS, Dictionary, Entry, convert, score
+from fuzzgate.generate.fields import Field, fields_of, put
 from fuzzgate.learn.behaviour import Behaviours
 from fuzzgate.learn.chains import INTERLEAVED, SINGLE, Role, Verb, roles, verb_of
 from fuzzgate.model.findings import Step, Surface

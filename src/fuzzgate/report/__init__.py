@@ -15,5 +15,6 @@
   `write_command` for fuzzgate's own annotations.
 - `html.py` (+ `html_assets.py`, `timeline_svg.py`): the store's view as one self-contained page
   (inline CSS and script allowed by hash in a CSP, hand-drawn stepped SVG timelines, every store
-  string redacted and escaped).
+  string redacted and escaped); `html_data.py`: the page's input (`StoreData`) and the counts
+  folded from it (environments, a row per subject, the plotted series, a worker's state).
 """

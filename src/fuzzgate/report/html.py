@@ -11,8 +11,9 @@ place, `_Page.text`; no markup is ever built from it. The page loads nothing: it
 Content-Security-Policy allows only its own style and script, by hash, so even a string that slipped
 through could not run or fetch anything.
 
-The renderer takes plain data (`StoreData`); reading the store is the command's job
-(`fuzzgate.cli.report`), so a test can draw a page from values built in code.
+The renderer takes plain data (`StoreData`, `html_data.py`, with the counts folded from it); reading
+the store is the command's job (`fuzzgate.cli.report`), so a test can draw a page from values built
+in code.
 """
 
 from __future__ import annotations
@@ -21,42 +22,24 @@ import html
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
 
 from fuzzgate import __version__
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.model.commands import repro_command, sequence_text, store_repro_command, subject_label
+from fuzzgate.model.commands import repro_command, sequence_text, store_repro_command
 from fuzzgate.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
-from fuzzgate.report.timeline_svg import Series, chart, counted, plausible, span_of, summed
+from fuzzgate.report.html_data import (
+    StoreData,
+    SubjectRow,
+    TargetData,
+    environment_groups,
+    finding_subject,
+    subject_rows,
+    target_series,
+    worker_state,
+)
+from fuzzgate.report.timeline_svg import Series, chart, plausible, span_of
 from fuzzgate.store.records import STATES, Environment, StatsSnapshot, StoredFinding, WorkerInfo
-
-
-@dataclass(frozen=True, slots=True)
-class TargetData:
-    """What the store holds about one target."""
-
-    name: str
-    findings: tuple[StoredFinding, ...] = ()
-    stats: tuple[StatsSnapshot, ...] = ()
-    """The latest snapshot of each worker, of every environment."""
-    corpus: Mapping[str, int] = field(default_factory=dict)
-    """Corpus entries per subject (`subject_label(surface, name)`)."""
-
-
-@dataclass(frozen=True, slots=True)
-class StoreData:
-    """The whole page's input."""
-
-    location: str
-    """The store as the page names it (a Redis URL's password already masked)."""
-    generated: float
-    """When the page was drawn (unix time): ages of heartbeats are measured from it."""
-    targets: tuple[TargetData, ...] = ()
-    workers: tuple[WorkerInfo, ...] = ()
-    skipped: tuple[str, ...] = ()
-    """Values the store could not read, with the reason."""
-
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
@@ -90,96 +73,6 @@ def _ago(now: float, at: float) -> str:
 
 def _state_order(state: str) -> int:
     return STATES.index(state) if state in STATES else len(STATES)
-
-
-def _subject(found: StoredFinding) -> str:
-    return subject_label(found.finding.surface, found.finding.name)
-
-
-def environment_groups(stats: Iterable[StatsSnapshot]) -> list[tuple[Environment, list[StatsSnapshot]]]:
-    """Snapshots grouped by environment, the most recently written environment first: statistics
-    of other code are counted apart from the current ones (HypoFuzz's environments)."""
-    groups: dict[Environment, list[StatsSnapshot]] = {}
-    for snapshot in stats:
-        groups.setdefault(snapshot.environment, []).append(snapshot)
-    return sorted(groups.items(), key=lambda item: -max(s.written for s in item[1]))
-
-
-@dataclass(frozen=True, slots=True)
-class SubjectRow:
-    """One line of a target's table."""
-
-    subject: str
-    calls: int = 0
-    behaviours: int = 0
-    corpus: int = 0
-    findings: Mapping[str, int] = field(default_factory=dict)
-    last_new: float | None = None
-
-
-def subject_rows(target: TargetData, current: Sequence[StatsSnapshot]) -> list[SubjectRow]:
-    """Per subject: calls and behaviours summed over the `current` snapshots (each worker's
-    latest), corpus entries, findings by state; subjects in the order of their names."""
-    calls: Counter[str] = Counter()
-    behaviours: Counter[str] = Counter()
-    last_new: dict[str, float] = {}
-    for snapshot in current:
-        for subject, tool in snapshot.tools.items():
-            calls[subject] += tool.calls
-            behaviours[subject] += tool.behaviours
-            if tool.last_new is not None:
-                last_new[subject] = max(tool.last_new, last_new.get(subject, tool.last_new))
-    by_state: dict[str, Counter[str]] = {}
-    for found in target.findings:
-        by_state.setdefault(_subject(found), Counter())[found.state] += 1
-    subjects = sorted({*calls, *behaviours, *target.corpus, *by_state})
-    return [
-        SubjectRow(
-            subject,
-            calls[subject],
-            behaviours[subject],
-            target.corpus.get(subject, 0),
-            dict(by_state.get(subject, {})),
-            last_new.get(subject),
-        )
-        for subject in subjects
-    ]
-
-
-def target_series(
-    target: TargetData, current: Sequence[StatsSnapshot], started: Mapping[str, float] | None = None
-) -> dict[str, Series]:
-    """The plotted counts of a target: behaviours and corpus entries summed over the workers'
-    timelines, and distinct findings by the time any worker first saw them.
-
-    A worker whose start is known (`started`, by worker id) counted 0 then: a run writes one point
-    at its end, and the plot should show what it added, not a flat line."""
-    started = started or {}
-
-    def points(snapshot: StatsSnapshot, field: str) -> list[tuple[float, int]]:
-        line = [(p.at, int(getattr(p, field))) for p in snapshot.timeline]
-        begin = started.get(snapshot.worker)
-        if begin is not None and line and begin < line[0][0]:
-            line.insert(0, (begin, 0))
-        return line
-
-    return {
-        "behaviours": summed(points(s, "behaviours") for s in current),
-        "corpus": summed(points(s, "corpus") for s in current),
-        "findings": counted(found.first_seen for found in target.findings),
-    }
-
-
-SILENT_AFTER_S = 60.0
-"""A worker beats every 5 s: one that says `running` but has not beaten for this long was killed
-or cut off (a killed worker cannot say it stopped)."""
-
-
-def worker_state(worker: WorkerInfo, now: float) -> str:
-    """`running`, `stopped`, or `silent`: running by its last word, but no heartbeat lately."""
-    if worker.state == "running" and now - worker.seen > SILENT_AFTER_S:
-        return "silent"
-    return worker.state
 
 
 _ERROR_LIMIT = 2000
@@ -418,7 +311,7 @@ class _Page:
     def _findings(self, index: int, target: TargetData) -> Iterator[str]:
         found = sorted(
             target.findings,
-            key=lambda f: (_state_order(f.state), -f.finding.severity.rank, f.finding.kind.value, _subject(f)),
+            key=lambda f: (_state_order(f.state), -f.finding.severity.rank, f.finding.kind.value, finding_subject(f)),
         )
         yield f'<section class="findings" id="findings-{index}"><h3>Findings ({len(found)})</h3>'
         if not found:

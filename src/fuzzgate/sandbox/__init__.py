@@ -12,15 +12,22 @@ The modules:
 
 - `containment.py`: the containment of every server fuzzgate starts (run, replay, prune, listing):
   its scope (inferred or `[target] scope`) and the layer each start gets.
-- `workspace.py`: a fresh throwaway layer per server start. Each root names its owner process, and
-  the roots of owners killed with SIGKILL are swept by the next workspace; an overlay in the jail,
-  a copy without it. The watched directory outside the scope holds canaries; a snapshot before and
-  after each call gives the changes there.
+- `workspace.py`: a fresh throwaway layer per server start; an overlay in the jail, a copy without
+  it. The watched directory outside the scope holds canaries; a snapshot before and after each call
+  gives the changes there.
+- `scope.py`: the scope, configured or inferred from the command line; `canaries.py`: the canaries
+  and their markers; `stale_roots.py`: each root names its owner process, and the roots of owners
+  killed with SIGKILL are swept by the next workspace; `removal.py`: removing a tree whatever a
+  server did to it, never through a symlink.
 - `jail.py` with `_jail_init.py`: the jail where namespaces work. unshare + overlayfs, a
   loopback-only network, the rest read-only, a minimal /dev, nodev everywhere else, an empty /run
   with the host's Unix sockets covered, private /tmp and HOME overlays, its own PID namespace.
-  `_jail_init.py` is run by path (`python -I -S`) as the jail's first process, imports only the
-  standard library, and cannot be measured by coverage.py (it execs the server).
+  `_jail_init.py` is run by path (`python -I -S`) as the jail's first process (its processes: the
+  reaper, the server, the exit status passed on), puts this package's directory on its path and
+  imports only `_jail_spec.py` (the spec it is given as arguments, its errors and messages),
+  `_jail_view.py` (the mounts and system calls that build the view) and `_scope_copy.py` (a scope
+  dir copied, in the jail or by `workspace` without it), which import only the standard library;
+  none of them can be measured by coverage.py in the jail (it execs the server).
 - `owned_process.py`: what any server process fuzzgate starts needs: the launch spec, its own
   session, `CUSTODY` (fuzzgate's own children), the line log of its stderr (a line too long to keep
   is redacted here, where it is whole: the one import of a later stage, `check.secrets`), stop and

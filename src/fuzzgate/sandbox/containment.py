@@ -18,7 +18,8 @@ from fuzzgate.config.model import SandboxMode, TargetConfig, TargetKind
 from fuzzgate.model.errors import TargetError
 from fuzzgate.sandbox.jail import jailed, sandbox_unavailable
 from fuzzgate.sandbox.owned_process import LaunchSpec
-from fuzzgate.sandbox.workspace import Layer, Workspace, infer_scope
+from fuzzgate.sandbox.scope import infer_scope
+from fuzzgate.sandbox.workspace import Layer, Workspace
 
 NOT_OBSERVED = (
     "the network is not contained (the server can reach the internet and the runner's services); "

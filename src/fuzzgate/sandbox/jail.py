@@ -45,15 +45,17 @@ from pathlib import Path
 from typing import Protocol
 
 from fuzzgate.model.errors import TargetError
-from fuzzgate.sandbox import _jail_init
-from fuzzgate.sandbox._jail_init import Overlay, Spec
-from fuzzgate.sandbox.workspace import Layer, remove_tree, workdir_base
+from fuzzgate.sandbox import _jail_init, _jail_spec
+from fuzzgate.sandbox._jail_spec import Overlay, Spec
+from fuzzgate.sandbox.removal import remove_tree
+from fuzzgate.sandbox.workspace import Layer, workdir_base
 
 INIT = Path(_jail_init.__file__)
-"""Run by path with `-I -S`: it needs only the standard library, and starts faster without site."""
-SETUP_FAILED = _jail_init.SETUP_FAILED
+"""Run by path with `-I -S`: it needs only the standard library (and the stdlib-only modules of
+this package it puts on its path), and starts faster without site."""
+SETUP_FAILED = _jail_spec.SETUP_FAILED
 """The exit status of a jail that could not be built; its reason is on stderr, after `PREFIX`."""
-PREFIX = _jail_init.PREFIX
+PREFIX = _jail_spec.PREFIX
 _PROBE_TIMEOUT_S = 10.0
 
 _NESTED_TOOL = re.compile(

@@ -21,9 +21,13 @@ inputs, and the shared store of many workers (`SharedStore`; its Redis backend i
   strongest evidence, the latest snapshot per worker, statistics kept apart by environment
   (fuzzgate version, server version, commit) while inputs are shared; a value that does not parse
   is skipped with its reason.
+- `layout.py`: the shared store's keys under `fuzzgate/1/...`; `fold.py`: how its views fold many
+  workers' values (the latest per identity, one `StoredFinding` per fingerprint).
 - `set_directory.py` (a directory per key, a file per value, atomic writes) and `redis_db.py` (Redis
-  sets, one transaction per move, bounded retry with backoff, the password never printed:
-  `mask_url` masks the userinfo's and the query's credentials) are its backends.
+  sets, one transaction per move, bounded retry with backoff, the password never printed) are its
+  backends; `location.py` is what they share with `shared.py`: a URL or a directory (`is_url`),
+  `mask_url` (masks the userinfo's and the query's credentials) and `StoreError`. The backends
+  import it, never `shared.py`, which opens them.
 """
 
 from __future__ import annotations

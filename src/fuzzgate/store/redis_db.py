@@ -29,7 +29,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
 from fuzzgate.store.database import CorpusDatabase
-from fuzzgate.store.shared import StoreError, mask_url
+from fuzzgate.store.location import StoreError, mask_url
 
 FIRST_DELAY = 0.1
 MAX_DELAY = 5.0

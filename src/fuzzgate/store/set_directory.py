@@ -32,7 +32,7 @@ from urllib.parse import quote_from_bytes, unquote_to_bytes
 
 from fuzzgate.model.files import read_regular, write_atomic
 from fuzzgate.store.database import CorpusDatabase
-from fuzzgate.store.shared import StoreError
+from fuzzgate.store.location import StoreError
 
 _VALUE_FILE = re.compile(r"[0-9a-f]{16}\.(?:json|txt)")
 _SAFE = "-_.~@+=,"

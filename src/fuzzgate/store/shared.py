@@ -26,19 +26,27 @@ after its retries, a directory that cannot be written) raise `StoreError`.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from types import TracebackType
 from typing import Any, TypeVar
-from urllib.parse import unquote_plus, urlsplit
 
 from fuzzgate.model.corpus import CorpusEntry, CorpusFormatError
-from fuzzgate.model.errors import FuzzgateError
-from fuzzgate.model.findings import Finding
 from fuzzgate.store.corpus_store import MAX_ENTRIES_PER_TOOL, CorpusLoad, entry_bytes, read_entry
 from fuzzgate.store.database import CorpusDatabase
+from fuzzgate.store.fold import finding_order, fold_finding, latest_by, record_identity, record_order
+from fuzzgate.store.layout import (
+    KINDS,
+    PREFIX,
+    TARGETS_KEY,
+    WORKERS_KEY,
+    corpus_key,
+    findings_key,
+    split_key,
+    stats_key,
+    value_id,
+)
+from fuzzgate.store.location import StoreError, is_url, mask_url
 from fuzzgate.store.records import (
     STATES,
     STORE_FORMAT,
@@ -78,22 +86,9 @@ __all__ = [
     "thin_timeline",
 ]
 
-PREFIX = f"fuzzgate/{STORE_FORMAT}/"
-"""Every key of the layout starts with this; keys outside it are not the store's and are left alone."""
-
-KINDS = ("targets", "corpus", "findings", "stats", "workers")
-"""The kinds of value, in the order `copy_to` counts them."""
-
-URL_SCHEMES = ("redis://", "rediss://", "unix://")
 
 ENTRY_CACHE = 200_000
 """Parsed corpus values a store remembers at most (a few hundred MB at worst); past it, it starts over."""
-
-
-class StoreError(FuzzgateError):
-    """The shared store cannot be reached, read or written; the message names the store."""
-
-    title = "store error"
 
 
 def new_worker_id() -> str:
@@ -106,67 +101,7 @@ def new_worker_id() -> str:
     return f"{host}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
-def is_url(spec: str) -> bool:
-    """Whether `spec` names a Redis server (else it is a directory)."""
-    return spec.startswith(URL_SCHEMES)
-
-
-CREDENTIAL_PARAMETERS = frozenset({"password", "username", "ssl_password"})
-"""Query parameters through which redis-py takes credentials (`redis://host/0?password=...`)."""
-
-
-def mask_url(url: str) -> str:
-    """`url` with its credentials replaced by `***`, fit for messages and logs: the password of its
-    userinfo (`redis://user:***@host`) and the values of the query's `password`, `username` and
-    `ssl_password`, which redis-py takes as well. A URL that does not parse is masked whole after
-    its scheme, since where its credentials sit cannot be told."""
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return url.split("://", 1)[0] + "://***" if "://" in url else url
-    # Edited in place rather than rebuilt: `urlunsplit` would drop the empty host of `unix:///path`.
-    head, question, rest = url.partition("?")
-    query, hash_sign, fragment = rest.partition("#")
-    if password:
-        head = head.replace(parts.netloc, f"{parts.username or ''}:***@{parts.netloc.rpartition('@')[2]}", 1)
-    query = "&".join(_masked_parameter(item) for item in query.split("&"))
-    return head + question + query + hash_sign + fragment
-
-
-def _masked_parameter(item: str) -> str:
-    name, equals, _value = item.partition("=")
-    return f"{name}=***" if equals and unquote_plus(name).lower() in CREDENTIAL_PARAMETERS else item
-
-
-def _key(*parts: str) -> bytes:
-    return (PREFIX + "/".join(parts)).encode("utf-8")
-
-
-TARGETS_KEY = _key("targets")
-WORKERS_KEY = _key("workers")
-
-
-def corpus_key(target: str) -> bytes:
-    return _key("corpus", target)
-
-
-def findings_key(target: str) -> bytes:
-    return _key("findings", target)
-
-
-def stats_key(target: str) -> bytes:
-    return _key("stats", target)
-
-
-def value_id(value: bytes) -> str:
-    """A short name of a stored value for messages (the set-directory backend's file stem)."""
-    return hashlib.sha256(value).hexdigest()[:16]
-
-
 _T = TypeVar("_T")
-
-_STRENGTH = {state: rank for rank, state in enumerate(reversed(STATES))}
 
 
 class SharedStore:
@@ -314,10 +249,10 @@ class SharedStore:
         folded: list[StoredFinding] = []
         for name in targets:
             by_fingerprint: dict[str, list[FindingRecord]] = {}
-            for record in _latest(self.finding_records(name), _record_identity, _record_order):
+            for record in latest_by(self.finding_records(name), record_identity, record_order):
                 by_fingerprint.setdefault(record.finding.fingerprint, []).append(record)
-            folded.extend(_fold(name, records) for records in by_fingerprint.values())
-        return sorted(folded, key=_finding_order)
+            folded.extend(fold_finding(name, records) for records in by_fingerprint.values())
+        return sorted(folded, key=finding_order)
 
     # --- statistics -------------------------------------------------------------------------------
 
@@ -333,7 +268,7 @@ class SharedStore:
         snapshots = [snapshot for _, snapshot in self._parse(key, StatsSnapshot.from_json)]
         if environment is not None:
             snapshots = [s for s in snapshots if s.environment == environment]
-        latest = _latest(snapshots, lambda s: (s.worker,), lambda s: (s.seq, s.written))
+        latest = latest_by(snapshots, lambda s: (s.worker,), lambda s: (s.seq, s.written))
         return sorted(latest, key=lambda s: s.worker)
 
     # --- workers ----------------------------------------------------------------------------------
@@ -345,7 +280,7 @@ class SharedStore:
     def workers(self) -> list[WorkerInfo]:
         """The latest heartbeat of every worker that ever wrote one, oldest start first."""
         infos = [info for _, info in self._parse(WORKERS_KEY, WorkerInfo.from_json)]
-        latest = _latest(infos, lambda w: (w.id,), lambda w: (w.seen, w.state == "stopped"))
+        latest = latest_by(infos, lambda w: (w.id,), lambda w: (w.seen, w.state == "stopped"))
         return sorted(latest, key=lambda w: (w.started, w.id))
 
     # --- moving between stores --------------------------------------------------------------------
@@ -358,7 +293,7 @@ class SharedStore:
         targets_before = set(other.targets())
         keys = sorted(k for k in self.db.keys() if k.startswith(PREFIX.encode()))  # noqa: SIM118
         for key in keys:
-            kind, target = _split(key)
+            kind, target = split_key(key)
             check = _CHECKS.get(kind)
             if check is None or (kind in ("corpus", "findings", "stats")) != bool(target):
                 for value in self.db.fetch(key):
@@ -390,7 +325,7 @@ class SharedStore:
         deleted = 0
         for target in self.targets():
             deleted += self._drop_superseded(
-                findings_key(target), FindingRecord.from_json, _record_identity, _record_order
+                findings_key(target), FindingRecord.from_json, record_identity, record_order
             )
             deleted += self._drop_superseded(
                 stats_key(target), StatsSnapshot.from_json, lambda s: (s.worker,), lambda s: (s.seq, s.written)
@@ -456,7 +391,7 @@ class SharedStore:
         order: Callable[[_T], tuple[Any, ...]],
     ) -> int:
         parsed = self._parse(key, parse)
-        keep = {id(item) for item in _latest([item for _, item in parsed], identity, order)}
+        keep = {id(item) for item in latest_by([item for _, item in parsed], identity, order)}
         stale = [value for value, item in parsed if id(item) not in keep]
         for value in stale:
             self.db.delete(key, value)
@@ -472,13 +407,6 @@ def _reason(exc: Exception) -> str:
     if isinstance(exc, (RecordError, CorpusFormatError)):
         return str(exc)
     return f"malformed value ({type(exc).__name__}: {exc})"
-
-
-def _split(key: bytes) -> tuple[str, str]:
-    """(kind, target) of a layout key; target is "" for the store-wide keys."""
-    text = key.decode("utf-8", "backslashreplace").removeprefix(PREFIX)
-    kind, _, target = text.partition("/")
-    return kind, target
 
 
 def _check_target(value: bytes) -> None:
@@ -497,53 +425,3 @@ _CHECKS: dict[str, Callable[[bytes], object]] = {
     "stats": lambda value: StatsSnapshot.from_json(load(value)),
     "workers": lambda value: WorkerInfo.from_json(load(value)),
 }
-
-
-def _latest(
-    items: Iterable[_T], identity: Callable[[_T], tuple[Any, ...]], order: Callable[[_T], tuple[Any, ...]]
-) -> list[_T]:
-    """The greatest item by `order` of each `identity`, in first-seen order of identities."""
-    best: dict[tuple[Any, ...], _T] = {}
-    for item in items:
-        ident = identity(item)
-        if ident not in best or order(item) > order(best[ident]):
-            best[ident] = item
-    return list(best.values())
-
-
-def _record_identity(record: FindingRecord) -> tuple[str, str]:
-    return record.worker, record.finding.fingerprint
-
-
-def _record_order(record: FindingRecord) -> tuple[float, int, int]:
-    # A worker's record only grows: later, then more hits, then stronger evidence.
-    return record.last_seen, record.finding.count, _STRENGTH[record.state]
-
-
-def _fold(target: str, records: list[FindingRecord]) -> StoredFinding:
-    """One bug from every worker's latest record of it."""
-    records = sorted(records, key=lambda r: r.worker)
-    finding: Finding = records[0].finding
-    for record in records[1:]:
-        finding = finding.merged_with(record.finding)
-    state = max((r.state for r in records), key=_STRENGTH.__getitem__)
-    finding = replace(
-        finding,
-        replays=sum(r.finding.replays for r in records),
-        reproduced=sum(r.finding.reproduced for r in records),
-        flaky=state == "flaky",
-        unconfirmed=state in ("unconfirmed", "seen"),
-    )
-    return StoredFinding(
-        target=target,
-        finding=finding,
-        state=state,
-        workers=tuple(sorted({r.worker for r in records})),
-        first_seen=min(r.first_seen for r in records),
-        last_seen=max(r.last_seen for r in records),
-    )
-
-
-def _finding_order(found: StoredFinding) -> tuple[str, int, str, str, str]:
-    f = found.finding
-    return found.target, -f.severity.rank, f.kind.value, f.name, f.fingerprint

@@ -12,12 +12,19 @@ over either, what the server offers, and one request turned into a `CallOutcome`
 
 The modules:
 
-- `connection.py`: an `mcp.Client` session over stdio or HTTP with fuzzgate's own timeouts (a
-  progress notification restarts a call's timeout, up to six timeouts in all); `call_and_follow`
-  pings after a timeout (a dropped request, a stuck server, or one that died on the next request).
-  An outcome carries the layer's scope directories and the user's ones they stand for
-  (`CallOutcome.sources`), so the check stage reports traceback paths as the user's files; the
-  connection waits for the rest of a traceback on stderr before it hands the outcome on.
+- `connection.py`: an `mcp.Client` session over stdio or HTTP with fuzzgate's own timeouts around
+  the start and the handshake: the launch spec, the `Connection`, and the error that says why a
+  server could not be started or reached.
+- `call.py`: one request into a `CallOutcome` (a progress notification restarts a call's timeout, up
+  to six timeouts in all); `call_and_follow` pings after a timeout (a dropped request, a stuck
+  server, or one that died on the next request). An outcome carries the layer's scope directories
+  and the user's ones they stand for (`CallOutcome.sources`), so the check stage reports traceback
+  paths as the user's files.
+- `settle.py`: what a call waits for before it hands the outcome on: the rest of a traceback on
+  stderr, a dead server's last words and exit status; which exceptions mean the connection was lost.
+- `http_transport.py`: fuzzgate's HTTP client for an HTTP target: it counts transport-level
+  failures (a server gone away), keeps the session for raw messages, and records a request body it
+  cannot encode as fuzzgate's own failure.
 - `stdio.py`: the stdio framing of the server process fuzzgate owns: stderr kept line by line with
   a running index, every stdout line checked for non-JSON, invalid messages and wrong ids before the
   SDK sees it, wire excerpts redacted here, where the whole text is seen.

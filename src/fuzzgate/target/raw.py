@@ -26,13 +26,9 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_UNHANDLED
 from fuzzgate.model.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
-from fuzzgate.target.connection import (
-    Connection,
-    _await_death,
-    _is_connection_loss,
-    _let_stderr_catch_up,
-    follow_timeout,
-)
+from fuzzgate.target.call import follow_timeout
+from fuzzgate.target.connection import Connection
+from fuzzgate.target.settle import await_death, is_connection_loss, let_stderr_catch_up
 from fuzzgate.target.stdio import id_key
 
 __all__ = ["NO_REPLY_WAIT_S", "RawMessage", "carries_raw", "expects_reply", "jsonrpc_problem", "send_raw", "stamped"]
@@ -213,13 +209,13 @@ async def send_raw(
         status = OutcomeStatus.CLOSED
     if server is not None:
         if status is OutcomeStatus.CLOSED:
-            await _await_death(server, http=process is None)
+            await await_death(server, http=process is None)
             status = OutcomeStatus.ABORTED if server.killed_by_us else OutcomeStatus.CLOSED
             fields["exit_code"] = server.returncode
         elif status in (OutcomeStatus.RPC_ERROR, OutcomeStatus.TOOL_ERROR):
             text = str(fields.get("text", "")).strip()
             hinted = fields.get("rpc_code") in INTERNAL_ERROR_CODES or SDK_UNHANDLED.fullmatch(text) is not None
-            await _let_stderr_catch_up(server, err_mark, hinted)
+            await let_stderr_catch_up(server, err_mark, hinted)
         fields["stderr"] = "\n".join(server.stderr.since(err_mark))
     anomalies = (*(process.wire.since(wire_mark) if process is not None else ()), *extra)
     outcome = CallOutcome(
@@ -292,7 +288,7 @@ async def _send_http(connection: Connection, message: RawMessage, wait_s: float)
             async with watched.client.stream("POST", watched.url, content=body, headers=headers) as response:
                 result.append(await _http_reply(response, message, request))
     except Exception as exc:
-        if not _is_connection_loss(exc):
+        if not is_connection_loss(exc):
             raise
         return OutcomeStatus.CLOSED, {"error": f"the HTTP request failed: {type(exc).__name__}"}, ()
     if result:

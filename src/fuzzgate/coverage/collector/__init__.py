@@ -1,6 +1,6 @@
 """The coverage collector fuzzgate injects into a Python stdio server, through its environment only.
 
-`fuzzgate.coverage.plan` puts `_site/` at the front of the server's PYTHONPATH and describes the
+`fuzzgate.coverage.channel` puts `_site/` at the front of the server's PYTHONPATH and describes the
 collector in one environment variable (`ENV`: the side channel's pipe fds, where coverage.py and
 this package are, what to measure). The interpreter imports `_site/sitecustomize.py` at start-up,
 which pops that variable, puts PYTHONPATH back as the user had it (so the server's own children

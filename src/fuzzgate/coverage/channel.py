@@ -1,0 +1,290 @@
+"""fuzzgate's end of the coverage collector's side channel, and what it hands over.
+
+`CoverageChannel` owns two pipes the server inherits (never its stdout, which is the MCP channel)
+and puts the collector (`collector/_site/`) first on the server's `PYTHONPATH`. `hello` waits for
+the collector to say it runs (`CollectorInfo`); `collect` asks for the arcs the server's measured
+code ran since the previous `collect` (one call's, when calls go one at a time) and the constants
+of the files first run since then (`CallCoverage`). Neither raises: a channel that breaks gives
+None, and the run goes on with behaviour feedback. `feedback_note` says in one line which of the
+two a server's calls give, and why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from fuzzgate.config.model import FeedbackMode, TargetConfig
+from fuzzgate.coverage import collector
+from fuzzgate.coverage.plan import CollectorPlan
+from fuzzgate.sandbox.owned_process import LaunchSpec
+
+HELLO_TIMEOUT_S = 2.0
+"""The collector says hello before the server's own code runs, so by the time the server answered
+`initialize` the hello is in the pipe: this only bounds a wait that should take no time."""
+COLLECT_TIMEOUT_S = 1.0
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+NOT_LOADED = "the server did not load the collector"
+_SITE = Path(collector.__file__).parent / "_site"
+_CORES = {"CTracer": "C tracer", "PyTracer": "Python tracer", "SysMonitor": "sys.monitoring"}
+
+
+@dataclass(frozen=True, slots=True)
+class Constant:
+    """A constant the server's code compares against, and the variable, attribute or key it is
+    compared with when there is one. `length`: compared with that value's length (`len(items) ==
+    3`), not with the value itself."""
+
+    value: str | int | float
+    name: str | None = None
+    length: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CallCoverage:
+    """What the measured code ran since the previous collect: every arc (`relpath:from:to`, as
+    coverage.py numbers them: negative for entering or leaving a code object), not only new ones;
+    and the constants of the files it ran for the first time."""
+
+    arcs: frozenset[str]
+    constants: tuple[Constant, ...] = ()
+    lines: frozenset[str] = frozenset()
+    """Every line run (`relpath:line`): the arcs' ends, and on Python 3.12+ (sys.monitoring, where
+    `arcs` are the branches taken) each line event."""
+
+
+@dataclass(frozen=True, slots=True)
+class CollectorInfo:
+    """What the collector said in its hello."""
+
+    python: str
+    coverage: str
+    core: str
+    """What measures: `sys.monitoring` (Python 3.12+, the collector's own `monitor.py`), or
+    coverage.py's tracer: `CTracer`, `PyTracer` (slow: fuzzgate's compiled tracer does not load
+    into the server's Python)."""
+    per_call: bool
+    """Each collect holds every arc the call ran (False: only arcs not handed over before)."""
+    measured: str
+
+    def describe(self) -> str:
+        if self.core == "sys.monitoring":
+            return f"Python {self.python}, sys.monitoring (lines and branches), measuring {self.measured}"
+        core = _CORES.get(self.core, self.core)
+        return f"Python {self.python}, coverage.py {self.coverage} {core}, measuring {self.measured}"
+
+
+def feedback_note(target: TargetConfig, plan: CollectorPlan, info: CollectorInfo | None, failure: str | None) -> str:
+    """The one line that says which signal a target's calls give and why."""
+    if target.feedback is FeedbackMode.OFF:
+        return "off: feedback = off"
+    if info is not None:
+        return f"coverage: {info.describe()}"
+    return f"behaviour: {failure or plan.reason}"
+
+
+class ChannelBroken(Exception):
+    """The side channel failed; the message says why, in a short phrase."""
+
+
+class CoverageChannel:
+    """fuzzgate's end of the side channel to one server start's collector (module docstring).
+
+    Made before the server starts: `apply` adds `env` and `pass_fds` to its launch spec. Closed
+    with the connection (`close`, idempotent); a restarted server gets a new channel."""
+
+    def __init__(self, plan: CollectorPlan, *, map_path: Callable[[str], str | None] | None = None) -> None:
+        import coverage as coverage_py
+
+        self.plan = plan
+        self.info: CollectorInfo | None = None
+        self.failure: str | None = None
+        """Why the channel gives nothing (no hello, an error the collector sent, a broken pipe)."""
+        self._request_read, self._request_write = os.pipe()
+        self._reply_read, self._reply_write = os.pipe()
+        for fd in (self._request_write, self._reply_read):
+            os.set_blocking(fd, False)
+        self._child_ends_open = True
+        self._closed = False
+        self._buffer = bytearray()
+        self._sequence = 0
+        self._lock: anyio.Lock | None = None
+        mapped = map_path or (lambda text: None)
+        dirs = [mapped(str(directory)) or str(directory) for directory in plan.directories]
+        self._settings: dict[str, Any] = {
+            "request_fd": self._request_read,
+            "reply_fd": self._reply_write,
+            "coverage": str(Path(coverage_py.__file__).parent),
+            "package": str(Path(collector.__file__).parent),
+            "dirs": dirs,
+            "packages": list(plan.packages),
+        }
+
+    @property
+    def pass_fds(self) -> tuple[int, int]:
+        """The server's ends of the two pipes, which it must inherit."""
+        return (self._request_read, self._reply_write)
+
+    def environment(self, pythonpath: str | None = None) -> dict[str, str]:
+        """The variables added to the server's environment, around the user's `pythonpath`."""
+        settings = {**self._settings, "pythonpath": pythonpath}
+        path = os.pathsep.join([str(_SITE), pythonpath]) if pythonpath else str(_SITE)
+        return {collector.ENV: json.dumps(settings), "PYTHONPATH": path}
+
+    @property
+    def env(self) -> dict[str, str]:
+        return self.environment()
+
+    def apply(self, spec: LaunchSpec) -> LaunchSpec:
+        """`spec` with the collector's environment (the user's PYTHONPATH kept after it) and pipes."""
+        env = {**spec.env, **self.environment(spec.env.get("PYTHONPATH") or None)}
+        return replace(spec, env=env, pass_fds=(*spec.pass_fds, *self.pass_fds))
+
+    async def hello(self, timeout_s: float = HELLO_TIMEOUT_S) -> CollectorInfo | None:
+        """Wait for the collector's hello (the server has started by now). None, with `failure`
+        set, when it does not come."""
+        self._close_child_ends()
+        try:
+            with anyio.fail_after(timeout_s):
+                message = await self._receive()
+        except TimeoutError:
+            self._give_up(NOT_LOADED)
+            return None
+        except ChannelBroken as exc:
+            self._give_up(str(exc))
+            return None
+        hello = message.get("hello")
+        if not isinstance(hello, dict):
+            self._give_up(NOT_LOADED)
+            return None
+        self.info = CollectorInfo(
+            python=str(hello.get("python", "?")),
+            coverage=str(hello.get("coverage", "?")),
+            core=str(hello.get("core", "?")),
+            per_call=hello.get("per_call") is True,
+            measured=self.plan.measured(),
+        )
+        return self.info
+
+    async def collect(self, timeout_s: float = COLLECT_TIMEOUT_S) -> CallCoverage | None:
+        """The arcs run since the previous collect, and new constants; None when the channel is
+        broken or the collector did not answer in time (a late answer is skipped later)."""
+        if self.info is None or self._closed:
+            return None
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if self._closed:
+                return None
+            self._sequence += 1
+            sequence = self._sequence
+            try:
+                self._write(f"{sequence}\n".encode("ascii"))
+                with anyio.fail_after(timeout_s):
+                    while True:
+                        message = await self._receive()
+                        if message.get("seq") == sequence:
+                            return _call_coverage(message)
+            except TimeoutError:
+                return None
+            except ChannelBroken as exc:
+                self._give_up(str(exc))
+                return None
+
+    def close(self) -> None:
+        """Close every pipe end fuzzgate holds; the collector sees its request pipe end."""
+        if self._closed:
+            return
+        self._closed = True
+        self._close_child_ends()
+        for fd in (self._request_write, self._reply_read):
+            with suppress(Exception):
+                # Wakes a task waiting on the fd; outside an event loop there is none.
+                anyio.notify_closing(fd)
+            with suppress(OSError):
+                os.close(fd)
+
+    def _give_up(self, reason: str) -> None:
+        if self.failure is None:
+            self.failure = reason
+        self.close()
+
+    def _close_child_ends(self) -> None:
+        if self._child_ends_open:
+            self._child_ends_open = False
+            for fd in self.pass_fds:
+                with suppress(OSError):
+                    os.close(fd)
+
+    def _write(self, data: bytes) -> None:
+        try:
+            written = os.write(self._request_write, data)
+        except BlockingIOError:
+            raise ChannelBroken("the collector stopped reading its requests") from None
+        except OSError as exc:
+            raise ChannelBroken(f"the collector's channel closed ({exc.strerror})") from None
+        if written != len(data):
+            raise ChannelBroken("the collector stopped reading its requests")
+
+    async def _receive(self) -> dict[str, Any]:
+        """The collector's next message (an error it sends raises `ChannelBroken` with it)."""
+        while (end := self._buffer.find(b"\n")) < 0:
+            if len(self._buffer) > MAX_REPLY_BYTES:
+                raise ChannelBroken("the collector sent an over-long answer")
+            try:
+                await anyio.wait_readable(self._reply_read)
+                chunk = os.read(self._reply_read, 1 << 16)
+            except BlockingIOError:
+                continue
+            except (OSError, anyio.ClosedResourceError):
+                raise ChannelBroken("the collector's channel closed") from None
+            if not chunk:
+                raise ChannelBroken("the collector's channel closed (the server exited?)")
+            self._buffer += chunk
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
+        try:
+            message = json.loads(line)
+        except ValueError:
+            raise ChannelBroken("the collector sent something that is not JSON") from None
+        if not isinstance(message, dict):
+            raise ChannelBroken("the collector sent something that is not a message")
+        if "error" in message:
+            raise ChannelBroken(f"the collector failed: {str(message['error'])[:200]}")
+        return message
+
+
+def _call_coverage(message: Mapping[str, Any]) -> CallCoverage:
+    """A collector's answer as `CallCoverage`; what does not have the expected shape is dropped."""
+    arcs: set[str] = set()
+    lines: set[str] = set()
+    files = message.get("arcs")
+    for name, pairs in files.items() if isinstance(files, dict) else ():
+        for pair in pairs if isinstance(pairs, list) else ():
+            if isinstance(pair, list) and len(pair) == 2 and all(type(n) is int for n in pair):
+                arcs.add(f"{name}:{pair[0]}:{pair[1]}")
+                lines.update(f"{name}:{n}" for n in pair if n > 0)
+    files = message.get("lines")
+    for name, numbers in files.items() if isinstance(files, dict) else ():
+        if isinstance(numbers, list):
+            lines.update(f"{name}:{n}" for n in numbers if type(n) is int and n > 0)
+    return CallCoverage(frozenset(arcs), _constants(message.get("constants")), frozenset(lines))
+
+
+def _constants(raw: Any) -> tuple[Constant, ...]:
+    found: list[Constant] = []
+    for item in raw if isinstance(raw, list) else ():
+        if not isinstance(item, list) or len(item) != 3:
+            continue
+        value, name, length = item
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            continue
+        found.append(Constant(value, name if isinstance(name, str) else None, length is True))
+    return tuple(found)
