@@ -11,7 +11,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -19,13 +19,12 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 import mcp_types as types
-from anyio.abc import TaskStatus
 
 from fuzzgate import __version__
 from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.check.observation import Observation
-from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
-from fuzzgate.config.model import FeedbackMode, TargetConfig, TargetKind
+from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
+from fuzzgate.config.model import FeedbackMode, TargetConfig
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.coverage.channel import CallCoverage
 from fuzzgate.engine.events import (
@@ -37,10 +36,18 @@ from fuzzgate.engine.events import (
     FindingTriaged,
     FuzzingStopped,
     ServerReady,
-    ServerRestarted,
     TriageStarted,
 )
+from fuzzgate.engine.keeper import ServerKeeper
 from fuzzgate.engine.protocol_round import probe_server
+from fuzzgate.engine.result import (
+    EngineResult,
+    corpus_summary,
+    feedback_summary,
+    run_notes,
+    surface_entries,
+    target_summary,
+)
 from fuzzgate.engine.settings import EngineSettings, VerifySettings
 from fuzzgate.engine.steps import observe, send_step, written_for
 from fuzzgate.engine.verify import Connector, Verifier, connect, parallel_replays
@@ -50,30 +57,20 @@ from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
 from fuzzgate.learn.features import ARC_PREFIX, LINE_PREFIX, Feedback, Observed, Signal, SignalKind
 from fuzzgate.learn.feed import Feed
-from fuzzgate.learn.live_corpus import REPLAY_SHARE, CorpusStats, LiveCorpus, Seeds
+from fuzzgate.learn.live_corpus import REPLAY_SHARE, LiveCorpus, Seeds
 from fuzzgate.model.commands import subject_label
-from fuzzgate.model.corpus import CorpusEntry
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.findings import Finding, Kind, Repro, Step, Surface
 from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
-from fuzzgate.record.results import (
-    SHARD_REASON_PREFIX,
-    CorpusSummary,
-    FeedbackSummary,
-    Status,
-    SurfaceEntry,
-    TargetSummary,
-)
 from fuzzgate.sandbox.containment import Containment, contain
 from fuzzgate.target.call import OBSERVE_SLACK_S
 from fuzzgate.target.connection import Connection, open_connection
-from fuzzgate.target.discover import Inventory, ToolInfo, discover
+from fuzzgate.target.discover import ToolInfo, discover
 from fuzzgate.triage.finding_set import FindingSet
 from fuzzgate.triage.sequence import HISTORY_STEPS, prefix_of
 
-MAX_RESTARTS_IN_A_ROW = 3
 GENERATION_SHARE = 0.1
 """The longest one generation request may take, as a share of the budget (at least 1 s, at most
 the worker's default): all tools share one generation worker, so a schema too costly to generate
@@ -84,113 +81,6 @@ _LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
 COLLECT_TIMEOUT_S = 2.0
 """How long the coverage collector may take to hand over a call's arcs before the call counts as
 showing none (a server busy with something else answers late, not never)."""
-
-
-@dataclass(frozen=True, slots=True)
-class EngineResult:
-    target: TargetSummary
-    entries: tuple[SurfaceEntry, ...]
-    inventory: Inventory
-    findings: tuple[Finding, ...]
-    calls: int
-    """Requests the server received; those that never reached it are `unsendable` and `client_failed`."""
-    duration_s: float
-    unsendable: int = 0
-    """Requests fuzzgate's own client could not encode (a lone surrogate over HTTP): never sent."""
-    client_failed: int = 0
-    """Requests lost because fuzzgate's own side of the connection had failed."""
-    baseline_failing: frozenset[str] = frozenset()
-    baseline_unverified: frozenset[str] = frozenset()
-    notes: tuple[str, ...] = ()
-    """What the time box cut short, in words."""
-    timing: dict[str, float] = field(default_factory=dict)
-    """Seconds since the run began at which each phase ended."""
-    containment: str | None = None
-    """How the server was contained (`Containment.summary`), None when fuzzgate did not start it."""
-    feedback: FeedbackSummary | None = None
-    corpus: CorpusSummary | None = None
-    corpus_added: tuple[CorpusEntry, ...] = ()
-    """The entries this run kept, for the store."""
-    cut_off: tuple[str, ...] = ()
-    """Calls in flight at fuzzing's deadline that the time box stopped before they could be
-    observed to their end (`tool case N`): a crash or hang they caused is not reported."""
-
-
-def target_summary(
-    server: ServerSettings, connection: Connection | None = None, redact: Redactor | None = None
-) -> TargetSummary:
-    """The target as reports show it. The command line and URL may hold `${VAR}` expansions and the
-    server's name and version are its own words: all redacted."""
-    target = server.target
-    info = connection.server_info if connection else None
-    r = redact if redact is not None else redactor_for(server, {})
-    return TargetSummary(
-        name=r.text(target.display_name),
-        kind=target.kind.value,
-        command=r(target.command) if target.command is not None else None,
-        args=tuple(r.text(a) for a in target.args) if target.command is not None else (),
-        url=r(target.url) if target.kind is TargetKind.HTTP else None,
-        protocol_version=r(connection.protocol_version) if connection else None,
-        server_name=r(info.name) if info else None,
-        server_version=r(info.version) if info else None,
-    )
-
-
-class ServerKeeper:
-    """Owns the current connection in one task, so sessions are opened and closed by the same task,
-    and restarts it on request after a crash or a hang."""
-
-    def __init__(
-        self, server: ServerSettings, extra_env: Mapping[str, str], emit: EventSink, connector: Connector
-    ) -> None:
-        self._server = server
-        self._extra_env = extra_env
-        self._emit = emit
-        self._connector = connector
-        self._connection: Connection | None = None
-        self._ready = anyio.Event()
-        self._restart = anyio.Event()
-        self._reason = ""
-        self.failure: TargetError | None = None
-        self.culprit: ToolPlan | None = None
-
-    async def run(self, *, task_status: TaskStatus[Connection]) -> None:
-        generation = 0
-        failures = 0
-        while True:
-            try:
-                async with self._connector(self._server, self._extra_env) as conn:
-                    failures = 0
-                    self._connection = conn
-                    if generation == 0:
-                        task_status.started(conn)
-                    else:
-                        self._emit(ServerRestarted(self._reason, generation))
-                    self._ready.set()
-                    await self._restart.wait()
-                    self._restart = anyio.Event()
-            except TargetError as exc:
-                if generation == 0:
-                    raise
-                failures += 1
-                if failures >= MAX_RESTARTS_IN_A_ROW:
-                    self.failure = exc
-                    self._connection = None
-                    self._ready.set()
-                    return
-            generation += 1
-
-    async def get(self) -> Connection | None:
-        await self._ready.wait()
-        return self._connection
-
-    def restart(self, connection: Connection, reason: str) -> None:
-        if self._connection is connection and not self._restart.is_set():
-            self._reason = reason
-            # No worker may pick up the old connection while the keeper is tearing it down.
-            self._connection = None
-            self._ready = anyio.Event()
-            self._restart.set()
 
 
 @dataclass(slots=True, eq=False)
@@ -396,28 +286,21 @@ class Engine:
             self.emit(FindingTriaged(finding, dropped))
         box.mark("verification")
 
-        notes = list(verification.notes)
-        corpus_summary = self._corpus_summary(seeds)
-        if corpus_summary is not None and corpus_summary.not_replayed:
-            share = f"{REPLAY_SHARE:.0%}"
-            notes.append(
-                f"{corpus_summary.not_replayed} of {corpus_summary.loaded} corpus entries were not replayed "
-                f"(their tool is not fuzzed in this run, or replaying took its {share} share of the fuzzing time)"
-            )
-        if self.cut_off:
-            notes.append(cut_off_note(self.cut_off, self._observe_s()))
+        corpus = corpus_summary(self.feedback, self.live, seeds)
         unsendable = self.not_sent.get(OutcomeStatus.UNSENDABLE, 0)
         client_failed = self.not_sent.get(OutcomeStatus.CLIENT_FAILED, 0)
-        if unsendable or client_failed:
-            notes.insert(0, unsent_note(self.calls, unsendable, client_failed, self._client_failure))
-        never = [p for p in selection.plans if p.calls == 0 and p.skip_reason is None]
-        if not selection.plans and self.calls == 0:
-            notes.insert(0, nothing_selected_note(selection.entries))
-        elif never and self.calls == 0 and not (unsendable or client_failed):
-            notes.insert(0, "the budget was spent before fuzzing began (server start-up and discovery took it)")
-        elif never:
-            notes.insert(0, f"{len(never)} of {len(selection.plans)} tools got no case within the budget")
-        entries = self._entries(inventory, selection.entries, selection.plans)
+        notes = run_notes(
+            verification.notes,
+            corpus=corpus,
+            cut_off=self.cut_off,
+            observe=self._observe_s(),
+            calls=self.calls,
+            unsendable=unsendable,
+            client_failed=client_failed,
+            client_failure=self._client_failure,
+            selection=selection,
+        )
+        entries = surface_entries(inventory, selection.entries, selection.plans)
         return EngineResult(
             target=summary,
             entries=entries,
@@ -429,10 +312,10 @@ class Engine:
             client_failed=client_failed,
             baseline_failing=verification.baseline_failing,
             baseline_unverified=verification.baseline_unverified,
-            notes=tuple(notes),
+            notes=notes,
             timing=dict(box.marks),
-            feedback=self._feedback_summary(),
-            corpus=corpus_summary,
+            feedback=feedback_summary(self.feedback),
+            corpus=corpus,
             corpus_added=self.live.added() if self.live is not None else (),
             cut_off=self.cut_off,
         )
@@ -484,26 +367,6 @@ class Engine:
             pairs = [(constant.name, constant.value) for constant in coverage.constants]
             self.feedback.constants += feed.dictionary.learn_constants(source, pairs)
 
-    def _feedback_summary(self) -> FeedbackSummary:
-        fb = self.feedback
-        return FeedbackSummary(fb.signal.kind.value, fb.signal.note, fb.behaviours, fb.lines, fb.arcs, fb.constants)
-
-    def _corpus_summary(self, seeds: Seeds) -> CorpusSummary | None:
-        if self.feedback.signal.kind is SignalKind.OFF:
-            return None
-        stats = self.live.stats if self.live is not None else CorpusStats(loaded=len(seeds.entries))
-        return CorpusSummary(
-            path=seeds.path,
-            loaded=stats.loaded,
-            skipped=seeds.skipped,
-            cold=seeds.cold,
-            replayed=stats.replayed,
-            kept=stats.kept,
-            not_replayed=stats.skipped + max(0, stats.loaded - stats.replayed - stats.skipped),
-            replay_s=stats.replay_s,
-            added=stats.added,
-        )
-
     def _replay_done(self) -> None:
         live = self.live
         if live is None or self._replay_reported or self._replay_began is None or live.replaying:
@@ -513,19 +376,6 @@ class Engine:
         live.note_replay(seconds)
         stats = live.stats
         self.emit(CorpusReplayed(stats.replayed, stats.kept, stats.skipped, seconds))
-
-    @staticmethod
-    def _entries(
-        inventory: Inventory, decided: tuple[SurfaceEntry, ...], plans: tuple[ToolPlan, ...]
-    ) -> tuple[SurfaceEntry, ...]:
-        ran = tuple(
-            SurfaceEntry(p.info.surface, p.info.name, Status.FUZZED, None, p.calls)
-            if p.skip_reason is None
-            else SurfaceEntry(p.info.surface, p.info.name, Status.SKIPPED, p.skip_reason, p.calls)
-            for p in plans
-        )
-        order = {(t.surface, t.name): i for i, t in enumerate((*inventory.tools, *inventory.others))}
-        return tuple(sorted((*ran, *decided), key=lambda e: order.get((e.surface, e.name), 0)))
 
     def _fuzz_deadline(self) -> float:
         """Fuzzing stops early enough for verification of what is waiting for it."""
@@ -769,44 +619,6 @@ class Engine:
             if coverage is not None:
                 self._learn_constants(feed, plan.info.name, coverage)
         return self.feedback.observe(plan.info.surface, plan.info.name, outcome, coverage, arguments)
-
-
-def cut_off_note(cut_off: Sequence[str], observe: float) -> str:
-    shown = ", ".join(cut_off[:5]) + (f" and {len(cut_off) - 5} more" if len(cut_off) > 5 else "")
-    return (
-        f"{len(cut_off)} calls in flight at fuzzing's deadline were cut off before they could be observed to "
-        f"their end (the grace for them is up to {observe:g}s, within the budget's margin): {shown}; a crash "
-        "or hang they caused is not reported"
-    )
-
-
-def nothing_selected_note(entries: Sequence[SurfaceEntry]) -> str:
-    """Why a run sent no call when it selected nothing to fuzz: which makes it inconclusive, unless
-    every entry is another shard's (`RunReport.fuzzed_nothing`)."""
-    if not entries:
-        return "nothing was fuzzed: the server offers no tool, resource or prompt"
-    if all((e.reason or "").startswith(SHARD_REASON_PREFIX) for e in entries):
-        return f"nothing was fuzzed in this shard: each of the server's {len(entries)} tools lies in another share"
-    return (
-        f"nothing was fuzzed: each of the server's {len(entries)} tools, resources and prompts is excluded, "
-        "blocked or skipped (see the table); widen include/exclude, or allowlist what the guard blocks"
-    )
-
-
-def unsent_note(calls: int, unsendable: int, client_failed: int, failure: str | None) -> str:
-    """The note for requests the server never received; it leads the notes when they outnumber the
-    calls that reached it, which makes the run inconclusive (`RunReport.inconclusive`)."""
-    parts = []
-    if unsendable:
-        parts.append(f"{unsendable} could not be encoded by fuzzgate's own client (a lone surrogate over HTTP)")
-    if client_failed:
-        parts.append(f"{client_failed} were lost when fuzzgate's side of the connection failed")
-    text = f"{unsendable + client_failed} requests never reached the server ({'; '.join(parts)}); not counted as calls"
-    if failure and client_failed:
-        text += f"; first failure: {failure}"
-    if unsendable + client_failed > calls:
-        text = f"inconclusive: most requests never reached the server ({calls} did): {text}"
-    return text
 
 
 def under_collector(observation: Observation, traced: bool) -> Observation:
