@@ -22,11 +22,10 @@ import mcp_types as types
 
 from fuzzgate import __version__
 from fuzzgate.check import Oracles, has_lone_surrogate
-from fuzzgate.check.observation import Observation
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
-from fuzzgate.config.model import FeedbackMode, TargetConfig
 from fuzzgate.config.views import ServerSettings
-from fuzzgate.coverage.channel import CallCoverage
+from fuzzgate.engine.collector import under_collector, without_collector
+from fuzzgate.engine.deadline import fuzz_deadline, observe_s, watch
 from fuzzgate.engine.events import (
     CallFinished,
     CorpusReplayed,
@@ -38,6 +37,7 @@ from fuzzgate.engine.events import (
     ServerReady,
     TriageStarted,
 )
+from fuzzgate.engine.feedback import call_features, seen_at_start, signal_of
 from fuzzgate.engine.keeper import ServerKeeper
 from fuzzgate.engine.protocol_round import probe_server
 from fuzzgate.engine.result import (
@@ -48,24 +48,23 @@ from fuzzgate.engine.result import (
     surface_entries,
     target_summary,
 )
-from fuzzgate.engine.settings import EngineSettings, VerifySettings
+from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.engine.steps import observe, send_step, written_for
-from fuzzgate.engine.verify import Connector, Verifier, connect, parallel_replays
+from fuzzgate.engine.verify import Connector, Verifier, connect
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.generate.cases import Case
 from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
-from fuzzgate.learn.features import ARC_PREFIX, LINE_PREFIX, Feedback, Observed, Signal, SignalKind
+from fuzzgate.learn.features import Feedback, Signal, SignalKind
 from fuzzgate.learn.feed import Feed
 from fuzzgate.learn.live_corpus import REPLAY_SHARE, LiveCorpus, Seeds
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import TargetError
-from fuzzgate.model.findings import Finding, Kind, Repro, Step, Surface
-from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, CallOutcome, OutcomeStatus
-from fuzzgate.plan.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
+from fuzzgate.model.findings import Finding, Repro, Step, Surface
+from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
+from fuzzgate.plan.budget import TimeBox, margin_s
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
 from fuzzgate.sandbox.containment import Containment, contain
-from fuzzgate.target.call import OBSERVE_SLACK_S
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import ToolInfo, discover
 from fuzzgate.triage.finding_set import FindingSet
@@ -75,12 +74,7 @@ GENERATION_SHARE = 0.1
 """The longest one generation request may take, as a share of the budget (at least 1 s, at most
 the worker's default): all tools share one generation worker, so a schema too costly to generate
 for holds the others up until then."""
-_WATCH_S = 0.05
 _LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
-
-COLLECT_TIMEOUT_S = 2.0
-"""How long the coverage collector may take to hand over a call's arcs before the call counts as
-showing none (a server busy with something else answers late, not never)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -88,12 +82,6 @@ class _InFlight:
     """One pending call, and the most calls that were in flight at once while it was pending."""
 
     peak: int = 1
-
-
-def observe_s(target: TargetConfig, traced: bool) -> float:
-    """The longest observing one call to its end takes: its timeout, the ping after a timeout and a
-    dead server's last words (`OBSERVE_SLACK_S`), and the coverage collector's read when it runs."""
-    return target.timeout_ms / 1000 + OBSERVE_SLACK_S + (COLLECT_TIMEOUT_S if traced else 0.0)
 
 
 class Engine:
@@ -141,7 +129,7 @@ class Engine:
         """Tools annotated read-only: a repro keeps their calls only among the most recent."""
         self._surrogates_sent: set[tuple[Surface, str, str]] = set()
         self._surrogates_dropped = False
-        self.verifier = Verifier(_without_collector(settings.verification), self.oracles, self.canaries, self.connector)
+        self.verifier = Verifier(without_collector(settings.verification), self.oracles, self.canaries, self.connector)
         self.feedback = Feedback(Signal(SignalKind.OFF, "off: feedback = off"))
         self.live: LiveCorpus | None = None
         self._replay_end = 0.0
@@ -190,7 +178,7 @@ class Engine:
             # The oracles read the canaries this containment planted.
             self.oracles = self._oracles()
             self.verifier = Verifier(
-                _without_collector(self.settings.verification), self.oracles, self.canaries, self.connector
+                without_collector(self.settings.verification), self.oracles, self.canaries, self.connector
             )
         try:
             result = await self._run(baseline, seeds or Seeds())
@@ -320,31 +308,15 @@ class Engine:
             cut_off=self.cut_off,
         )
 
-    def _signal(self, connection: Connection) -> Signal:
-        """Which feedback guides this run, and why (`Connection.feedback_note` says what the
-        collector did)."""
-        target = self.settings.target
-        if target.feedback is FeedbackMode.OFF:
-            return Signal(SignalKind.OFF, "off: feedback = off")
-        note = connection.feedback_note
-        if connection.coverage is not None:
-            return Signal(SignalKind.COVERAGE, note)
-        return Signal(SignalKind.BEHAVIOUR, note)
-
     async def _start_feedback(
         self, first: Connection, info: types.Implementation | None, plans: Sequence[ToolPlan], feed: Feed, seeds: Seeds
     ) -> None:
-        signal = self._signal(first)
+        signal = signal_of(self.settings.target, first)
         self.feedback = Feedback(signal)
         if signal.kind is SignalKind.OFF:
             self.emit(FeedbackReady(signal.kind.value, signal.note, 0, None))
             return
-        if signal.kind is SignalKind.COVERAGE and first.coverage is not None:
-            # What start-up, discovery and the protocol probes ran is no call's doing.
-            start = await first.coverage.collect(COLLECT_TIMEOUT_S)
-            if start is not None:
-                self.feedback.seen(self._arcs(start))
-                self._learn_constants(feed, "collector", start)
+        await seen_at_start(self.feedback, first, feed)
         environment = {"fuzzgate": __version__, "signal": signal.kind.value}
         if info is not None:
             environment["server"] = f"{info.name} {info.version}".strip()
@@ -357,16 +329,6 @@ class Engine:
         self._replay_end = now + REPLAY_SHARE * max(0.0, self._fuzz_deadline() - now)
         self.emit(FeedbackReady(signal.kind.value, signal.note, len(seeds.entries), seeds.cold, seeds.skipped))
 
-    @staticmethod
-    def _arcs(coverage: CallCoverage) -> frozenset[str]:
-        arcs = {ARC_PREFIX + arc for arc in coverage.arcs}
-        return frozenset(arcs | {LINE_PREFIX + line for line in coverage.lines})
-
-    def _learn_constants(self, feed: Feed, source: str, coverage: CallCoverage) -> None:
-        if coverage.constants:
-            pairs = [(constant.name, constant.value) for constant in coverage.constants]
-            self.feedback.constants += feed.dictionary.learn_constants(source, pairs)
-
     def _replay_done(self) -> None:
         live = self.live
         if live is None or self._replay_reported or self._replay_began is None or live.replaying:
@@ -378,37 +340,20 @@ class Engine:
         self.emit(CorpusReplayed(stats.replayed, stats.kept, stats.skipped, seconds))
 
     def _fuzz_deadline(self) -> float:
-        """Fuzzing stops early enough for verification of what is waiting for it."""
-        settings = self.settings
-        pending = self.verifier.pending_replays() + self._unseen_baseline
-        slowest = max(self._durations.values(), default=0.1)
-        cost = self._startup_s + STOP_ALLOWANCE_S + min(slowest, settings.target.timeout_ms / 1000)
-        # The grace for the calls in flight at the deadline runs into the margin first; fuzzing
-        # stops earlier only for the part of it the margin cannot hold.
-        box = self.timebox
-        beyond = max(0.0, self._observe_s() - (box.latest_end() - box.verify_end()))
-        return box.fuzz_end(pending, cost, parallel_replays(settings.target), beyond)
+        return fuzz_deadline(
+            self.timebox,
+            self.settings.target,
+            pending=self.verifier.pending_replays() + self._unseen_baseline,
+            startup_s=self._startup_s,
+            slowest=max(self._durations.values(), default=0.1),
+            observe=self._observe_s(),
+        )
 
     def _observe_s(self) -> float:
         return observe_s(self.settings.target, traced=self.feedback.signal.kind is SignalKind.COVERAGE)
 
     async def _watch(self, scheduler: Scheduler, scope: anyio.CancelScope) -> None:
-        """At the deadline no new call starts, and the calls in flight get a grace to be observed
-        to their end (`observe_s`; the deadline leaves room for it before verification, and it never
-        runs past the budget's margin): a request the server was sent is observed, so a crash or
-        hang it causes near the end is reported (unconfirmed if no replay fits), not dropped with a
-        PASS. Past the grace they are cut off, and the report names them (`cut_off`)."""
-        while True:
-            left = self._fuzz_deadline() - time.monotonic()
-            if left <= 0:
-                break
-            await anyio.sleep(min(_WATCH_S, left))
-        scheduler.stopped = True
-        cutoff = min(time.monotonic() + self._observe_s(), self.timebox.latest_end())
-        # The workers leave once their calls are answered; the fuzzing scope then ends this task.
-        while self._calls_open and time.monotonic() < cutoff:
-            await anyio.sleep(_WATCH_S)
-        self.cut_off = tuple(sorted(self._calls_open.values()))
+        self.cut_off = await watch(self._fuzz_deadline, self._observe_s, self.timebox, self._calls_open, scheduler)
         scope.cancel()
 
     async def _next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None:
@@ -540,7 +485,7 @@ class Engine:
             # scheduled cases: `--cases` bounds those.
             plan.calls += 1
         scheduler.record(plan, outcome.duration_s)
-        observed = await self._observe(connection, feed, plan, outcome, case.arguments)
+        observed = await call_features(self.feedback, connection, feed, plan, outcome, case.arguments)
         chain_prefix = feed.chain_prefix(case)
         new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent)
         scheduler.behaved(plan, new_behaviour or bool(observed.new))
@@ -603,39 +548,3 @@ class Engine:
             feed.restarted()
             if self.live is not None:
                 self.live.restarted()
-
-    async def _observe(
-        self, connection: Connection, feed: Feed, plan: ToolPlan, outcome: CallOutcome, arguments: dict[str, Any]
-    ) -> Observed:
-        """The call's features, and which are new; the constants its code compares against go
-        into the dictionary."""
-        signal = self.feedback.signal.kind
-        if signal is SignalKind.OFF:
-            return Observed(frozenset(), frozenset())
-        coverage = None
-        channel = connection.coverage
-        if signal is SignalKind.COVERAGE and channel is not None and connection.alive():
-            coverage = await channel.collect(COLLECT_TIMEOUT_S)
-            if coverage is not None:
-                self._learn_constants(feed, plan.info.name, coverage)
-        return self.feedback.observe(plan.info.surface, plan.info.name, outcome, coverage, arguments)
-
-
-def under_collector(observation: Observation, traced: bool) -> Observation:
-    """A slow or hung call of a server the coverage collector traces is ambiguous. A traced
-    interpreter runs all its code slower (CPython 3.11 turns its specializing interpreter off under
-    a trace function; a traceback the SDK renders with rich took 2.5-3.8 s): the call may be slow,
-    or miss its timeout, only because of fuzzgate's collector. Replays start servers without it:
-    such a finding that none of them shows again is dropped, not reported."""
-    if traced and observation.kind in (Kind.SLOW, Kind.HANG):
-        return replace(observation, ambiguous=True)
-    return observation
-
-
-def _without_collector(settings: VerifySettings) -> VerifySettings:
-    """The settings replays start servers with: a replay asks whether a bug comes back, not what code
-    it reaches, so its servers start without the coverage collector (and its start-up cost)."""
-    target = settings.target
-    if target.feedback is FeedbackMode.OFF:
-        return settings
-    return replace(settings, server=replace(settings.server, target=replace(target, feedback=FeedbackMode.BEHAVIOUR)))
