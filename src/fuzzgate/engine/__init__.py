@@ -17,6 +17,10 @@ The modules:
   cuts off (`cut_off`). Requests that never reached the server (`NOT_SENT`: unsendable, or stranded
   by fuzzgate's failed side of the connection) are counted apart from `calls`, and a broken session
   is reopened.
+- `next_case.py`: which case a worker sends next (a corpus seed's or queued sequence's next step,
+  else the scheduler's, generated off the event loop, maybe with a dictionary value or mutated).
+- `verdict.py`: what one fuzzing call showed, before it becomes findings: the oracles' observations
+  of its outcome and the repro they carry.
 - `deadline.py`: fuzzing's deadline (early enough for verification of what waits for it), how long
   observing one call to its end takes (`observe_s`), and the watch that stops new calls at the
   deadline, gives the calls in flight that grace and names those it cuts off.

@@ -16,7 +16,6 @@ from functools import partial
 from typing import Any
 
 import anyio
-import anyio.lowlevel
 import anyio.to_thread
 import mcp_types as types
 
@@ -24,7 +23,7 @@ from fuzzgate import __version__
 from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.views import ServerSettings
-from fuzzgate.engine.collector import under_collector, without_collector
+from fuzzgate.engine.collector import without_collector
 from fuzzgate.engine.deadline import fuzz_deadline, observe_s, watch
 from fuzzgate.engine.events import (
     CallFinished,
@@ -39,6 +38,7 @@ from fuzzgate.engine.events import (
 )
 from fuzzgate.engine.feedback import call_features, seen_at_start, signal_of
 from fuzzgate.engine.keeper import ServerKeeper
+from fuzzgate.engine.next_case import next_case
 from fuzzgate.engine.protocol_round import probe_server
 from fuzzgate.engine.result import (
     EngineResult,
@@ -49,7 +49,8 @@ from fuzzgate.engine.result import (
     target_summary,
 )
 from fuzzgate.engine.settings import EngineSettings
-from fuzzgate.engine.steps import observe, send_step, written_for
+from fuzzgate.engine.steps import send_step
+from fuzzgate.engine.verdict import verdict
 from fuzzgate.engine.verify import Connector, Verifier, connect
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.generate.cases import Case
@@ -60,7 +61,7 @@ from fuzzgate.learn.feed import Feed
 from fuzzgate.learn.live_corpus import REPLAY_SHARE, LiveCorpus, Seeds
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import TargetError
-from fuzzgate.model.findings import Finding, Repro, Step, Surface
+from fuzzgate.model.findings import Finding, Step, Surface
 from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox, margin_s
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
@@ -357,62 +358,7 @@ class Engine:
         scope.cancel()
 
     async def _next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None:
-        """A corpus seed's or queued sequence's next step first (it needs the state the call before
-        it left), else the scheduler's next case, with a dictionary value in some or mutated from
-        a corpus entry; None once fuzzing is over."""
-        live = self.live
-        while True:
-            chained = await feed.next_chain_case() if scheduler.running() else None
-            if chained is not None:
-                return chained
-            if live is not None and scheduler.running():
-                stepped = live.next_step(time.monotonic() >= self._replay_end)
-                self._replay_done()
-                if stepped is not None:
-                    owner, step = stepped
-                    generator = await anyio.to_thread.run_sync(owner.prepare, abandon_on_cancel=True)
-                    if generator is None:
-                        # Its tool was skipped (a schema fuzzgate cannot generate for): not sent.
-                        live.dropped(step)
-                        continue
-                    if feed.seen(owner, step.arguments):
-                        live.repeated(step)
-                        continue
-                    return owner, live.validated(step, generator.is_valid(step.arguments))
-            if (item := scheduler.next()) is None:
-                return None
-            plan, index = item
-            # Generation may wait on the worker process: never block the event loop with it, and
-            # never keep the run waiting for it past the deadline. A case already drawn is taken
-            # here (a thread hop per call cost about as much as the call); a checkpoint still lets
-            # the other tasks run when case after case is a repeat and skipped.
-            began = time.monotonic()
-            if plan.ready(index):
-                await anyio.lowlevel.checkpoint()
-                case = plan.case(index)
-            else:
-                case = await anyio.to_thread.run_sync(plan.case, index, abandon_on_cancel=True)
-            # Building a tool's generator and drawing its cases is that tool's time too.
-            scheduler.record(plan, time.monotonic() - began)
-            if case is None:
-                continue
-            case = feed.override(plan, case)
-            if live is not None and live.wants_mutant(plan, case):
-                # The generated case goes out next time (`Scheduler.again`): the mutant is extra.
-                scheduler.again(plan, index)
-                mutant = live.mutant(plan, case)
-                if mutant is None:
-                    # Queued as the last step of a sequence extending another tool's entry.
-                    continue
-                if mutant is not case and feed.fatal(plan, mutant):
-                    # Its value crashed or hung the server before: the finding is recorded.
-                    continue
-                if mutant is not case and plan.generator is not None:
-                    mutant = live.validated(mutant, plan.generator.is_valid(mutant.arguments))
-                case = mutant
-            # The same request to a server in the same state would show nothing new.
-            if not feed.seen(plan, case.arguments):
-                return plan, case
+        return await next_case(scheduler, feed, self.live, self._replay_end, self._replay_done)
 
     async def _worker(self, scheduler: Scheduler, keeper: ServerKeeper, known: set[str], feed: Feed) -> None:
         while (item := await self._next_case(scheduler, feed)) is not None:
@@ -491,22 +437,8 @@ class Engine:
         scheduler.behaved(plan, new_behaviour or bool(observed.new))
         if self.live is not None:
             self.live.after_call(plan, case, outcome, observed, sent, chain_prefix)
-        observations = observe(self.oracles, plan.info.name, case.schema_valid, step, outcome, surface)
-        layer = connection.layer
-        repro = Repro(
-            seed=self.seed,
-            case_index=index,
-            arguments=step.arguments,
-            transport=connection.transport,
-            schema_valid=case.schema_valid,
-            prefix=history,
-            # Only when the calls name it: a per-run directory in every repro would make a baseline
-            # file of the same bug differ from run to run.
-            workspace=written_for(layer, step.arguments, history) if observations else None,
-            surface=surface,
-        )
+        observations, repro = verdict(self.oracles, self.seed, connection, plan, case, step, outcome, history)
         for observation in observations:
-            observation = under_collector(observation, traced=connection.coverage is not None)
             finding = self.findings.add(observation, plan.info.name, repro)
             self.offer(finding, observation.ambiguous)
             previous = self._durations.get(finding.fingerprint, 0.0)
