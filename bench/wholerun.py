@@ -200,7 +200,7 @@ def section(data: dict[str, Any]) -> list[str]:
 SAMPLE_EVERY_S = 0.005
 TIMED = (
     "fuzzgate.engine.execute:contain", "fuzzgate.engine.execute:discover", "fuzzgate.engine.execute:probe_server",
-    "fuzzgate.engine.execute:select", "fuzzgate.engine.execute:send_step", "fuzzgate.engine.execute:observe",
+    "fuzzgate.engine.execute:select", "fuzzgate.engine.execute:send_step", "fuzzgate.engine.verdict:observe",
     "fuzzgate.engine.steps:call_and_follow", "fuzzgate.sandbox.workspace:Layer.snapshot",
     "fuzzgate.plan.selection:ToolPlan.case",
     "fuzzgate.generate._worker:GenerationWorker.request", "fuzzgate.generate._worker:GenerationWorker.warm_up",

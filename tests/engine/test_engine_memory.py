@@ -16,7 +16,8 @@ from pydantic import BaseModel
 
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.engine.events import CallFinished, Event
-from fuzzgate.engine.execute import Engine, EngineResult
+from fuzzgate.engine.execute import Engine
+from fuzzgate.engine.result import EngineResult
 from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.model.findings import Kind
 from fuzzgate.plan.budget import TimeBox

@@ -17,7 +17,8 @@ from fuzzgate.check import Oracles
 from fuzzgate.check.secrets import SecretScanner
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.engine.events import CallFinished, Event
-from fuzzgate.engine.execute import Engine, EngineResult
+from fuzzgate.engine.execute import Engine
+from fuzzgate.engine.result import EngineResult
 from fuzzgate.engine.settings import EngineSettings, VerifySettings
 from fuzzgate.engine.verify import replay_once
 from fuzzgate.model.findings import Finding, Kind

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fuzzgate.check.observation import Observation
-from fuzzgate.engine.execute import under_collector
+from fuzzgate.engine.collector import under_collector
 from fuzzgate.model.findings import Details, Kind
 
 

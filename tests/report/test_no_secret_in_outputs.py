@@ -39,7 +39,7 @@ from fuzzgate.cli.baseline import baseline_command
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.events import CallFinished, FindingTriaged
-from fuzzgate.engine.execute import target_summary
+from fuzzgate.engine.result import target_summary
 from fuzzgate.model.findings import Repro, Severity, Surface
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 from fuzzgate.record.results import RunReport, Status, SurfaceEntry, TargetSummary, Verdict

@@ -23,8 +23,8 @@ class Observation:
     details: Details
     ambiguous: bool = False
     """Several calls were in flight, so a process-wide symptom may belong to another one; or the call
-    was timed in a server slowed by the coverage collector (`engine.execute.under_collector`). A replay must
-    show it again, or it is dropped."""
+    was timed in a server slowed by the coverage collector (`engine.collector.under_collector`). A
+    replay must show it again, or it is dropped."""
     server_wide: bool = False
     """The bug lies below any one tool (the server's transport or SDK): the finding is the server's
     (`Surface.SERVER`), one whichever tool the request was for."""

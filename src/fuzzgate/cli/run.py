@@ -18,7 +18,8 @@ from fuzzgate.config import CONFIG_FILE_NAMES
 from fuzzgate.config.model import Config, FeedbackMode
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.events import Event, EventSink, RunFinished, RunStarted
-from fuzzgate.engine.execute import Engine, EngineResult
+from fuzzgate.engine.execute import Engine
+from fuzzgate.engine.result import EngineResult
 from fuzzgate.engine.session import list_surface
 from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.fleet.store_sync import RunStore

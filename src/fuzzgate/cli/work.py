@@ -35,7 +35,8 @@ from fuzzgate import __version__
 from fuzzgate.cli import interrupt
 from fuzzgate.config import Config, Overrides, load_config
 from fuzzgate.engine.events import CallFinished, Event, ServerReady
-from fuzzgate.engine.execute import Engine, EngineResult
+from fuzzgate.engine.execute import Engine
+from fuzzgate.engine.result import EngineResult
 from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.fleet.store_sync import StatsRecorder, keepable, merge_record, server_label
 from fuzzgate.fleet.worker_choice import Candidate, Pick, ToolNeed, needs, pick

@@ -9,14 +9,30 @@ the time box, driving every stage before it.
 
 The modules:
 
-- `execute.py`: the `Engine`. A `ServerKeeper` task owns the connection and restarts it after a
-  crash or hang; workers pull cases from the scheduler and call tools, each outcome counting the
-  calls really in flight while it was pending. A watchdog stops new calls at the time box's
-  fuzzing end (earlier by whatever part of the grace the margin cannot hold) and gives the calls in
-  flight what observing one to its end takes (`observe_s`: timeout, ping, a dead server's last
-  words, the collector's read; never past the margin), naming those it cuts off (`cut_off`).
-  Requests that never reached the server (`NOT_SENT`: unsendable, or stranded by fuzzgate's failed
-  side of the connection) are counted apart from `calls`, and a broken session is reopened.
+- `execute.py`: the `Engine` and its run. Workers pull cases from the scheduler and call tools, each
+  outcome counting the calls really in flight while it was pending. A watchdog (`deadline.py`) stops
+  new calls at the time box's fuzzing end (earlier by whatever part of the grace the margin cannot
+  hold) and gives the calls in flight what observing one to its end takes (`observe_s`: timeout,
+  ping, a dead server's last words, the collector's read; never past the margin), naming those it
+  cuts off (`cut_off`). Requests that never reached the server (`NOT_SENT`: unsendable, or stranded
+  by fuzzgate's failed side of the connection) are counted apart from `calls`, and a broken session
+  is reopened.
+- `next_case.py`: which case a worker sends next (a corpus seed's or queued sequence's next step,
+  else the scheduler's, generated off the event loop, maybe with a dictionary value or mutated).
+- `verdict.py`: what one fuzzing call showed, before it becomes findings: the oracles' observations
+  of its outcome and the repro they carry.
+- `deadline.py`: fuzzing's deadline (early enough for verification of what waits for it), how long
+  observing one call to its end takes (`observe_s`), and the watch that stops new calls at the
+  deadline, gives the calls in flight that grace and names those it cuts off.
+- `feedback.py`: the feedback signal a run is guided by, and what one call showed through it (its
+  features and which are new; under coverage, the constants its code compares against).
+- `collector.py`: what the coverage collector costs and how the engine allows for it: the time its
+  read may take, a traced server's slow or hung calls counted ambiguous (`under_collector`), replays
+  started without it.
+- `keeper.py`: the `ServerKeeper`, one task that owns the connection and restarts it after a crash or
+  hang.
+- `result.py`: the `EngineResult`, and what is built for it: the target as reports show it, the table
+  of what was fuzzed, the feedback and corpus summaries, the notes on what the run cut short.
 - `steps.py`: one call as fuzzing and replays both send it (dispatching on its surface; a protocol
   probe's raw message through `target.raw`, judged by `check.protocol_probes`), handed to the
   oracles.

@@ -11,23 +11,20 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
 import anyio
-import anyio.lowlevel
 import anyio.to_thread
 import mcp_types as types
-from anyio.abc import TaskStatus
 
 from fuzzgate import __version__
 from fuzzgate.check import Oracles, has_lone_surrogate
-from fuzzgate.check.observation import Observation
-from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment, redactor_for
-from fuzzgate.config.model import FeedbackMode, TargetConfig, TargetKind
+from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.views import ServerSettings
-from fuzzgate.coverage.channel import CallCoverage
+from fuzzgate.engine.collector import without_collector
+from fuzzgate.engine.deadline import fuzz_deadline, observe_s, watch
 from fuzzgate.engine.events import (
     CallFinished,
     CorpusReplayed,
@@ -37,160 +34,48 @@ from fuzzgate.engine.events import (
     FindingTriaged,
     FuzzingStopped,
     ServerReady,
-    ServerRestarted,
     TriageStarted,
 )
+from fuzzgate.engine.feedback import call_features, seen_at_start, signal_of
+from fuzzgate.engine.keeper import ServerKeeper
+from fuzzgate.engine.next_case import next_case
 from fuzzgate.engine.protocol_round import probe_server
-from fuzzgate.engine.settings import EngineSettings, VerifySettings
-from fuzzgate.engine.steps import observe, send_step, written_for
-from fuzzgate.engine.verify import Connector, Verifier, connect, parallel_replays
+from fuzzgate.engine.result import (
+    EngineResult,
+    corpus_summary,
+    feedback_summary,
+    run_notes,
+    surface_entries,
+    target_summary,
+)
+from fuzzgate.engine.settings import EngineSettings
+from fuzzgate.engine.steps import send_step
+from fuzzgate.engine.verdict import verdict
+from fuzzgate.engine.verify import Connector, Verifier, connect
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.generate.cases import Case
 from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
-from fuzzgate.learn.features import ARC_PREFIX, LINE_PREFIX, Feedback, Observed, Signal, SignalKind
+from fuzzgate.learn.features import Feedback, Signal, SignalKind
 from fuzzgate.learn.feed import Feed
-from fuzzgate.learn.live_corpus import REPLAY_SHARE, CorpusStats, LiveCorpus, Seeds
+from fuzzgate.learn.live_corpus import REPLAY_SHARE, LiveCorpus, Seeds
 from fuzzgate.model.commands import subject_label
-from fuzzgate.model.corpus import CorpusEntry
 from fuzzgate.model.errors import TargetError
-from fuzzgate.model.findings import Finding, Kind, Repro, Step, Surface
-from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, CallOutcome, OutcomeStatus
-from fuzzgate.plan.budget import STOP_ALLOWANCE_S, TimeBox, margin_s
+from fuzzgate.model.findings import Finding, Step, Surface
+from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
+from fuzzgate.plan.budget import TimeBox, margin_s
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
-from fuzzgate.record.results import (
-    SHARD_REASON_PREFIX,
-    CorpusSummary,
-    FeedbackSummary,
-    Status,
-    SurfaceEntry,
-    TargetSummary,
-)
 from fuzzgate.sandbox.containment import Containment, contain
-from fuzzgate.target.call import OBSERVE_SLACK_S
 from fuzzgate.target.connection import Connection, open_connection
-from fuzzgate.target.discover import Inventory, ToolInfo, discover
+from fuzzgate.target.discover import ToolInfo, discover
 from fuzzgate.triage.finding_set import FindingSet
 from fuzzgate.triage.sequence import HISTORY_STEPS, prefix_of
 
-MAX_RESTARTS_IN_A_ROW = 3
 GENERATION_SHARE = 0.1
 """The longest one generation request may take, as a share of the budget (at least 1 s, at most
 the worker's default): all tools share one generation worker, so a schema too costly to generate
 for holds the others up until then."""
-_WATCH_S = 0.05
 _LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
-
-COLLECT_TIMEOUT_S = 2.0
-"""How long the coverage collector may take to hand over a call's arcs before the call counts as
-showing none (a server busy with something else answers late, not never)."""
-
-
-@dataclass(frozen=True, slots=True)
-class EngineResult:
-    target: TargetSummary
-    entries: tuple[SurfaceEntry, ...]
-    inventory: Inventory
-    findings: tuple[Finding, ...]
-    calls: int
-    """Requests the server received; those that never reached it are `unsendable` and `client_failed`."""
-    duration_s: float
-    unsendable: int = 0
-    """Requests fuzzgate's own client could not encode (a lone surrogate over HTTP): never sent."""
-    client_failed: int = 0
-    """Requests lost because fuzzgate's own side of the connection had failed."""
-    baseline_failing: frozenset[str] = frozenset()
-    baseline_unverified: frozenset[str] = frozenset()
-    notes: tuple[str, ...] = ()
-    """What the time box cut short, in words."""
-    timing: dict[str, float] = field(default_factory=dict)
-    """Seconds since the run began at which each phase ended."""
-    containment: str | None = None
-    """How the server was contained (`Containment.summary`), None when fuzzgate did not start it."""
-    feedback: FeedbackSummary | None = None
-    corpus: CorpusSummary | None = None
-    corpus_added: tuple[CorpusEntry, ...] = ()
-    """The entries this run kept, for the store."""
-    cut_off: tuple[str, ...] = ()
-    """Calls in flight at fuzzing's deadline that the time box stopped before they could be
-    observed to their end (`tool case N`): a crash or hang they caused is not reported."""
-
-
-def target_summary(
-    server: ServerSettings, connection: Connection | None = None, redact: Redactor | None = None
-) -> TargetSummary:
-    """The target as reports show it. The command line and URL may hold `${VAR}` expansions and the
-    server's name and version are its own words: all redacted."""
-    target = server.target
-    info = connection.server_info if connection else None
-    r = redact if redact is not None else redactor_for(server, {})
-    return TargetSummary(
-        name=r.text(target.display_name),
-        kind=target.kind.value,
-        command=r(target.command) if target.command is not None else None,
-        args=tuple(r.text(a) for a in target.args) if target.command is not None else (),
-        url=r(target.url) if target.kind is TargetKind.HTTP else None,
-        protocol_version=r(connection.protocol_version) if connection else None,
-        server_name=r(info.name) if info else None,
-        server_version=r(info.version) if info else None,
-    )
-
-
-class ServerKeeper:
-    """Owns the current connection in one task, so sessions are opened and closed by the same task,
-    and restarts it on request after a crash or a hang."""
-
-    def __init__(
-        self, server: ServerSettings, extra_env: Mapping[str, str], emit: EventSink, connector: Connector
-    ) -> None:
-        self._server = server
-        self._extra_env = extra_env
-        self._emit = emit
-        self._connector = connector
-        self._connection: Connection | None = None
-        self._ready = anyio.Event()
-        self._restart = anyio.Event()
-        self._reason = ""
-        self.failure: TargetError | None = None
-        self.culprit: ToolPlan | None = None
-
-    async def run(self, *, task_status: TaskStatus[Connection]) -> None:
-        generation = 0
-        failures = 0
-        while True:
-            try:
-                async with self._connector(self._server, self._extra_env) as conn:
-                    failures = 0
-                    self._connection = conn
-                    if generation == 0:
-                        task_status.started(conn)
-                    else:
-                        self._emit(ServerRestarted(self._reason, generation))
-                    self._ready.set()
-                    await self._restart.wait()
-                    self._restart = anyio.Event()
-            except TargetError as exc:
-                if generation == 0:
-                    raise
-                failures += 1
-                if failures >= MAX_RESTARTS_IN_A_ROW:
-                    self.failure = exc
-                    self._connection = None
-                    self._ready.set()
-                    return
-            generation += 1
-
-    async def get(self) -> Connection | None:
-        await self._ready.wait()
-        return self._connection
-
-    def restart(self, connection: Connection, reason: str) -> None:
-        if self._connection is connection and not self._restart.is_set():
-            self._reason = reason
-            # No worker may pick up the old connection while the keeper is tearing it down.
-            self._connection = None
-            self._ready = anyio.Event()
-            self._restart.set()
 
 
 @dataclass(slots=True, eq=False)
@@ -198,12 +83,6 @@ class _InFlight:
     """One pending call, and the most calls that were in flight at once while it was pending."""
 
     peak: int = 1
-
-
-def observe_s(target: TargetConfig, traced: bool) -> float:
-    """The longest observing one call to its end takes: its timeout, the ping after a timeout and a
-    dead server's last words (`OBSERVE_SLACK_S`), and the coverage collector's read when it runs."""
-    return target.timeout_ms / 1000 + OBSERVE_SLACK_S + (COLLECT_TIMEOUT_S if traced else 0.0)
 
 
 class Engine:
@@ -251,7 +130,7 @@ class Engine:
         """Tools annotated read-only: a repro keeps their calls only among the most recent."""
         self._surrogates_sent: set[tuple[Surface, str, str]] = set()
         self._surrogates_dropped = False
-        self.verifier = Verifier(_without_collector(settings.verification), self.oracles, self.canaries, self.connector)
+        self.verifier = Verifier(without_collector(settings.verification), self.oracles, self.canaries, self.connector)
         self.feedback = Feedback(Signal(SignalKind.OFF, "off: feedback = off"))
         self.live: LiveCorpus | None = None
         self._replay_end = 0.0
@@ -300,7 +179,7 @@ class Engine:
             # The oracles read the canaries this containment planted.
             self.oracles = self._oracles()
             self.verifier = Verifier(
-                _without_collector(self.settings.verification), self.oracles, self.canaries, self.connector
+                without_collector(self.settings.verification), self.oracles, self.canaries, self.connector
             )
         try:
             result = await self._run(baseline, seeds or Seeds())
@@ -396,28 +275,21 @@ class Engine:
             self.emit(FindingTriaged(finding, dropped))
         box.mark("verification")
 
-        notes = list(verification.notes)
-        corpus_summary = self._corpus_summary(seeds)
-        if corpus_summary is not None and corpus_summary.not_replayed:
-            share = f"{REPLAY_SHARE:.0%}"
-            notes.append(
-                f"{corpus_summary.not_replayed} of {corpus_summary.loaded} corpus entries were not replayed "
-                f"(their tool is not fuzzed in this run, or replaying took its {share} share of the fuzzing time)"
-            )
-        if self.cut_off:
-            notes.append(cut_off_note(self.cut_off, self._observe_s()))
+        corpus = corpus_summary(self.feedback, self.live, seeds)
         unsendable = self.not_sent.get(OutcomeStatus.UNSENDABLE, 0)
         client_failed = self.not_sent.get(OutcomeStatus.CLIENT_FAILED, 0)
-        if unsendable or client_failed:
-            notes.insert(0, unsent_note(self.calls, unsendable, client_failed, self._client_failure))
-        never = [p for p in selection.plans if p.calls == 0 and p.skip_reason is None]
-        if not selection.plans and self.calls == 0:
-            notes.insert(0, nothing_selected_note(selection.entries))
-        elif never and self.calls == 0 and not (unsendable or client_failed):
-            notes.insert(0, "the budget was spent before fuzzing began (server start-up and discovery took it)")
-        elif never:
-            notes.insert(0, f"{len(never)} of {len(selection.plans)} tools got no case within the budget")
-        entries = self._entries(inventory, selection.entries, selection.plans)
+        notes = run_notes(
+            verification.notes,
+            corpus=corpus,
+            cut_off=self.cut_off,
+            observe=self._observe_s(),
+            calls=self.calls,
+            unsendable=unsendable,
+            client_failed=client_failed,
+            client_failure=self._client_failure,
+            selection=selection,
+        )
+        entries = surface_entries(inventory, selection.entries, selection.plans)
         return EngineResult(
             target=summary,
             entries=entries,
@@ -429,39 +301,23 @@ class Engine:
             client_failed=client_failed,
             baseline_failing=verification.baseline_failing,
             baseline_unverified=verification.baseline_unverified,
-            notes=tuple(notes),
+            notes=notes,
             timing=dict(box.marks),
-            feedback=self._feedback_summary(),
-            corpus=corpus_summary,
+            feedback=feedback_summary(self.feedback),
+            corpus=corpus,
             corpus_added=self.live.added() if self.live is not None else (),
             cut_off=self.cut_off,
         )
 
-    def _signal(self, connection: Connection) -> Signal:
-        """Which feedback guides this run, and why (`Connection.feedback_note` says what the
-        collector did)."""
-        target = self.settings.target
-        if target.feedback is FeedbackMode.OFF:
-            return Signal(SignalKind.OFF, "off: feedback = off")
-        note = connection.feedback_note
-        if connection.coverage is not None:
-            return Signal(SignalKind.COVERAGE, note)
-        return Signal(SignalKind.BEHAVIOUR, note)
-
     async def _start_feedback(
         self, first: Connection, info: types.Implementation | None, plans: Sequence[ToolPlan], feed: Feed, seeds: Seeds
     ) -> None:
-        signal = self._signal(first)
+        signal = signal_of(self.settings.target, first)
         self.feedback = Feedback(signal)
         if signal.kind is SignalKind.OFF:
             self.emit(FeedbackReady(signal.kind.value, signal.note, 0, None))
             return
-        if signal.kind is SignalKind.COVERAGE and first.coverage is not None:
-            # What start-up, discovery and the protocol probes ran is no call's doing.
-            start = await first.coverage.collect(COLLECT_TIMEOUT_S)
-            if start is not None:
-                self.feedback.seen(self._arcs(start))
-                self._learn_constants(feed, "collector", start)
+        await seen_at_start(self.feedback, first, feed)
         environment = {"fuzzgate": __version__, "signal": signal.kind.value}
         if info is not None:
             environment["server"] = f"{info.name} {info.version}".strip()
@@ -474,36 +330,6 @@ class Engine:
         self._replay_end = now + REPLAY_SHARE * max(0.0, self._fuzz_deadline() - now)
         self.emit(FeedbackReady(signal.kind.value, signal.note, len(seeds.entries), seeds.cold, seeds.skipped))
 
-    @staticmethod
-    def _arcs(coverage: CallCoverage) -> frozenset[str]:
-        arcs = {ARC_PREFIX + arc for arc in coverage.arcs}
-        return frozenset(arcs | {LINE_PREFIX + line for line in coverage.lines})
-
-    def _learn_constants(self, feed: Feed, source: str, coverage: CallCoverage) -> None:
-        if coverage.constants:
-            pairs = [(constant.name, constant.value) for constant in coverage.constants]
-            self.feedback.constants += feed.dictionary.learn_constants(source, pairs)
-
-    def _feedback_summary(self) -> FeedbackSummary:
-        fb = self.feedback
-        return FeedbackSummary(fb.signal.kind.value, fb.signal.note, fb.behaviours, fb.lines, fb.arcs, fb.constants)
-
-    def _corpus_summary(self, seeds: Seeds) -> CorpusSummary | None:
-        if self.feedback.signal.kind is SignalKind.OFF:
-            return None
-        stats = self.live.stats if self.live is not None else CorpusStats(loaded=len(seeds.entries))
-        return CorpusSummary(
-            path=seeds.path,
-            loaded=stats.loaded,
-            skipped=seeds.skipped,
-            cold=seeds.cold,
-            replayed=stats.replayed,
-            kept=stats.kept,
-            not_replayed=stats.skipped + max(0, stats.loaded - stats.replayed - stats.skipped),
-            replay_s=stats.replay_s,
-            added=stats.added,
-        )
-
     def _replay_done(self) -> None:
         live = self.live
         if live is None or self._replay_reported or self._replay_began is None or live.replaying:
@@ -514,110 +340,25 @@ class Engine:
         stats = live.stats
         self.emit(CorpusReplayed(stats.replayed, stats.kept, stats.skipped, seconds))
 
-    @staticmethod
-    def _entries(
-        inventory: Inventory, decided: tuple[SurfaceEntry, ...], plans: tuple[ToolPlan, ...]
-    ) -> tuple[SurfaceEntry, ...]:
-        ran = tuple(
-            SurfaceEntry(p.info.surface, p.info.name, Status.FUZZED, None, p.calls)
-            if p.skip_reason is None
-            else SurfaceEntry(p.info.surface, p.info.name, Status.SKIPPED, p.skip_reason, p.calls)
-            for p in plans
-        )
-        order = {(t.surface, t.name): i for i, t in enumerate((*inventory.tools, *inventory.others))}
-        return tuple(sorted((*ran, *decided), key=lambda e: order.get((e.surface, e.name), 0)))
-
     def _fuzz_deadline(self) -> float:
-        """Fuzzing stops early enough for verification of what is waiting for it."""
-        settings = self.settings
-        pending = self.verifier.pending_replays() + self._unseen_baseline
-        slowest = max(self._durations.values(), default=0.1)
-        cost = self._startup_s + STOP_ALLOWANCE_S + min(slowest, settings.target.timeout_ms / 1000)
-        # The grace for the calls in flight at the deadline runs into the margin first; fuzzing
-        # stops earlier only for the part of it the margin cannot hold.
-        box = self.timebox
-        beyond = max(0.0, self._observe_s() - (box.latest_end() - box.verify_end()))
-        return box.fuzz_end(pending, cost, parallel_replays(settings.target), beyond)
+        return fuzz_deadline(
+            self.timebox,
+            self.settings.target,
+            pending=self.verifier.pending_replays() + self._unseen_baseline,
+            startup_s=self._startup_s,
+            slowest=max(self._durations.values(), default=0.1),
+            observe=self._observe_s(),
+        )
 
     def _observe_s(self) -> float:
         return observe_s(self.settings.target, traced=self.feedback.signal.kind is SignalKind.COVERAGE)
 
     async def _watch(self, scheduler: Scheduler, scope: anyio.CancelScope) -> None:
-        """At the deadline no new call starts, and the calls in flight get a grace to be observed
-        to their end (`observe_s`; the deadline leaves room for it before verification, and it never
-        runs past the budget's margin): a request the server was sent is observed, so a crash or
-        hang it causes near the end is reported (unconfirmed if no replay fits), not dropped with a
-        PASS. Past the grace they are cut off, and the report names them (`cut_off`)."""
-        while True:
-            left = self._fuzz_deadline() - time.monotonic()
-            if left <= 0:
-                break
-            await anyio.sleep(min(_WATCH_S, left))
-        scheduler.stopped = True
-        cutoff = min(time.monotonic() + self._observe_s(), self.timebox.latest_end())
-        # The workers leave once their calls are answered; the fuzzing scope then ends this task.
-        while self._calls_open and time.monotonic() < cutoff:
-            await anyio.sleep(_WATCH_S)
-        self.cut_off = tuple(sorted(self._calls_open.values()))
+        self.cut_off = await watch(self._fuzz_deadline, self._observe_s, self.timebox, self._calls_open, scheduler)
         scope.cancel()
 
     async def _next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None:
-        """A corpus seed's or queued sequence's next step first (it needs the state the call before
-        it left), else the scheduler's next case, with a dictionary value in some or mutated from
-        a corpus entry; None once fuzzing is over."""
-        live = self.live
-        while True:
-            chained = await feed.next_chain_case() if scheduler.running() else None
-            if chained is not None:
-                return chained
-            if live is not None and scheduler.running():
-                stepped = live.next_step(time.monotonic() >= self._replay_end)
-                self._replay_done()
-                if stepped is not None:
-                    owner, step = stepped
-                    generator = await anyio.to_thread.run_sync(owner.prepare, abandon_on_cancel=True)
-                    if generator is None:
-                        # Its tool was skipped (a schema fuzzgate cannot generate for): not sent.
-                        live.dropped(step)
-                        continue
-                    if feed.seen(owner, step.arguments):
-                        live.repeated(step)
-                        continue
-                    return owner, live.validated(step, generator.is_valid(step.arguments))
-            if (item := scheduler.next()) is None:
-                return None
-            plan, index = item
-            # Generation may wait on the worker process: never block the event loop with it, and
-            # never keep the run waiting for it past the deadline. A case already drawn is taken
-            # here (a thread hop per call cost about as much as the call); a checkpoint still lets
-            # the other tasks run when case after case is a repeat and skipped.
-            began = time.monotonic()
-            if plan.ready(index):
-                await anyio.lowlevel.checkpoint()
-                case = plan.case(index)
-            else:
-                case = await anyio.to_thread.run_sync(plan.case, index, abandon_on_cancel=True)
-            # Building a tool's generator and drawing its cases is that tool's time too.
-            scheduler.record(plan, time.monotonic() - began)
-            if case is None:
-                continue
-            case = feed.override(plan, case)
-            if live is not None and live.wants_mutant(plan, case):
-                # The generated case goes out next time (`Scheduler.again`): the mutant is extra.
-                scheduler.again(plan, index)
-                mutant = live.mutant(plan, case)
-                if mutant is None:
-                    # Queued as the last step of a sequence extending another tool's entry.
-                    continue
-                if mutant is not case and feed.fatal(plan, mutant):
-                    # Its value crashed or hung the server before: the finding is recorded.
-                    continue
-                if mutant is not case and plan.generator is not None:
-                    mutant = live.validated(mutant, plan.generator.is_valid(mutant.arguments))
-                case = mutant
-            # The same request to a server in the same state would show nothing new.
-            if not feed.seen(plan, case.arguments):
-                return plan, case
+        return await next_case(scheduler, feed, self.live, self._replay_end, self._replay_done)
 
     async def _worker(self, scheduler: Scheduler, keeper: ServerKeeper, known: set[str], feed: Feed) -> None:
         while (item := await self._next_case(scheduler, feed)) is not None:
@@ -690,28 +431,14 @@ class Engine:
             # scheduled cases: `--cases` bounds those.
             plan.calls += 1
         scheduler.record(plan, outcome.duration_s)
-        observed = await self._observe(connection, feed, plan, outcome, case.arguments)
+        observed = await call_features(self.feedback, connection, feed, plan, outcome, case.arguments)
         chain_prefix = feed.chain_prefix(case)
         new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent)
         scheduler.behaved(plan, new_behaviour or bool(observed.new))
         if self.live is not None:
             self.live.after_call(plan, case, outcome, observed, sent, chain_prefix)
-        observations = observe(self.oracles, plan.info.name, case.schema_valid, step, outcome, surface)
-        layer = connection.layer
-        repro = Repro(
-            seed=self.seed,
-            case_index=index,
-            arguments=step.arguments,
-            transport=connection.transport,
-            schema_valid=case.schema_valid,
-            prefix=history,
-            # Only when the calls name it: a per-run directory in every repro would make a baseline
-            # file of the same bug differ from run to run.
-            workspace=written_for(layer, step.arguments, history) if observations else None,
-            surface=surface,
-        )
+        observations, repro = verdict(self.oracles, self.seed, connection, plan, case, step, outcome, history)
         for observation in observations:
-            observation = under_collector(observation, traced=connection.coverage is not None)
             finding = self.findings.add(observation, plan.info.name, repro)
             self.offer(finding, observation.ambiguous)
             previous = self._durations.get(finding.fingerprint, 0.0)
@@ -753,77 +480,3 @@ class Engine:
             feed.restarted()
             if self.live is not None:
                 self.live.restarted()
-
-    async def _observe(
-        self, connection: Connection, feed: Feed, plan: ToolPlan, outcome: CallOutcome, arguments: dict[str, Any]
-    ) -> Observed:
-        """The call's features, and which are new; the constants its code compares against go
-        into the dictionary."""
-        signal = self.feedback.signal.kind
-        if signal is SignalKind.OFF:
-            return Observed(frozenset(), frozenset())
-        coverage = None
-        channel = connection.coverage
-        if signal is SignalKind.COVERAGE and channel is not None and connection.alive():
-            coverage = await channel.collect(COLLECT_TIMEOUT_S)
-            if coverage is not None:
-                self._learn_constants(feed, plan.info.name, coverage)
-        return self.feedback.observe(plan.info.surface, plan.info.name, outcome, coverage, arguments)
-
-
-def cut_off_note(cut_off: Sequence[str], observe: float) -> str:
-    shown = ", ".join(cut_off[:5]) + (f" and {len(cut_off) - 5} more" if len(cut_off) > 5 else "")
-    return (
-        f"{len(cut_off)} calls in flight at fuzzing's deadline were cut off before they could be observed to "
-        f"their end (the grace for them is up to {observe:g}s, within the budget's margin): {shown}; a crash "
-        "or hang they caused is not reported"
-    )
-
-
-def nothing_selected_note(entries: Sequence[SurfaceEntry]) -> str:
-    """Why a run sent no call when it selected nothing to fuzz: which makes it inconclusive, unless
-    every entry is another shard's (`RunReport.fuzzed_nothing`)."""
-    if not entries:
-        return "nothing was fuzzed: the server offers no tool, resource or prompt"
-    if all((e.reason or "").startswith(SHARD_REASON_PREFIX) for e in entries):
-        return f"nothing was fuzzed in this shard: each of the server's {len(entries)} tools lies in another share"
-    return (
-        f"nothing was fuzzed: each of the server's {len(entries)} tools, resources and prompts is excluded, "
-        "blocked or skipped (see the table); widen include/exclude, or allowlist what the guard blocks"
-    )
-
-
-def unsent_note(calls: int, unsendable: int, client_failed: int, failure: str | None) -> str:
-    """The note for requests the server never received; it leads the notes when they outnumber the
-    calls that reached it, which makes the run inconclusive (`RunReport.inconclusive`)."""
-    parts = []
-    if unsendable:
-        parts.append(f"{unsendable} could not be encoded by fuzzgate's own client (a lone surrogate over HTTP)")
-    if client_failed:
-        parts.append(f"{client_failed} were lost when fuzzgate's side of the connection failed")
-    text = f"{unsendable + client_failed} requests never reached the server ({'; '.join(parts)}); not counted as calls"
-    if failure and client_failed:
-        text += f"; first failure: {failure}"
-    if unsendable + client_failed > calls:
-        text = f"inconclusive: most requests never reached the server ({calls} did): {text}"
-    return text
-
-
-def under_collector(observation: Observation, traced: bool) -> Observation:
-    """A slow or hung call of a server the coverage collector traces is ambiguous. A traced
-    interpreter runs all its code slower (CPython 3.11 turns its specializing interpreter off under
-    a trace function; a traceback the SDK renders with rich took 2.5-3.8 s): the call may be slow,
-    or miss its timeout, only because of fuzzgate's collector. Replays start servers without it:
-    such a finding that none of them shows again is dropped, not reported."""
-    if traced and observation.kind in (Kind.SLOW, Kind.HANG):
-        return replace(observation, ambiguous=True)
-    return observation
-
-
-def _without_collector(settings: VerifySettings) -> VerifySettings:
-    """The settings replays start servers with: a replay asks whether a bug comes back, not what code
-    it reaches, so its servers start without the coverage collector (and its start-up cost)."""
-    target = settings.target
-    if target.feedback is FeedbackMode.OFF:
-        return settings
-    return replace(settings, server=replace(settings.server, target=replace(target, feedback=FeedbackMode.BEHAVIOUR)))

@@ -1,0 +1,72 @@
+"""The feedback that guides a run's cases: which signal it is (`signal_of`), what start-up already
+ran (`seen_at_start`), and what one call showed through it (`call_features`: its features and which
+are new, reading the coverage collector's arcs and lines when it runs, the constants its code
+compares against going into the dictionary)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fuzzgate.config.model import FeedbackMode, TargetConfig
+from fuzzgate.coverage.channel import CallCoverage
+from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
+from fuzzgate.learn.features import ARC_PREFIX, LINE_PREFIX, Feedback, Observed, Signal, SignalKind
+from fuzzgate.learn.feed import Feed
+from fuzzgate.model.outcome import CallOutcome
+from fuzzgate.plan.selection import ToolPlan
+from fuzzgate.target.connection import Connection
+
+
+def signal_of(target: TargetConfig, connection: Connection) -> Signal:
+    """Which feedback guides this run, and why (`Connection.feedback_note` says what the
+    collector did)."""
+    if target.feedback is FeedbackMode.OFF:
+        return Signal(SignalKind.OFF, "off: feedback = off")
+    note = connection.feedback_note
+    if connection.coverage is not None:
+        return Signal(SignalKind.COVERAGE, note)
+    return Signal(SignalKind.BEHAVIOUR, note)
+
+
+def _coverage_features(coverage: CallCoverage) -> frozenset[str]:
+    arcs = {ARC_PREFIX + arc for arc in coverage.arcs}
+    return frozenset(arcs | {LINE_PREFIX + line for line in coverage.lines})
+
+
+def _learn_constants(feedback: Feedback, feed: Feed, source: str, coverage: CallCoverage) -> None:
+    if coverage.constants:
+        pairs = [(constant.name, constant.value) for constant in coverage.constants]
+        feedback.constants += feed.dictionary.learn_constants(source, pairs)
+
+
+async def seen_at_start(feedback: Feedback, connection: Connection, feed: Feed) -> None:
+    """What start-up, discovery and the protocol probes ran is no call's doing: under coverage
+    feedback, its arcs and lines count as seen before the first call, its constants go into the
+    dictionary."""
+    if feedback.signal.kind is SignalKind.COVERAGE and connection.coverage is not None:
+        start = await connection.coverage.collect(COLLECT_TIMEOUT_S)
+        if start is not None:
+            feedback.seen(_coverage_features(start))
+            _learn_constants(feedback, feed, "collector", start)
+
+
+async def call_features(
+    feedback: Feedback,
+    connection: Connection,
+    feed: Feed,
+    plan: ToolPlan,
+    outcome: CallOutcome,
+    arguments: dict[str, Any],
+) -> Observed:
+    """The call's features, and which are new; the constants its code compares against go
+    into the dictionary."""
+    signal = feedback.signal.kind
+    if signal is SignalKind.OFF:
+        return Observed(frozenset(), frozenset())
+    coverage = None
+    channel = connection.coverage
+    if signal is SignalKind.COVERAGE and channel is not None and connection.alive():
+        coverage = await channel.collect(COLLECT_TIMEOUT_S)
+        if coverage is not None:
+            _learn_constants(feedback, feed, plan.info.name, coverage)
+    return feedback.observe(plan.info.surface, plan.info.name, outcome, coverage, arguments)
