@@ -16,6 +16,7 @@ from typing import Any
 
 from fuzzgate.check.secrets import canary_environment
 from fuzzgate.config.model import FeedbackMode
+from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
 from fuzzgate.engine.session import contained
 from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.engine.steps import send_step
@@ -32,7 +33,6 @@ from fuzzgate.target.connection import Connection
 from fuzzgate.target.discover import Inventory, discover
 from fuzzgate.triage.sequence import bindings, rebind
 
-COLLECT_TIMEOUT_S = 2.0
 _RESTART = (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT)
 
 
