@@ -7,7 +7,6 @@ section and key (or the flag), and an unknown key is a warning, with the nearest
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from enum import StrEnum
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from fuzzgate.config._document import Document, Section, read_document
+from fuzzgate.config._expand import expanded_values
 from fuzzgate.config._messages import did_you_mean
 from fuzzgate.config._overrides import OVERRIDE_FLAGS, Overrides
 from fuzzgate.config._schema import CONFIG_FILE_NAMES, SECTION_KEYS, WALLFACER_ONLY_KINDS, sections_holding
@@ -104,7 +104,6 @@ def load_config(
         raise _without_expanded_values(error, path, environ) from None
 
 
-_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SHORTEST_SECRET = 6
 
 
@@ -115,7 +114,7 @@ def _without_expanded_values(error: ConfigError, path: Path | None, environ: Map
         text = read_regular(path).decode("utf-8", "replace") if path is not None else ""
     except OSError:
         return error
-    values = {environ[name] for name in _REFERENCE.findall(text) if len(environ.get(name, "")) >= _SHORTEST_SECRET}
+    values = {value for value in expanded_values(text, environ) if len(value) >= _SHORTEST_SECRET}
     if not values:
         return error
 

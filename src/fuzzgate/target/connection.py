@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.lowlevel
-import anyio.to_thread
 import httpx2
 import mcp_types as types
 from mcp import Client
