@@ -22,6 +22,8 @@ class FakeCanary:
     kind: str
     relpath: str
     markers: tuple[str, ...]
+    names: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
 
 
 FILE_CANARY = FakeCanary("file", "fuzzgate-canary.txt", ("fzgcanary0f1e2d3c4b5a69788796a5b4",))

@@ -202,11 +202,14 @@ def test_a_workspace_inside_its_scope_is_not_copied_into_itself(project: Path, m
     monkeypatch.setenv("FUZZGATE_WORKDIR", str(project / ".work"))
     workspace = Workspace([project], "t", isolate=False, cwd=project)
     layer = workspace.layer()
+    # `archive` and `notes.txt`: the links planted at the scope's boundary (sandbox/boundary.py).
     assert sorted(p.name for p in layer.scope_map[project].iterdir()) == [
         ".work",
+        "archive",
         "data.txt",
         "link",
         "node_modules",
+        "notes.txt",
         "pipe",
         "src",
     ]

@@ -8,7 +8,14 @@ a call was pending, and canary content in a reply, are the evidence:
   (`injection`); the name is unique to one probe, so it says which tool, field and probe;
 - anything else created, changed or deleted there, or a canary's content in the reply: the server
   acted outside its scope (`scope_escape`). A canary's *path* echoed back is not its content, and
-  content the arguments themselves carried is not evidence either.
+  content the arguments themselves carried is not evidence either;
+- a canary's *name token* in the reply (`Canary.names`: files planted outside whose names nothing
+  fuzzgate sends holds): the server listed, globbed or searched a directory outside its scope
+  (`scope_escape`, a read). A token the call's own arguments carried is not evidence.
+
+Escapes at the scope's boundary (`fuzzgate.sandbox.boundary`) say which boundary in their message:
+a prefix sibling of a scope dir, a symbolic link planted in the scope, or one of the scope's own
+links (redirected to a watched stand-in), and the argument that led there.
 
 Signatures name whether the server wrote or read out there and the argument that led there
 (`("write", field)`, `("read", field)`; an injection: `(option|shell, field)`), never the payload
@@ -33,6 +40,9 @@ from fuzzgate.model.findings import Details, Kind
 
 VALUE_CHARS = 120
 UNKNOWN_FIELD = "?"
+WATCHED_DIR = "outside"
+"""The name of the watched directory in a layer (`fuzzgate.sandbox.workspace`): an absolute argument
+ending in it (and a canary's parent) names the directory that canary lies in."""
 
 
 class CanaryLike(Protocol):
@@ -42,6 +52,10 @@ class CanaryLike(Protocol):
     def relpath(self) -> str: ...
     @property
     def markers(self) -> tuple[str, ...]: ...
+    @property
+    def names(self) -> tuple[str, ...]: ...
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
 
 
 class ChangeLike(Protocol):
@@ -65,6 +79,8 @@ class Effect:
     """The kind of canary touched, if it was one."""
     path: str = ""
     """The absolute path, as the server saw it."""
+    aliases: tuple[str, ...] = ()
+    """The names of the links in the scope that lead to the canary touched."""
 
 
 def effects_of(changes: Sequence[ChangeLike], outside: Path) -> tuple[Effect, ...]:
@@ -74,8 +90,22 @@ def effects_of(changes: Sequence[ChangeLike], outside: Path) -> tuple[Effect, ..
             rel = change.path.relative_to(outside).as_posix()
         except ValueError:
             rel = change.path.as_posix()
-        found.append(Effect(change.action, rel, change.canary.kind if change.canary else None, str(change.path)))
+        canary = change.canary
+        kind, aliases = (canary.kind, canary.aliases) if canary is not None else (None, ())
+        found.append(Effect(change.action, rel, kind, str(change.path), aliases))
     return tuple(found)
+
+
+def _boundary(kind: str | None, relpath: str, aliases: tuple[str, ...]) -> str:
+    """Which boundary of the scope a canary lies at, as a clause for a message; "" for none."""
+    if kind == "sibling":
+        sibling = relpath.split("/")[1] if relpath.count("/") else relpath
+        return f"in `{sibling}`, a prefix sibling of a scope dir (its name extends the scope dir's)"
+    if kind == "linked" and aliases:
+        return f"through the symbolic link `{aliases[0]}` planted in its scope, which leads outside it"
+    if kind == "link" and aliases:
+        return f"through its scope's own symbolic link `{aliases[0]}`, which leads outside it"
+    return ""
 
 
 def _field_leading_to(arguments: Mapping[str, Any], effect: Effect) -> str:
@@ -87,9 +117,11 @@ def _field_leading_to(arguments: Mapping[str, Any], effect: Effect) -> str:
             if effect.path == base or effect.path.startswith(base + "/"):
                 return str(name)
     # `../../NAME` resolved from a directory below the scope lands deeper than the top: the first
-    # component names a directory fuzzgate made, the last one what the argument asked for.
+    # component names a directory fuzzgate made, the last one what the argument asked for; a prefix
+    # sibling is the second (`scope/<sibling>/...`), and a canary reached through a link is named
+    # by the link's name.
     parts = effect.relpath.split("/")
-    for part in dict.fromkeys((parts[0], parts[-1])):
+    for part in dict.fromkeys((parts[0], parts[-1], *parts[1:2], *effect.aliases)):
         field = _field_naming(arguments, part)
         if field != UNKNOWN_FIELD:
             return field
@@ -132,9 +164,7 @@ def canary_content(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
         yield from canary_read_observations(ctx.arguments, reply, env.canaries, env.redact)
 
 
-def _injection(
-    name: str, arguments: Mapping[str, Any], probe: Probe | None
-) -> tuple[ProbeClass, str, str] | None:
+def _injection(name: str, arguments: Mapping[str, Any], probe: Probe | None) -> tuple[ProbeClass, str, str] | None:
     """(class, field, label) when `name` is a file only an injection probe names. Read from the
     arguments themselves, so a replay on another run (which never built that probe) sees the same."""
     if not name.startswith(INJECTION_PREFIX):
@@ -160,8 +190,8 @@ def effect_observations(
     """One observation per distinct signature among `effects`."""
     found: dict[tuple[Kind, tuple[str, ...]], Observation] = {}
     for effect in effects:
-        top = effect.relpath.split("/", 1)[0]
-        probe = probes.get(top)
+        top, last = effect.relpath.split("/", 1)[0], effect.relpath.rsplit("/", 1)[-1]
+        probe = probes.get(top) or probes.get(last)
         where = f"<outside>/{effect.relpath}"
         injected = _injection(top, arguments, probe)
         if injected is not None:
@@ -174,7 +204,7 @@ def effect_observations(
                 f"created {where}, a file only that probe names"
             )
         else:
-            probed = probe is not None and top.startswith(ESCAPE_PREFIX)
+            probed = probe is not None and (probe.marker or "").startswith(ESCAPE_PREFIX)
             field = probe.field if probe is not None and probed else _field_leading_to(arguments, effect)
             kind = Kind.SCOPE_ESCAPE
             # One bug per tool and argument, whatever it touched out there and how: creating, changing
@@ -182,7 +212,8 @@ def effect_observations(
             signature = ("write", field)
             target = f"the {effect.canary} canary at {where}" if effect.canary else where
             led = f" (argument `{field}` = {_shown(arguments[field], redact)})" if field in arguments else ""
-            message = f"{effect.action} {target}, outside its scope{led}"
+            crossed = _boundary(effect.canary, effect.relpath, effect.aliases)
+            message = f"{effect.action} {target}, outside its scope{', ' + crossed if crossed else ''}{led}"
         key = (kind, signature)
         if key not in found:
             found[key] = Observation(kind, redact.text(message), signature, Details(error=None), ambiguous)
@@ -192,22 +223,53 @@ def effect_observations(
 def canary_read_observations(
     arguments: Mapping[str, Any], reply: str, canaries: Sequence[CanaryLike], redact: Redactor
 ) -> list[Observation]:
-    """A reply carrying the content of a canary planted outside the scope (content the arguments
-    did not carry themselves)."""
+    """A reply carrying the content of a canary planted outside the scope, or naming a file planted
+    there by its unique token (a listing, a glob, a search): content and names the arguments did
+    not carry themselves."""
     if not reply:
         return []
     sent = json.dumps(arguments, ensure_ascii=False)
     found: dict[tuple[str, ...], Observation] = {}
     for canary in canaries:
-        if any(m in reply and m not in sent for m in canary.markers):
-            field = _field_naming(arguments, canary.relpath.split("/", 1)[0])
-            led = f" (argument `{field}` = {_shown(arguments[field], redact)})" if field in arguments else ""
-            message = f"answered with the content of the {canary.kind} canary planted outside its scope{led}"
-            # One bug per tool and argument, whichever canary it happened to read.
-            signature = ("read", field)
-            if signature not in found:
-                found[signature] = Observation(Kind.SCOPE_ESCAPE, redact.text(message), signature, Details(error=None))
+        content = any(m in reply and m not in sent for m in canary.markers)
+        named = any(n in reply and n not in sent for n in canary.names)
+        if not content and not named:
+            continue
+        field = _field_reading(arguments, canary)
+        led = f" (argument `{field}` = {_shown(arguments[field], redact)})" if field in arguments else ""
+        crossed = _boundary(canary.kind, canary.relpath, canary.aliases)
+        if content:
+            what = f"answered with the content of the {canary.kind} canary planted outside its scope"
+        else:
+            what = (
+                "answered with the name of a file planted outside its scope, a name only a listing, "
+                "glob or search of a directory outside could give"
+            )
+        message = f"{what}{', ' + crossed if crossed else ''}{led}"
+        # One bug per tool and argument, whichever canary it happened to read, and however.
+        signature = ("read", field)
+        if signature not in found:
+            found[signature] = Observation(Kind.SCOPE_ESCAPE, redact.text(message), signature, Details(error=None))
     return list(found.values())
+
+
+def _field_reading(arguments: Mapping[str, Any], canary: CanaryLike) -> str:
+    """The argument that led to reading `canary`: one naming its first or last path component or a
+    link to it, else an absolute path naming the directory it lies in, else one climbing out with
+    `..`, else `?`."""
+    parts = canary.relpath.split("/")
+    for part in dict.fromkeys((parts[0], parts[-1], *canary.aliases)):
+        field = _field_naming(arguments, part)
+        if field != UNKNOWN_FIELD:
+            return field
+    parent = "/".join((WATCHED_DIR, *parts[:-1]))
+    for name, value in arguments.items():
+        if isinstance(value, str) and value.startswith("/") and value.rstrip("/").endswith("/" + parent):
+            return str(name)
+    for name, value in arguments.items():
+        if isinstance(value, str) and ".." in value.replace("\\", "/").split("/"):
+            return str(name)
+    return UNKNOWN_FIELD
 
 
 _REJECTED_OPTION = re.compile(

@@ -143,7 +143,7 @@ class Engine:
             self.verifier.offer(finding, ambiguous)
 
     def _oracles(self) -> Oracles:
-        canaries = self.containment.workspace.canaries if self.containment is not None else ()
+        canaries = self.containment.workspace.watched if self.containment is not None else ()
         return Oracles(
             slow_s=self.settings.slow_ms / 1000,
             scanner=SecretScanner(self.settings.server.secret_patterns, self.canaries),
@@ -164,7 +164,7 @@ class Engine:
             return []
         workspace = containment.workspace
         canaries = [c.relpath for c in workspace.canaries]
-        cases = probe_cases(tool.name, tool.input_schema, base, workspace.token, canaries)
+        cases = probe_cases(tool.name, tool.input_schema, base, workspace.token, canaries, workspace.boundary)
         for case in cases:
             if case.probe.marker is not None:
                 self.probes[case.probe.marker] = case.probe

@@ -42,7 +42,7 @@ def oracles_for(
     environment canaries they look for."""
     canaries = run_canaries(settings.target, seed)
     scanner = SecretScanner(settings.server.secret_patterns, canaries)
-    planted = containment.workspace.canaries if containment is not None else ()
+    planted = containment.workspace.watched if containment is not None else ()
     oracles = Oracles(
         slow_s=settings.slow_ms / 1000,
         scanner=scanner,

@@ -9,6 +9,12 @@ with the directory of the server start the probe goes to):
   same reached from the scope with `../..` (the scope is laid out two levels below it): a server
   that creates, changes or deletes anything there, or answers with a canary's content, acted
   outside its scope;
+- boundary probes (`fuzzgate.sandbox.boundary`), in the absolute and the relative form, for reads
+  (the canary file a canary directory holds, the directory itself for a listing) and writes (a
+  fresh name): into the prefix sibling `<scope dir>-backup` of each scope dir (`../<scope
+  dir>-backup/...` is relative to the scope dir), and through the links planted in every scope dir
+  (`archive/...` to a canary directory, `notes.txt` to a canary file): a server whose check is
+  `startswith(allowed)`, or that checks the path but follows links, lands in watched territory;
 - injection probes: command-line options that write a file (`--output=`, `-o`, git's
   `--upload-pack=`) and shell fragments that create one (`$(...)`, backticks, `;`, `|`, `&&`, a
   newline). The file's name is unique to the probe, so the file appearing proves the option or
@@ -21,10 +27,13 @@ gives the same probes, and a created name maps back to the one probe that could 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fuzzgate.sandbox.boundary import Boundary
 
 OUTSIDE = "@@FUZZGATE_OUTSIDE@@"
 """Stands for the watched directory outside the scope until the engine sends the probe."""
@@ -37,6 +46,10 @@ class ProbeClass(StrEnum):
     SCOPE = "scope"
     OPTION = "option"
     SHELL = "shell"
+    SIBLING = "sibling"
+    """Into a prefix sibling of a scope dir (`<scope dir>-backup`)."""
+    SYMLINK = "symlink"
+    """Through a link planted in the scope that leads outside it."""
     COST = "cost"
     """A value costly to evaluate (`fuzzgate.generate.cost`): what it shows is a hang or a crash."""
 
@@ -87,7 +100,13 @@ def string_fields(schema: Mapping[str, Any]) -> list[str]:
     return fields
 
 
-def _values(token: str, tool: str, field: str, canaries: Sequence[str]) -> list[Probe]:
+MAX_BOUNDARY_DIRS = 2
+"""Boundary probes go to the first scope dirs only: each adds ten probes per field."""
+
+
+def _values(
+    token: str, tool: str, field: str, canaries: Sequence[str], boundary: Boundary | None = None
+) -> list[Probe]:
     def made(probe_class: ProbeClass, label: str, template: str, prefix: str) -> Probe:
         name = marker(token, tool, field, label, prefix)
         return Probe(tool, field, probe_class, label, template.format(path=f"{OUTSIDE}/{name}", name=name), name)
@@ -101,6 +120,8 @@ def _values(token: str, tool: str, field: str, canaries: Sequence[str]) -> list[
         probes.append(Probe(tool, field, ProbeClass.SCOPE, f"canary {relpath}", f"{OUTSIDE}/{relpath}"))
     if canaries:
         probes.append(Probe(tool, field, ProbeClass.SCOPE, f"../.. to canary {canaries[0]}", f"../../{canaries[0]}"))
+    if boundary is not None:
+        probes += _boundary_values(boundary, made, tool, field)
     probes += [
         made(ProbeClass.OPTION, "--output=", "--output={path}", INJECTION_PREFIX),
         made(ProbeClass.OPTION, "-o", "-o{path}", INJECTION_PREFIX),
@@ -115,14 +136,67 @@ def _values(token: str, tool: str, field: str, canaries: Sequence[str]) -> list[
     return probes
 
 
+def _boundary_values(
+    boundary: Boundary, made: Callable[[ProbeClass, str, str, str], Probe], tool: str, field: str
+) -> list[Probe]:
+    """The prefix sibling and symlink probes of one field (module docstring)."""
+    sibling, symlink = ProbeClass.SIBLING, ProbeClass.SYMLINK
+    canary, dir_link, file_link = boundary.canary_file, boundary.dir_link, boundary.file_link
+
+    def fixed(probe_class: ProbeClass, label: str, value: str) -> Probe:
+        return Probe(tool, field, probe_class, label, value)
+
+    probes = []
+    for index, (scope_dir, siblings) in enumerate(zip(boundary.scope_dirs, boundary.siblings, strict=True)):
+        if index == MAX_BOUNDARY_DIRS:
+            break
+        at, near = f"{OUTSIDE}/{siblings[0]}", f"../{siblings[0].rsplit('/', 1)[-1]}"
+        linked = f"{OUTSIDE}/{scope_dir}"
+        which = f"prefix sibling of scope dir {index}"
+        probes += [
+            fixed(sibling, f"{which}", at),
+            fixed(sibling, f"../ to the {which}", near),
+            fixed(sibling, f"canary in the {which}", f"{at}/{canary}"),
+            fixed(sibling, f"../ to the canary in the {which}", f"{near}/{canary}"),
+            made(sibling, f"new path in the {which}", f"{_literal(at)}/{{name}}", ESCAPE_PREFIX),
+            made(sibling, f"../ to a new path in the {which}", f"{_literal(near)}/{{name}}", ESCAPE_PREFIX),
+        ]
+        which = f"link in scope dir {index}"
+        fresh = f"{_literal(linked)}/{dir_link}/{{name}}"
+        probes += [
+            fixed(symlink, f"absolute {which} to a directory", f"{linked}/{dir_link}"),
+            fixed(symlink, f"canary through the absolute {which}", f"{linked}/{dir_link}/{canary}"),
+            made(symlink, f"new path through the absolute {which}", fresh, ESCAPE_PREFIX),
+            fixed(symlink, f"absolute {which} to a file", f"{linked}/{file_link}"),
+        ]
+    probes += [
+        fixed(symlink, "link to a directory", dir_link),
+        fixed(symlink, "canary through a link", f"{dir_link}/{canary}"),
+        made(symlink, "new path through a link", f"{dir_link}/{{name}}", ESCAPE_PREFIX),
+        fixed(symlink, "link to a file", file_link),
+    ]
+    return probes
+
+
+def _literal(text: str) -> str:
+    """`text` as a `str.format` template that yields itself (a scope dir's name may hold braces)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def probe_cases(
-    tool: str, schema: Mapping[str, Any], base: Mapping[str, Any], token: str, canaries: Sequence[str]
+    tool: str,
+    schema: Mapping[str, Any],
+    base: Mapping[str, Any],
+    token: str,
+    canaries: Sequence[str],
+    boundary: Boundary | None = None,
 ) -> list[ProbeCase]:
     """The probes for every string field of `tool`, each in a copy of `base` (a valid case, so the
-    tool gets past its other arguments): field by field, scope probes first."""
+    tool gets past its other arguments): field by field, scope probes first, then the boundary's
+    (when the workspace's `boundary` is given), then injection probes."""
     cases = []
     for field in string_fields(schema):
-        for probe in _values(token, tool, field, canaries):
+        for probe in _values(token, tool, field, canaries, boundary):
             cases.append(ProbeCase({**base, field: probe.value}, probe))
     return cases
 

@@ -50,7 +50,8 @@ def copy_scope(src: str, dst: str, *, skip: tuple[str, ...] = ()) -> None:
     """Copy the tree `src` into the directory `dst` (made if missing), keeping symlinks as symlinks,
     making dependency dirs (`DEPENDENCY_DIRS`) symlinks to the originals, recreating FIFOs and
     leaving out sockets, devices, what cannot be read, and the paths in `skip` (the copy itself,
-    when it lies inside `src`). Raises `ScopeTooLarge` past the caps."""
+    when it lies inside `src`). What `dst` already holds wins over the entry of `src` of the same
+    name (the links a layer planted in an overlay's upper dir). Raises `ScopeTooLarge` past the caps."""
     import shutil
 
     os.makedirs(dst, exist_ok=True)
@@ -75,13 +76,16 @@ def _walk(src: str, dst: str | None, tally: _Tally) -> None:
         except OSError:
             continue
         mode = info.st_mode
+        planted = target is not None and os.path.lexists(target)
+        if planted and not (stat.S_ISDIR(mode) and _real_dir(target)):
+            continue
         if stat.S_ISDIR(mode):
             if entry.name in DEPENDENCY_DIRS:
                 if target is not None:
                     os.symlink(entry.path, target)
                 continue
             tally.add(0)
-            if target is not None:
+            if target is not None and not planted:
                 os.mkdir(target)
             _walk(entry.path, target, tally)
             if target is not None:
@@ -101,3 +105,7 @@ def _walk(src: str, dst: str | None, tally: _Tally) -> None:
             tally.add(0)
             if target is not None:
                 os.mkfifo(target, stat.S_IMODE(mode))
+
+
+def _real_dir(path: str | None) -> bool:
+    return path is not None and os.path.isdir(path) and not os.path.islink(path)

@@ -1,7 +1,12 @@
 """The canaries planted around a server's scope: a text file, a `.env` file and, when `git` is on
 PATH, a git repository, each holding unique marker strings derived from the run's token (in their
 content, never in their names), so that a reply or a log quoting one shows the server read outside
-its scope. They are written once into a template that every layer copies."""
+its scope. They are written once into a template that every layer copies.
+
+The canaries at the scope's boundary (`boundary.py`: prefix siblings, the targets of links, the
+watched directory's listing) are canary directories (`plant_canary_dir`): a file holding a marker
+and a file *named* by a unique token (`Canary.names`), so that a reply naming that file (a listing,
+a glob, a search) shows the server looked outside its scope even without reading anything."""
 
 from __future__ import annotations
 
@@ -29,10 +34,45 @@ class Canary:
     markers: tuple[str, ...]
     """Strings found only in its content (text, `.env` value, branch name, commit message, the
     name of an untracked file in the repository), never in `relpath`."""
+    names: tuple[str, ...] = ()
+    """Unique tokens (`MARKER_PREFIX` and a hash of the run's token) that are names of entries in
+    it, or its own name: nothing fuzzgate sends holds one, so a reply naming one listed, globbed or
+    searched outside the scope."""
+    aliases: tuple[str, ...] = ()
+    """The names of the symbolic links in the scope that lead to it (`boundary.py`), by which an
+    argument reaches it without naming it."""
 
 
 def _marker(token: str, name: str) -> str:
     return MARKER_PREFIX + hashlib.sha256(f"fuzzgate-canary:{token}:{name}".encode()).hexdigest()[:24]
+
+
+CANARY_FILE = _FILE_CANARY
+"""The file every canary directory holds, with a marker: what a probe through the boundary reads."""
+
+
+def content_marker(token: str, key: str) -> str:
+    """The marker of the canary `key` (unique among the run's canaries) planted at the boundary."""
+    return _marker(token, f"{key}:content")
+
+
+def name_token(token: str, key: str) -> str:
+    """The unique name token of the canary `key` planted at the boundary."""
+    return _marker(token, f"{key}:name")
+
+
+def plant_canary_dir(directory: Path, token: str, key: str) -> None:
+    """A canary directory at `directory` (made, with its parents): `CANARY_FILE` holding the
+    marker of `key`, and a file named by its name token, holding the marker too."""
+    directory.mkdir(parents=True)
+    text, name = content_marker(token, key), name_token(token, key)
+    (directory / CANARY_FILE).write_text(f"fuzzgate canary: {text}\n", encoding="utf-8")
+    (directory / name).write_text(f"fuzzgate canary: {text}\n", encoding="utf-8")
+
+
+def plant_canary_file(path: Path, token: str, key: str) -> None:
+    """A canary file at `path` holding the marker of `key`."""
+    path.write_text(f"fuzzgate canary: {content_marker(token, key)}\n", encoding="utf-8")
 
 
 def plant_canaries(directory: Path, token: str) -> tuple[Canary, ...]:

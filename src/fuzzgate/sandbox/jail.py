@@ -48,7 +48,7 @@ from fuzzgate.model.errors import TargetError
 from fuzzgate.sandbox import _jail_init, _jail_spec
 from fuzzgate.sandbox._jail_spec import Overlay, Spec
 from fuzzgate.sandbox.removal import remove_tree
-from fuzzgate.sandbox.workspace import Layer, workdir_base
+from fuzzgate.sandbox.workspace import Layer, overlay_upper, workdir_base
 
 INIT = Path(_jail_init.__file__)
 """Run by path with `-I -S`: it needs only the standard library (and the stdlib-only modules of
@@ -144,7 +144,7 @@ def _spec(layer: _LayerPaths, scope: Sequence[Path], *, network: bool, userns: b
     overlays: list[Overlay] = []
     if layer.isolated:
         for index, original in enumerate(scope):
-            upper, work = private / f"upper-{index}", private / f"work-{index}"
+            upper, work = overlay_upper(layer.dir, index), private / f"work-{index}"
             target = layer.scope_map[original]
             overlays.append(Overlay(str(original), str(upper), str(work), str(target), "fail" if probe else "copy"))
     writable = [str(layer.outside)]

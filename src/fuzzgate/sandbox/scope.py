@@ -41,3 +41,8 @@ def normalize_scope(dirs: Iterable[Path]) -> tuple[Path, ...]:
         if path not in resolved:
             resolved.append(path)
     return tuple(p for p in resolved if not any(o != p and p.is_relative_to(o) for o in resolved))
+
+
+def mapped_name(index: int, original: Path) -> str:
+    """The name scope dir number `index` has in a layer (`<layer>/outside/scope/<name>`)."""
+    return f"{index}-{original.name or 'root'}"

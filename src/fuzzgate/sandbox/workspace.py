@@ -38,9 +38,10 @@ from pathlib import Path
 
 from fuzzgate.model.errors import TargetError
 from fuzzgate.sandbox._scope_copy import MAX_SCOPE_BYTES, MAX_SCOPE_FILES, ScopeTooLarge, copy_scope, measure_scope
+from fuzzgate.sandbox.boundary import plan_boundary, plant_boundary, plant_links
 from fuzzgate.sandbox.canaries import Canary, plant_canaries
 from fuzzgate.sandbox.removal import remove_tree
-from fuzzgate.sandbox.scope import normalize_scope
+from fuzzgate.sandbox.scope import mapped_name, normalize_scope
 from fuzzgate.sandbox.stale_roots import sweep_stale, write_owner
 
 WORKDIR_ENV = "FUZZGATE_WORKDIR"
@@ -115,12 +116,16 @@ class Workspace:
                 for directory in self.scope:
                     _check_size(directory, skip=(str(self.root),))
             self.canaries = plant_canaries(self._template, token)
+            self.boundary = plan_boundary(self.scope, token, skip=(str(self.root),))
+            plant_boundary(self._template, self.boundary, token)
+            self.watched = (*self.canaries, *self.boundary.canaries)
+            """Every canary a layer holds: `canaries` (which probes name) and the boundary's."""
         except BaseException:
             remove_tree(self.root)
             raise
 
     def markers(self) -> tuple[str, ...]:
-        return tuple(marker for canary in self.canaries for marker in canary.markers)
+        return tuple(marker for canary in self.watched for marker in canary.markers)
 
     def layer(self) -> Layer:
         """A fresh area for one server start: canaries planted anew, scope dirs copied or prepared."""
@@ -145,15 +150,15 @@ class Layer:
         self.isolated = workspace.isolate
         self.outside = directory / "outside"
         self.home = directory / "home"
-        self.canaries = workspace.canaries
+        self.canaries = workspace.watched
         directory.mkdir()
         try:
             shutil.copytree(workspace._template, self.outside, symlinks=True)
             holder = self.outside / "scope"
-            holder.mkdir()
+            holder.mkdir(exist_ok=True)
             self.scope_map: dict[Path, Path] = {}
             for index, original in enumerate(workspace.scope):
-                mapped = holder / f"{index}-{original.name or 'root'}"
+                mapped = holder / mapped_name(index, original)
                 if workspace.isolate:
                     mapped.mkdir()
                 else:
@@ -161,6 +166,15 @@ class Layer:
                     copy_scope(str(original), str(mapped), skip=(str(workspace.root),))
                 self.scope_map[original] = mapped
             self.home.mkdir()
+            scope = workspace.scope
+            plant_links(
+                workspace.boundary,
+                self.outside,
+                scope,
+                lambda i: overlay_upper(directory, i) if workspace.isolate else self.scope_map[scope[i]],
+                self.map_path,
+                isolated=workspace.isolate,
+            )
         except ScopeTooLarge as exc:
             remove_tree(directory)
             raise _too_large(Path(exc.path)) from None
@@ -253,6 +267,12 @@ class Layer:
 
     def close(self) -> None:
         remove_tree(self.dir)
+
+
+def overlay_upper(layer_dir: Path, index: int) -> Path:
+    """The upper dir of the overlay of scope dir number `index` in the sandbox: what the layer
+    plants there (`boundary.plant_links`) lies over the user's files in the jail."""
+    return layer_dir / "jail" / f"upper-{index}"
 
 
 def _spellings(text: str) -> list[Path]:
