@@ -146,12 +146,11 @@ def _boundary_values(
     def fixed(probe_class: ProbeClass, label: str, value: str) -> Probe:
         return Probe(tool, field, probe_class, label, value)
 
-    probes = []
+    probes, absolute = [], []
     for index, (scope_dir, siblings) in enumerate(zip(boundary.scope_dirs, boundary.siblings, strict=True)):
         if index == MAX_BOUNDARY_DIRS:
             break
         at, near = f"{OUTSIDE}/{siblings[0]}", f"../{siblings[0].rsplit('/', 1)[-1]}"
-        linked = f"{OUTSIDE}/{scope_dir}"
         which = f"prefix sibling of scope dir {index}"
         probes += [
             fixed(sibling, f"{which}", at),
@@ -161,20 +160,24 @@ def _boundary_values(
             made(sibling, f"new path in the {which}", f"{_literal(at)}/{{name}}", ESCAPE_PREFIX),
             made(sibling, f"../ to a new path in the {which}", f"{_literal(near)}/{{name}}", ESCAPE_PREFIX),
         ]
-        which = f"link in scope dir {index}"
+        linked = f"{OUTSIDE}/{scope_dir}"
         fresh = f"{_literal(linked)}/{dir_link}/{{name}}"
-        probes += [
+        which = f"link in scope dir {index}"
+        absolute += [
             fixed(symlink, f"absolute {which} to a directory", f"{linked}/{dir_link}"),
             fixed(symlink, f"canary through the absolute {which}", f"{linked}/{dir_link}/{canary}"),
             made(symlink, f"new path through the absolute {which}", fresh, ESCAPE_PREFIX),
             fixed(symlink, f"absolute {which} to a file", f"{linked}/{file_link}"),
         ]
+    # Relative to the scope dir (or the working directory) the server resolves against: the same
+    # names in every scope dir.
     probes += [
         fixed(symlink, "link to a directory", dir_link),
         fixed(symlink, "canary through a link", f"{dir_link}/{canary}"),
         made(symlink, "new path through a link", f"{dir_link}/{{name}}", ESCAPE_PREFIX),
         fixed(symlink, "link to a file", file_link),
     ]
+    probes += absolute
     return probes
 
 
