@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from fuzzgate.check import CallContext, Observation, Oracles
-from fuzzgate.check.effects import UNKNOWN_FIELD, Effect
+from fuzzgate.check.effects import UNKNOWN_FIELD, Effect, canary_read_observations
 from fuzzgate.check.secrets import Redactor, SecretScanner
 from fuzzgate.generate.probes import OUTSIDE, Probe, ProbeClass, probe_cases
 from fuzzgate.model.findings import Kind
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.sandbox.boundary import SIBLING_SUFFIXES, Boundary
 
 SECRET = "sk-live-" + "Zq81xWv3Lm5Pt7Rk9Hs2"
 """A value the run knows as secret (a target env value, say): it must never reach a message."""
@@ -234,3 +235,62 @@ def test_a_name_the_server_made_under_a_path_that_climbs_out_is_that_arguments()
     assert _seen(_observe({"ref": "main", "repo_path": "../.."}, effects)) == [
         (Kind.SCOPE_ESCAPE, ("write", "repo_path"))
     ]
+
+
+# the scope's boundary ----------------------------------------------------------------------------
+
+SIBLING = FakeCanary(
+    "sibling", "scope/0-proj-backup", ("fzgcanary11112222333344445555aaaa",), ("fzgcanary99998888777766665555bbbb",)
+)
+LINKED_FILE = FakeCanary("linked", "fuzzgate-linked.txt", ("fzgcanary0000111122223333cccc4444",), (), ("notes.txt",))
+BOUNDARY = Boundary(
+    ("scope/0-proj",),
+    (tuple(f"scope/0-proj{suffix}" for suffix in SIBLING_SUFFIXES),),
+    "archive",
+    "notes.txt",
+    "fuzzgate-canary.txt",
+    (),
+    (),
+)
+LISTED = FakeCanary("name", "fzgcanaryddddeeeeffff000011112222", (), ("fzgcanaryddddeeeeffff000011112222",))
+
+
+def _read(arguments: dict[str, Any], reply: str, *canaries: FakeCanary) -> list[Observation]:
+    return list(canary_read_observations(arguments, reply, canaries, Redactor([])))
+
+
+def test_a_canary_name_in_a_reply_is_a_read_even_without_content() -> None:
+    reply = f"fuzzgate-canary.txt\n{SIBLING.names[0]}\n"
+    (observed,) = _read({"path": "../0-proj-backup"}, reply, SIBLING)
+    assert observed.kind is Kind.SCOPE_ESCAPE and observed.signature == ("read", "path")
+    assert observed.message.startswith("answered with the name of a file planted outside its scope")
+    assert "listing" in observed.message and "`0-proj-backup`, a prefix sibling" in observed.message
+
+
+def test_a_canary_name_the_arguments_carried_is_not_evidence() -> None:
+    name = SIBLING.names[0]
+    assert _read({"path": f"../0-proj-backup/{name}"}, f"no such file: ../0-proj-backup/{name}", SIBLING) == []
+
+
+def test_the_listing_of_the_watched_directory_names_the_argument_that_named_it() -> None:
+    arguments = {"query": "x", "dir": "/var/tmp/fuzzgate-abc/s1/outside"}
+    (observed,) = _read(arguments, f"README\n{LISTED.names[0]}\n", LISTED)
+    assert observed.signature == ("read", "dir")
+
+
+def test_a_write_through_a_planted_link_names_the_link_and_the_argument() -> None:
+    effect = Effect("changed", "fuzzgate-linked.txt", "linked", "/w/outside/fuzzgate-linked.txt", ("notes.txt",))
+    (observed,) = _observe({"text": "a", "path": "notes.txt"}, (effect,))
+    assert observed.signature == ("write", "path")
+    assert "through the symbolic link `notes.txt` planted in its scope" in observed.message
+
+
+def test_a_sibling_probe_is_attributed_by_its_file_name() -> None:
+    probe = next(
+        p
+        for c in probe_cases("git_log", SCHEMA, {}, "token-1", [], boundary=BOUNDARY)
+        if (p := c.probe).field == "ref" and p.probe_class is ProbeClass.SIBLING and p.marker is not None
+    )
+    effect = Effect("created", f"scope/0-proj-backup/{probe.marker}", "sibling")
+    (observed,) = _observe({"path": "x", "ref": "anything"}, (effect,), probes={str(probe.marker): probe})
+    assert observed.signature == ("write", "ref") and "a prefix sibling" in observed.message

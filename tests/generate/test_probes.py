@@ -22,6 +22,7 @@ from fuzzgate.generate.probes import (
     string_fields,
     substitute,
 )
+from fuzzgate.sandbox.boundary import SIBLING_SUFFIXES, Boundary
 
 CANARIES = ["fuzzgate-canary.txt", ".env"]
 SCHEMA = {
@@ -159,3 +160,35 @@ def test_no_placeholder_survives_placing(value: Any) -> None:
     placed = place(value, "/srv/outside")
     assert OUTSIDE not in json.dumps(placed)
     assert place(placed, "/elsewhere") == placed
+
+
+def test_boundary_probes_go_into_prefix_siblings_and_through_links_in_both_forms() -> None:
+    boundary = Boundary(
+        ("scope/0-proj", "scope/1-data"),
+        tuple(tuple(f"{d}{suffix}" for suffix in SIBLING_SUFFIXES) for d in ("scope/0-proj", "scope/1-data")),
+        "archive",
+        "notes.txt",
+        "fuzzgate-canary.txt",
+        (),
+        (),
+    )
+    cases = probe_cases("t", {"properties": {"p": {"type": "string"}}}, {}, "k", CANARIES, boundary)
+    by_class: dict[ProbeClass, set[Any]] = {}
+    for case in cases:
+        by_class.setdefault(case.probe.probe_class, set()).add(case.probe.value)
+    siblings, links = by_class[ProbeClass.SIBLING], by_class[ProbeClass.SYMLINK]
+    for name in ("0-proj-backup", "1-data-backup"):
+        assert {f"{OUTSIDE}/scope/{name}/fuzzgate-canary.txt", f"../{name}/fuzzgate-canary.txt"} <= siblings
+        assert {f"{OUTSIDE}/scope/{name}", f"../{name}"} <= siblings
+        # A fresh name to write, absolute and relative.
+        assert len([v for v in siblings if v.startswith((f"{OUTSIDE}/scope/{name}/", f"../{name}/"))
+                    and ESCAPE_PREFIX in v]) == 2  # fmt: skip
+    assert {"archive", "archive/fuzzgate-canary.txt", "notes.txt", f"{OUTSIDE}/scope/1-data/notes.txt"} <= links
+    assert any(v.startswith("archive/" + ESCAPE_PREFIX) for v in links)
+    # Scope probes first, then the boundary's, then injections; every label unique within the field.
+    classes = [case.probe.probe_class for case in cases]
+    assert classes.index(ProbeClass.SIBLING) > max(i for i, c in enumerate(classes) if c is ProbeClass.SCOPE)
+    assert max(i for i, c in enumerate(classes) if c is ProbeClass.SYMLINK) < classes.index(ProbeClass.OPTION)
+    assert len({case.probe.label for case in cases}) == len(cases)
+    # No probe names a listing token: a reply naming one could not be an echo.
+    assert not any("fzgcanary" in str(case.probe.value) for case in cases)

@@ -431,3 +431,90 @@ def test_a_stale_root_of_another_user_a_forged_owner_file_or_a_link_is_left_alon
     assert sorted(p.name for p in base.iterdir()) == sorted(expected_kept)
     assert stat.S_IMODE(victim.stat().st_mode) == 0o500 and (victim / "inner").is_dir()
     victim.chmod(0o700)
+
+
+# the scope's boundary ---------------------------------------------------------------------------
+
+
+def test_prefix_siblings_are_watched_canary_dirs_beside_each_scope_dir(workspace: Workspace) -> None:
+    layer = workspace.layer()
+    siblings = [c for c in workspace.watched if c.kind == "sibling"]
+    assert [c.relpath for c in siblings] == [f"scope/0-project{suffix}" for suffix in ("-backup", "2", "_old", ".bak")]
+    for canary in siblings:
+        (name,) = canary.names
+        assert name.startswith("fzgcanary") and (layer.outside / canary.relpath / name).is_file()
+        assert canary.markers[0] in (layer.outside / canary.relpath / "fuzzgate-canary.txt").read_text()
+    before = layer.snapshot()
+    (layer.outside / "scope" / "0-project-backup" / "new.txt").write_text("x")
+    changes = layer.changes(before, layer.snapshot())
+    assert [(c.action, c.canary.kind if c.canary else None) for c in changes] == [("created", "sibling")]
+
+
+def test_planted_links_lead_from_every_scope_dir_to_watched_canaries(workspace: Workspace, project: Path) -> None:
+    layer = workspace.layer()
+    mapped = layer.scope_map[project]
+    boundary = workspace.boundary
+    assert (boundary.dir_link, boundary.file_link) == ("archive", "notes.txt")
+    linked = {c.relpath: c for c in workspace.watched if c.kind == "linked"}
+    assert (mapped / "archive").resolve() == layer.outside / "fuzzgate-linked-dir"
+    assert linked["fuzzgate-linked.txt"].markers[0] in (mapped / "notes.txt").read_text()
+    before = layer.snapshot()
+    (mapped / "archive" / "through.txt").write_text("x")
+    (mapped / "notes.txt").write_text("overwritten")
+    changes = {c.path.relative_to(layer.outside).as_posix(): c for c in layer.changes(before, layer.snapshot())}
+    assert set(changes) == {"fuzzgate-linked-dir/through.txt", "fuzzgate-linked.txt"}
+    assert changes["fuzzgate-linked.txt"].canary == linked["fuzzgate-linked.txt"]
+    assert linked["fuzzgate-linked.txt"].aliases == ("notes.txt",)
+
+
+def test_planted_link_names_never_shadow_the_users_files(project: Path) -> None:
+    (project / "archive").mkdir()
+    (project / "notes.txt").write_text("mine\n")
+    workspace = Workspace([project], "t", isolate=False, cwd=project)
+    assert (workspace.boundary.dir_link, workspace.boundary.file_link) == ("archive-1", "notes-1.txt")
+    mapped = workspace.layer().scope_map[project]
+    assert (mapped / "notes.txt").read_text() == "mine\n" and not (mapped / "archive").is_symlink()
+    workspace.close()
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+def test_the_users_links_out_of_the_scope_lead_to_watched_stand_ins(
+    tmp_path: Path, project: Path, isolate: bool
+) -> None:
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "secret.txt").write_text("the user's\n")
+    os.symlink(private, project / "src" / "shared")
+    os.symlink(private / "secret.txt", project / "key")
+    os.symlink(project / "src", project / "by-path")
+    os.symlink(tmp_path / "gone", project / "dangling")
+    workspace = Workspace([project], "t", isolate=isolate, cwd=project)
+    layer = workspace.layer()
+    # Without the sandbox the links are in the copy; with it, in the overlay's upper dir, which
+    # lies over the user's files in the jail.
+    base = layer.dir / "jail" / "upper-0" if isolate else layer.scope_map[project]
+    stand_ins = {c.aliases[0]: c for c in workspace.watched if c.kind == "link"}
+    assert set(stand_ins) == {"shared", "key", "dangling"}
+    for link in ("src/shared", "key", "dangling"):
+        target = Path(os.readlink(base / link))
+        assert target == layer.outside / stand_ins[Path(link).name].relpath
+    assert (base / "src" / "shared" / "fuzzgate-canary.txt").is_file()
+    assert stand_ins["key"].markers[0] in (base / "key").read_text()
+    assert not (base / "dangling").exists()
+    # An absolute link into the scope leads to the layer's copy of that path.
+    assert os.readlink(base / "by-path") == str(layer.scope_map[project] / "src")
+    before = layer.snapshot()
+    (base / "dangling").write_text("through the link")
+    (changed,) = layer.changes(before, layer.snapshot())
+    assert changed.canary == stand_ins["dangling"] and changed.action == "created"
+    assert [p.name for p in private.iterdir()] == ["secret.txt"]
+    workspace.close()
+
+
+def test_name_tokens_are_unique_and_only_names(workspace: Workspace) -> None:
+    names = [name for canary in workspace.watched for name in canary.names]
+    assert len(set(names)) == len(names) > 5
+    assert set(names).isdisjoint(workspace.markers())
+    layer = workspace.layer()
+    top = next(c for c in workspace.watched if c.kind == "name")
+    assert (layer.outside / top.relpath).is_file() and top.names == (top.relpath,)
