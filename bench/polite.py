@@ -1,5 +1,5 @@
 """The bugs that answer politely: fuzzgate (several seeds) and mcp-fuzzer on the notes, toolbox,
-surrogate and inventory servers; found / missed / false positives per bug class.
+surrogate, inventory and boundary servers; found / missed / false positives per bug class.
 
     python bench/polite.py [--quick] [--budget 60] [--seeds 3] [--fuzzers fuzzgate,mcp-fuzzer] [--out FILE]
     python bench/polite.py --merge BUGS.json[=WORKDIR] ... [--out FILE]
@@ -11,7 +11,7 @@ directory under bench/.work/polite/. fuzzgate runs once per seed (bugs.py's defa
 then the stability seeds), mcp-fuzzer once (its iterations already take seeds 1, 2, ...). Each run
 records its wall time and the 1-minute load average before and after it: the machine is shared.
 
-`--merge` assembles the same result file from `bench/bugs.py --servers notes,toolbox,surrogate,inventory`
+`--merge` assembles the same result file from `bench/bugs.py --servers notes,toolbox,surrogate,inventory,boundary`
 outputs made separately (one per fuzzgate seed, one for mcp-fuzzer), for runs split over time.
 `section(data)` renders the Markdown for docs/benchmarks.md (bench/report.py calls it); `--markdown`
 prints it. Default result file: bench/.work/results/polite.json.
@@ -43,6 +43,7 @@ FAMILY = {
     "toolbox": "injection",
     "surrogate": "unanswered request",
     "inventory": "stateful crash",
+    "boundary": "scope boundary",
 }
 ADVISORY = ("accepted_malformed", "injection_reflection")
 
@@ -171,7 +172,7 @@ def section(data: dict[str, Any] | None) -> list[str]:
     out = [
         "## 6. The bugs that answer politely: scope escapes, injections, unanswered requests, stateful crashes",
         "",
-        f"Servers: `notes`, `toolbox`, `surrogate`, `inventory` in [bench/servers/](../bench/servers/BUGS.md), "
+        f"Servers: {', '.join(f'`{s}`' for s in ROOTED_SERVERS)} in [bench/servers/](../bench/servers/BUGS.md), "
         f"{len(bugs)} planted bugs, one per class, and clean look-alikes. Budget **{budget:g} s per server per "
         f"run**; fuzzgate with {len(seeds)} seed(s) (its defaults otherwise; it sandboxes each server itself), "
         f"{data.get('mcp_fuzzer_version', 'mcp-fuzzer')} once (`--security-audit`, in iterations as in §2, "

@@ -98,6 +98,20 @@ BUGS: tuple[PlantedBug, ...] = (
                "an assertion on stderr, exit 70"),
     PlantedBug("INV-2", "inventory", "tool", "delete_item", "double delete (stateful crash)", "crash",
                "`delete_item(id)` twice for an item created in the same process: an assertion on stderr, exit 70"),
+    PlantedBug("BND-1", "boundary", "tool", "read_doc", "prefix-sibling read outside the root", "scope",
+               "`path` resolves to a prefix sibling of `--root` (`ROOT-backup/x`, `../ROOT2/x`): the check is "
+               "`realpath(path).startswith(ROOT)`, and the file's content is returned"),
+    PlantedBug("BND-2", "boundary", "tool", "save_doc", "prefix-sibling write outside the root", "scope",
+               "`path` resolves to a prefix sibling of `--root`: the same check, and the file is written"),
+    PlantedBug("BND-3", "boundary", "tool", "open_note", "read through a symbolic link in the root", "scope",
+               "`path` resolves `..` lexically inside the root but goes through a link in it to a file outside: "
+               "its content is returned"),
+    PlantedBug("BND-4", "boundary", "tool", "write_note", "write through a symbolic link in the root", "scope",
+               "`path` resolves `..` lexically inside the root but goes through a link in it: the file outside is "
+               "written"),
+    PlantedBug("BND-5", "boundary", "tool", "list_folder", "listing outside the root through a link", "scope",
+               "`path` names a link in the root to a directory outside (checked lexically): its names are "
+               "returned, no content"),
     PlantedBug("LIS-1", "listing", "tool", "get_item", "crash behind an id only a listing hands out", "crash",
                '`item_id == "itm_7f3a9c"`, an opaque id that only `list_items` returns (no schema, description or '
                "example names it): an assertion on stderr, exit 70"),
@@ -161,6 +175,7 @@ CLEAN_TOOLS: dict[str, tuple[str, ...]] = {
     "docs": ("search_docs", "word_count"),
     "rpc": ("list_warehouses",),
     "notes": ("read_note_safe", "write_note", "list_notes"),
+    "boundary": ("read_doc_safe", "save_doc_safe", "open_note_safe", "write_note_safe", "list_folder_safe"),
     "toolbox": ("diff_files_safe", "echo"),
     "inventory": ("create_item", "list_items", "export_items"),
     "listing": ("describe_item", "list_items"),
@@ -173,7 +188,9 @@ CLEAN_TOOLS: dict[str, tuple[str, ...]] = {
 }
 """Among them the look-alikes of the scope and injection bugs: `read_note_safe` and `write_note` check
 every path against the root (`write_note` writes inside it), `diff_files_safe` puts `--` before the
-path, `echo` returns `$(touch x)` or `--output=x` verbatim; `export_items` writes inside the root."""
+path, `echo` returns `$(touch x)` or `--output=x` verbatim; `export_items` writes inside the root;
+boundary's `*_safe` tools resolve links and `..`, then check containment, before the same reads,
+writes and listings as their buggy twins."""
 
 REACH_SERVERS: tuple[str, ...] = (
     "listing", "regions", "drafts", "library", "briefing", "batch", "nullargs", "nullargs_clean", "calc",
@@ -207,7 +224,7 @@ SERVERS: tuple[str, ...] = ("ledger", "jobs", "orders", "docs", "rpc", "notes", 
 """The servers bench/bugs.py, bench/stability.py and §2 take by default; the reach servers are
 bench/reach.py's (bugs.py runs them too when `--servers` names them)."""
 
-ROOTED_SERVERS: tuple[str, ...] = ("notes", "toolbox", "surrogate", "inventory")
+ROOTED_SERVERS: tuple[str, ...] = ("notes", "toolbox", "surrogate", "inventory", "boundary")
 """Servers started with `--root DIR`, the one directory they may touch; `bench/bugs.py` makes DIR the
 fuzzer's (and so the server's) working directory, and runs mcp-fuzzer, which has no sandbox, on them
 inside `netjail.sh --rw WORKDIR` (file system read-only but for the run's directory, a private

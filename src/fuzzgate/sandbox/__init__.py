@@ -16,8 +16,10 @@ The modules:
   it. The watched directory outside the scope holds canaries; a snapshot before and after each call
   gives the changes there.
 - `scope.py`: the scope, configured or inferred from the command line; `canaries.py`: the canaries
-  and their markers; `stale_roots.py`: each root names its owner process, and the roots of owners
-  killed with SIGKILL are swept by the next workspace; `removal.py`: removing a tree whatever a
+  and their markers (and the name tokens a listing shows); `boundary.py`: the canaries at the
+  scope's boundary (prefix siblings of every scope dir, links planted in it, the user's own links
+  out of it redirected to watched stand-ins); `stale_roots.py`: each root names its owner process,
+  and the roots of owners killed with SIGKILL are swept by the next workspace; `removal.py`: removing a tree whatever a
   server did to it, never through a symlink.
 - `jail.py` with `_jail_init.py`: the jail where namespaces work. unshare + overlayfs, a
   loopback-only network, the rest read-only, a minimal /dev, nodev everywhere else, an empty /run
