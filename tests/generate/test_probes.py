@@ -185,10 +185,14 @@ def test_boundary_probes_go_into_prefix_siblings_and_through_links_in_both_forms
                     and ESCAPE_PREFIX in v]) == 2  # fmt: skip
     assert {"archive", "archive/fuzzgate-canary.txt", "notes.txt", f"{OUTSIDE}/scope/1-data/notes.txt"} <= links
     assert any(v.startswith("archive/" + ESCAPE_PREFIX) for v in links)
-    # Scope probes first, then the boundary's, then injections; every label unique within the field.
+    # Scope probes first, then injections, then the boundary's; every label unique within the field.
     classes = [case.probe.probe_class for case in cases]
-    assert classes.index(ProbeClass.SIBLING) > max(i for i, c in enumerate(classes) if c is ProbeClass.SCOPE)
-    assert max(i for i, c in enumerate(classes) if c is ProbeClass.SYMLINK) < classes.index(ProbeClass.OPTION)
+    boundary_classes = (ProbeClass.SIBLING, ProbeClass.SYMLINK)
+    first = min(i for i, c in enumerate(classes) if c in boundary_classes)
+    assert set(classes[first:]) == set(boundary_classes)
+    assert classes[:first] == [
+        c.probe.probe_class for c in probe_cases("t", {"properties": {"p": {"type": "string"}}}, {}, "k", CANARIES)
+    ]
     assert len({case.probe.label for case in cases}) == len(cases)
     # No probe names a listing token: a reply naming one could not be an echo.
     assert not any("fzgcanary" in str(case.probe.value) for case in cases)

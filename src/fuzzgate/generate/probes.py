@@ -120,8 +120,6 @@ def _values(
         probes.append(Probe(tool, field, ProbeClass.SCOPE, f"canary {relpath}", f"{OUTSIDE}/{relpath}"))
     if canaries:
         probes.append(Probe(tool, field, ProbeClass.SCOPE, f"../.. to canary {canaries[0]}", f"../../{canaries[0]}"))
-    if boundary is not None:
-        probes += _boundary_values(boundary, made, tool, field)
     probes += [
         made(ProbeClass.OPTION, "--output=", "--output={path}", INJECTION_PREFIX),
         made(ProbeClass.OPTION, "-o", "-o{path}", INJECTION_PREFIX),
@@ -133,6 +131,9 @@ def _values(
         made(ProbeClass.SHELL, "&&", "x && touch {path}", INJECTION_PREFIX),
         made(ProbeClass.SHELL, "newline", "x\ntouch {path}", INJECTION_PREFIX),
     ]
+    if boundary is not None:
+        # Last: a tool's injection probes keep the slots they had before the boundary's were added.
+        probes += _boundary_values(boundary, made, tool, field)
     return probes
 
 
@@ -195,8 +196,8 @@ def probe_cases(
     boundary: Boundary | None = None,
 ) -> list[ProbeCase]:
     """The probes for every string field of `tool`, each in a copy of `base` (a valid case, so the
-    tool gets past its other arguments): field by field, scope probes first, then the boundary's
-    (when the workspace's `boundary` is given), then injection probes."""
+    tool gets past its other arguments): field by field, scope probes first, then injection
+    probes, then the boundary's (when the workspace's `boundary` is given)."""
     cases = []
     for field in string_fields(schema):
         for probe in _values(token, tool, field, canaries, boundary):
