@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from fuzzgate.check.normalize import normalize_message
+from fuzzgate.check.normalize import abstract_arguments, normalize_message
 from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_RESOURCE_CRASH, SDK_UNHANDLED
 from fuzzgate.check.registry import CallContext, CheckEnv, check
@@ -85,11 +85,17 @@ def _sdk_unhandled(ctx: CallContext, env: CheckEnv) -> Observation | None:
 
 
 def _quoted_bare(ctx: CallContext) -> dict[str, Any] | None:
-    """The arguments whose values a message may quote bare, to be taken out of the signature: for
-    prompts and resources (new in fingerprint scheme `fuzzgate/1`'s lifetime, no baseline holds
-    them). A tool's signature keeps the scheme's normalization as it was, which committed baselines
-    rely on; changing it needs a new scheme (docs/fingerprints.md)."""
+    """The arguments whose values are taken out of a message before the normalizers run: for
+    prompts and resources, as fingerprint scheme `fuzzgate/1` did (their signatures are kept as
+    they were). Every surface's message then has the values left in it taken out after the
+    normalizers (`abstract_arguments`, `fuzzgate/2`)."""
     return ctx.arguments if ctx.surface is not Surface.TOOL else None
+
+
+def rpc_signature(ctx: CallContext, text: str) -> tuple[str, ...]:
+    """The signature of an internal error reply with the (redacted) message `text`."""
+    normalized = abstract_arguments(normalize_message(text, _quoted_bare(ctx)), ctx.arguments)
+    return ("rpc", str(ctx.outcome.rpc_code), normalized)
 
 
 def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
@@ -109,7 +115,7 @@ def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
         Kind.INTERNAL_ERROR,
         f"JSON-RPC internal error {outcome.rpc_code} for schema-valid input: "
         f"{redact.cut(outcome.text, RPC_MESSAGE_CHARS)}",
-        ("rpc", str(outcome.rpc_code), normalize_message(redact.text(outcome.text), _quoted_bare(ctx))),
+        rpc_signature(ctx, redact.text(outcome.text)),
         outcome_details(outcome, redact),
     )
 
