@@ -16,8 +16,9 @@ from fuzzgate.check.normalize import abstract_arguments, normalize_message
 from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_RESOURCE_CRASH, SDK_UNHANDLED
 from fuzzgate.check.registry import CallContext, CheckEnv, check
+from fuzzgate.check.sdk import rejected_by_sdk
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
-from fuzzgate.model.findings import Details, Kind, Surface
+from fuzzgate.model.findings import Cause, Details, Kind, Surface
 from fuzzgate.model.outcome import AfterTimeout, OutcomeStatus
 
 RPC_MESSAGE_CHARS = 200
@@ -38,6 +39,29 @@ def _sdk_rejection(ctx: CallContext, trace: Trace) -> bool:
     return ctx.surface is not Surface.TOOL and not ctx.schema_valid and not trace.user_frames()
 
 
+def _rejected_by_sdk(ctx: CallContext, env: CheckEnv, trace: Trace) -> Observation | None:
+    """A tool call the schema forbids that the SDK refused by raising, with a traceback through
+    nothing but the SDK and its validator: the SDK's behaviour, one low finding of the server."""
+    if ctx.schema_valid or ctx.surface is not Surface.TOOL or ctx.outcome.status not in _ANSWERED:
+        return None
+    sdk = rejected_by_sdk(trace)
+    if sdk is None:
+        return None
+    known = env.server.sdk
+    if sdk.version is None and known is not None and known.package == sdk.package:
+        sdk = known
+    first = env.redact.cut(f"{trace.exc_type}: {trace.message}".rstrip(": "), RPC_MESSAGE_CHARS)
+    return Observation(
+        Kind.INTERNAL_ERROR,
+        f"{sdk} raised on input the schema forbids, before the server's code ran ({first}), and logged "
+        "a traceback instead of only rejecting it: the SDK's behaviour, not the server's bug",
+        ("sdk", sdk.package, "raises-on-invalid-input"),
+        trace_details(trace, ctx.outcome, env.redact),
+        server_wide=True,
+        cause=Cause.SDK,
+    )
+
+
 def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     outcome = ctx.outcome
     # A server that died with a traceback (during the call, or on the ping after leaving it
@@ -46,6 +70,9 @@ def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     trace = stderr_root_cause(outcome) if not died else None
     if trace is None or _sdk_rejection(ctx, trace):
         return None
+    by_sdk = _rejected_by_sdk(ctx, env, trace)
+    if by_sdk is not None:
+        return by_sdk
     return Observation(
         Kind.INTERNAL_ERROR,
         env.redact.text(f"unhandled {trace.exc_type}: {trace.message}".rstrip(": ")),
