@@ -8,6 +8,8 @@ from pathlib import Path
 
 from fuzzgate.model.findings import Cause, Kind, Severity, Surface
 from fuzzgate.record.results import RunReport, Verdict
+from fuzzgate.report.junit import render_junit
+from fuzzgate.report.summary import render_summary
 from tests.report.report_factory import clean_report, make_finding
 
 
@@ -42,3 +44,13 @@ def test_the_cause_and_the_flag_survive_report_json(tmp_path: Path) -> None:
         del finding["cause"]
     old = RunReport.from_json(data)
     assert old.fail_on_sdk is False and old.findings[0].cause is Cause.SERVER
+
+
+def test_the_summary_and_junit_say_why_an_sdk_finding_fails_no_gate(tmp_path: Path) -> None:
+    report = _report(tmp_path, fail_on_sdk=False)
+    why = "caused by the server&apos;s SDK", "caused by the server's SDK"
+    assert why[1] in render_summary(report, tmp_path)
+    assert any(w in render_junit(report, tmp_path) for w in why)
+    asked = _report(tmp_path, fail_on_sdk=True)
+    assert why[1] not in render_summary(asked, tmp_path)
+    assert not any(w in render_junit(asked, tmp_path) for w in why)

@@ -23,6 +23,9 @@ parses tracebacks (Python plain and rich, Node.js). `protocol_probes.py` holds t
 silence) and their judge, which is not a registered check (probes are not tool calls). `sdk.py`
 names the MCP SDK a server runs on and tells its symptoms from the server's bugs (`Cause.SDK`: the
 lone-surrogate drop of the SDK's transport, a rejection the SDK raised before the server's code ran).
+`environment.py` reads from an error's text whether the sandbox caused it (a refused connection, a
+name that does not resolve, a read-only file system): in the jail such an exception is a note of the
+run, not a finding.
 """
 
 from __future__ import annotations

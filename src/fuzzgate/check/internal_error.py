@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from fuzzgate.check.environment import sandbox_cause
 from fuzzgate.check.normalize import abstract_arguments, normalize_message
 from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_RESOURCE_CRASH, SDK_UNHANDLED
@@ -157,10 +158,26 @@ _EVIDENCE: tuple[Callable[[CallContext, CheckEnv], Observation | None], ...] = (
 something did."""
 
 
+def _caused_by_sandbox(ctx: CallContext, env: CheckEnv, observation: Observation) -> bool:
+    """Whether the exception is the sandbox's doing (a refused connection, a read-only file system
+    in the jail): then it is recorded for the run's note (`check.environment`), not reported."""
+    if not env.server.jailed or observation.cause is not Cause.SERVER:
+        return False
+    outcome = ctx.outcome
+    # What the server logged for the call too: an exception line the traceback parser does not
+    # read as one (`socket.gaierror: [Errno -2] Name or service not known`) still names the cause.
+    cause = sandbox_cause(observation.message, observation.details.error or "", outcome.text, outcome.stderr)
+    if cause is None:
+        return False
+    env.server.environment.setdefault(cause, set()).add(ctx.tool or "?")
+    return True
+
+
 @check(order=400)
 def internal_error(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
     for evidence in _EVIDENCE:
         observation = evidence(ctx, env)
         if observation is not None:
-            yield observation
+            if not _caused_by_sandbox(ctx, env, observation):
+                yield observation
             return

@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from fuzzgate.check.environment import SandboxCause
 from fuzzgate.check.normalize import SDK_PACKAGES, package_of
 from fuzzgate.check.traceback import Trace
 
@@ -81,6 +82,8 @@ class ServerFacts:
     jailed: bool = False
     """Whether the server runs in fuzzgate's jail: a loopback-only network, the file system
     read-only outside its scope (errors that causes are the sandbox's, `check.environment`)."""
+    environment: dict[SandboxCause, set[str]] = field(default_factory=dict)
+    """The errors the sandbox caused, by cause, with the tools they touched: the run's notes."""
 
 
 def sdk_in_frames(trace: Trace) -> Sdk | None:

@@ -21,6 +21,7 @@ import mcp_types as types
 
 from fuzzgate import __version__
 from fuzzgate.check import Oracles, has_lone_surrogate
+from fuzzgate.check.environment import environment_note
 from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.views import ServerSettings
@@ -304,6 +305,8 @@ class Engine:
             client_failure=self._client_failure,
             selection=selection,
         )
+        environment = self.server_facts.environment
+        notes = (*notes, *(environment_note(cause, environment[cause]) for cause in sorted(environment)))
         entries = surface_entries(inventory, selection.entries, selection.plans)
         return EngineResult(
             target=summary,
