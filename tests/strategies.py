@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
-from fuzzgate.model.findings import Details, Finding, Kind, Repro, Severity, Step, Surface
+from fuzzgate.model.findings import Cause, Details, Finding, Kind, Repro, Severity, Step, Surface
 
 _T = TypeVar("_T")
 
@@ -83,4 +83,5 @@ findings = complete(
     flaky=st.booleans(),
     unconfirmed=st.booleans(),
     signature=st.none() | st.lists(text, max_size=3).map(tuple),
+    cause=st.sampled_from(Cause),
 )

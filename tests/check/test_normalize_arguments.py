@@ -1,10 +1,11 @@
-"""A prompt's or resource's error message that quotes the request's values bare keeps one signature."""
+"""Payload out of signatures: values a message quotes bare, and the frames of the server's own code."""
 
 from __future__ import annotations
 
 import pytest
 
-from fuzzgate.check.normalize import normalize_message
+from fuzzgate.check.normalize import abstract_arguments, normalize_message, own_frames, package_of
+from fuzzgate.check.traceback import Frame, Trace
 
 
 @pytest.mark.parametrize("value", ["NaN", "R", "a", "/w/x/outside/fzgprobe-94f95f4c9317c092", "two words"])
@@ -22,3 +23,57 @@ def test_a_short_value_inside_a_word_stays() -> None:
 
 def test_without_arguments_the_normalization_is_as_it_was() -> None:
     assert normalize_message("Invalid resourceType: NaN.") == "Invalid resourceType: NaN."
+
+
+def test_a_bare_value_of_a_tool_call_is_taken_out_after_the_normalizers() -> None:
+    message = "Invalid resourceType: a. Must be Text or Blob."
+    signatures = {
+        abstract_arguments(normalize_message(message.replace(": a.", f": {value}.")), {"resourceType": value})
+        for value in ("a", "NaN", "Text2", "two words")
+    }
+    assert signatures == {"Invalid resourceType: <arg>. Must be Text or Blob."}
+    # A word that is no argument's value stays, and so does a placeholder.
+    assert abstract_arguments("Unknown a: <num>", {"x": "b"}) == "Unknown a: <num>"
+    assert abstract_arguments("Unknown <str>", {"x": "str"}) == "Unknown <str>"
+
+
+def _frame(path: str, func: str) -> Frame:
+    return Frame(path, 1, func)
+
+
+SITE = "/home/u/.cache/uv/archive-v0/x/lib/python3.12/site-packages"
+
+
+def test_an_installed_servers_own_frames_are_its_package() -> None:
+    frames = (
+        _frame(f"{SITE}/mcp/server/lowlevel/server.py", "_handle_request"),
+        _frame(f"{SITE}/anyio/to_thread.py", "run_sync"),
+        _frame(f"{SITE}/mcp_server_docs/server.py", "read_doc"),
+        _frame(f"{SITE}/mcp_server_docs/convert.py", "convert"),
+        _frame(f"{SITE}/docx/api.py", "Document"),
+        _frame("/usr/lib64/python3.12/zipfile/__init__.py", "_RealGetContents"),
+    )
+    assert [f.func for f in own_frames(frames)] == ["read_doc", "convert"]
+    assert Trace("BadZipFile", "", frames).signature() == ("convert.py:convert",)
+
+
+def test_code_outside_libraries_is_the_servers_own_first() -> None:
+    frames = (
+        _frame(f"{SITE}/mcp/server/lowlevel/server.py", "_handle_request"),
+        _frame("/srv/app/server.py", "handler"),
+        _frame(f"{SITE}/mcp_helpers/util.py", "helper"),
+    )
+    assert [f.func for f in own_frames(frames)] == ["handler"]
+    # Only SDK, runtime and standard library frames: nothing is the server's.
+    assert own_frames(frames[:1]) == ()
+
+
+def test_package_of() -> None:
+    assert package_of(f"{SITE}/docx/api.py") == "docx"
+    assert package_of(f"{SITE}/six.py") == "six"
+    assert package_of("/app/node_modules/@modelcontextprotocol/sdk/dist/cjs/server/index.js") == (
+        "@modelcontextprotocol/sdk"
+    )
+    assert package_of("/app/node_modules/a/node_modules/pdf-parse/lib/pdf.js") == "pdf-parse"
+    assert package_of("/usr/lib/python3.12/pathlib.py") is None
+    assert package_of("node:internal/fs/utils") is None

@@ -3,7 +3,7 @@
 `fixtures/baseline-format1/` is what the released fuzzgate (format 1, no fingerprint scheme
 recorded) wrote with `fuzzgate baseline accept` after a run on buggy_server.py: nine planted bugs,
 one of each kind the example server has. The current version must classify them as known; after a
-fingerprint scheme change (the test-only fuzzgate/2 of tests/triage/scheme_2.py, run through the
+fingerprint scheme change (the test-only fuzzgate/next of tests/triage/scheme_2.py, run through the
 real CLI) too; and `fuzzgate baseline upgrade` rewrites them so that they still match.
 """
 
@@ -37,7 +37,7 @@ RUN_FLAGS = (
 
 
 def _with_scheme_2(*args: str, cwd: Path) -> CliRun:
-    """The real CLI with the test-only fingerprint scheme fuzzgate/2 installed."""
+    """The real CLI with the test-only fingerprint scheme fuzzgate/next installed."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FUZZGATE_", "WALLFACER_"))}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     command = [sys.executable, "-m", "tests.triage.scheme_2", *args]
@@ -67,24 +67,28 @@ def test_a_released_format_1_baseline_keeps_the_example_bugs_known(tmp_path: Pat
     baseline = _copy_fixture(tmp_path)
     before = {p.name: p.read_bytes() for p in baseline.iterdir()}
     run = fuzzgate("run", *RUN_FLAGS, "--baseline", str(baseline), cwd=tmp_path)
-    _assert_all_known(run, {p.stem for p in FIXTURE.glob("*.json")})
+    _assert_all_known(run)
     assert {p.name: p.read_bytes() for p in baseline.iterdir()} == before, "a run must not rewrite the baseline"
-    assert run.report["fingerprint_scheme"] == "fuzzgate/1"
+    # Known through the entries' fingerprints re-derived under the current scheme (fuzzgate/2).
+    assert run.report["fingerprint_scheme"] == "fuzzgate/2"
+    assert not {f["fingerprint"] for f in run.report["findings"]} & {p.stem for p in FIXTURE.glob("*.json")}
     assert run.report["hypothesis_version"] and run.report["version"]
 
 
-def test_baseline_upgrade_rewrites_the_format_and_keeps_the_names(tmp_path: Path) -> None:
+def test_baseline_upgrade_rewrites_the_format_and_the_scheme(tmp_path: Path) -> None:
     baseline = _copy_fixture(tmp_path)
     upgrade = fuzzgate(
         "baseline", "upgrade", *stdio_target("buggy_server.py"), "--baseline", str(baseline), cwd=tmp_path
     )
     assert upgrade.code == 0, upgrade.stderr
     assert "9 upgraded, 0 already current, 0 kept" in upgrade.stdout
-    assert sorted(p.name for p in baseline.iterdir()) == sorted(p.name for p in FIXTURE.iterdir())
+    assert "(fuzzgate/1 -> fuzzgate/2, " in upgrade.stdout
+    assert len(list(baseline.iterdir())) == 9
     for path in baseline.iterdir():
         data = json.loads(path.read_text())
-        assert (data["fuzzgate_baseline"], data["fingerprint_scheme"]) == (2, "fuzzgate/1")
+        assert (data["fuzzgate_baseline"], data["fingerprint_scheme"]) == (2, "fuzzgate/2")
         assert data["signature"] is not None and data["generated_by"] is None
+        assert data["fingerprint"] == path.stem
     again = fuzzgate("baseline", "upgrade", *stdio_target("buggy_server.py"), "--baseline", str(baseline), cwd=tmp_path)
     assert "0 upgraded, 9 already current" in again.stdout
 
@@ -93,21 +97,21 @@ def test_after_a_scheme_change_the_bugs_stay_known_and_upgrade_renames_them(tmp_
     baseline = _copy_fixture(tmp_path)
     run = _with_scheme_2("run", *RUN_FLAGS, "--baseline", str(baseline), "--out", str(tmp_path / "out"), cwd=tmp_path)
     _assert_all_known(run)
-    assert run.report["fingerprint_scheme"] == "fuzzgate/2"
+    assert run.report["fingerprint_scheme"] == "fuzzgate/next"
     found = {f["fingerprint"] for f in run.report["findings"]}
-    assert not found & {p.stem for p in FIXTURE.glob("*.json")}, "fuzzgate/2 must give every bug a new fingerprint"
+    assert not found & {p.stem for p in FIXTURE.glob("*.json")}, "fuzzgate/next must give every bug a new fingerprint"
 
     upgrade = _with_scheme_2("baseline", "upgrade", *stdio_target("buggy_server.py"), "--baseline", str(baseline),
                              cwd=tmp_path)  # fmt: skip
     assert upgrade.code == 0, upgrade.stderr
-    assert "9 upgraded" in upgrade.stdout and "fuzzgate/1 -> fuzzgate/2" in upgrade.stdout
+    assert "9 upgraded" in upgrade.stdout and "fuzzgate/1 -> fuzzgate/next" in upgrade.stdout
     renamed = {p.stem for p in baseline.glob("*.json")}
     assert len(renamed) == 9 and found <= renamed
-    assert {json.loads(p.read_text())["fingerprint_scheme"] for p in baseline.glob("*.json")} == {"fuzzgate/2"}
+    assert {json.loads(p.read_text())["fingerprint_scheme"] for p in baseline.glob("*.json")} == {"fuzzgate/next"}
 
 
 def test_after_a_scheme_change_an_old_entry_replays_as_still_failing(tmp_path: Path) -> None:
-    # Replay compares what the server does now (fuzzgate/2) with the entry's re-derived fingerprint.
+    # Replay compares what the server does now (fuzzgate/next) with the entry's re-derived fingerprint.
     entry = FIXTURE / "a009ba3b6837a30dc32c.json"
     replay = _with_scheme_2("replay", str(entry), *stdio_target("buggy_server.py"), "--replays", "1", cwd=tmp_path)
     assert replay.code == 1, replay.stdout + replay.stderr

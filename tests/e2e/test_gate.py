@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from fuzzgate.model.findings import Kind, Surface
+from fuzzgate.triage.fingerprint import current_scheme, fingerprint
 from tests.e2e.conftest import CliRun, fuzzgate, stdio_target
 from tests.validators import INSTALL_VALIDATORS, missing
 
@@ -80,18 +82,23 @@ def test_other_seeds_find_the_same_bugs_as_known(cycle: dict[str, CliRun], seed:
 def test_fixed_entry_is_reported_then_pruned(tmp_path: Path) -> None:
     baseline = tmp_path / "baseline"
     baseline.mkdir()
+    # A bug of the current scheme that the server no longer has (a format-1 entry of an older scheme
+    # whose signature cannot be rebuilt would be stranded: kept, never pruned).
+    signature = ("trace", "server.py:gone")
+    gone = fingerprint(Kind.INTERNAL_ERROR, Surface.TOOL, "echo", signature)
     entry = {
-        "fuzzgate_baseline": 1, "fingerprint": "0123456789abcdef0123", "kind": "internal_error",
+        "fuzzgate_baseline": 2, "fingerprint": gone, "fingerprint_scheme": current_scheme().name,
+        "signature": list(signature), "generated_by": None, "kind": "internal_error",
         "severity": "high", "surface": "tool", "name": "echo", "message": "unhandled KeyError: 'x'",
         "repro": {"seed": 1, "case_index": 0, "arguments": {"text": "hi"}, "transport": "stdio", "schema_valid": True},
     }  # fmt: skip
-    (baseline / "0123456789abcdef0123.json").write_text(json.dumps(entry, sort_keys=True, indent=2) + "\n")
+    (baseline / f"{gone}.json").write_text(json.dumps(entry, sort_keys=True, indent=2) + "\n")
     run = fuzzgate(
         "run", *stdio_target("buggy_server.py"), "--include", "echo", "--cases", "20", "--budget", "60s", "--seed", "9",
         "--replays", "1", "--baseline", str(baseline), cwd=tmp_path,
     )  # fmt: skip
     assert run.code == 0, run.stdout + run.stderr
-    assert [f["fingerprint"] for f in run.report["fixed"]] == ["0123456789abcdef0123"]
+    assert [f["fingerprint"] for f in run.report["fixed"]] == [gone]
     assert "fuzzgate baseline prune" in (run.out / "summary.md").read_text()
     prune = fuzzgate("baseline", "prune", *stdio_target("buggy_server.py"), "--baseline", str(baseline), cwd=tmp_path)
     assert prune.code == 0, prune.stderr

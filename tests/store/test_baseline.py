@@ -166,7 +166,7 @@ CORRUPT: dict[str, tuple[bytes, str]] = {
     "signature not a list": (_dumps(_with(signature="trace")), '"signature" of the wrong type'),
     "signature of another bug": (
         _dumps(_with(signature=["trace", "other.py:elsewhere"])),
-        'a "signature" that does not give its fingerprint under fuzzgate/1',
+        'a "signature" that does not give its fingerprint under fuzzgate/2',
     ),
     "generated_by without fuzzgate": (_dumps(_with(generated_by={"hypothesis": "6.0"})), 'bad "generated_by"'),
     "missing kind": (_dumps(_without("kind")), 'missing "kind"'),

@@ -1,10 +1,12 @@
 """A fingerprint scheme change never reads as new plus fixed.
 
-The scheme change here is the test-only `fuzzgate/2` of tests/triage/scheme_2.py, which changes
-both the hash and the oracles' signatures, registered with its upgrade from fuzzgate/1. The
-baseline holds the format-1 files the released fuzzgate wrote for the example server's planted
-bugs (tests/e2e/fixtures/baseline-format1) and a format-2 entry this version recorded under
-fuzzgate/1. The run's findings come from the real oracles on outcomes built from real replies
+The scheme change here is the test-only `fuzzgate/next` of tests/triage/scheme_2.py, which changes
+both the hash and the oracles' signatures, registered with its upgrade from the current scheme
+(so an entry of fuzzgate/1 is carried through fuzzgate/2 to it). The baseline holds the format-1
+files the released fuzzgate wrote for the example server's planted bugs
+(tests/e2e/fixtures/baseline-format1) and a format-2 entry this version recorded. The real change
+from fuzzgate/1 to fuzzgate/2 is tested at the end, with bugs whose signatures it changes. The
+run's findings come from the real oracles on outcomes built from real replies
 (tests/triage/fingerprint_corpus.py).
 """
 
@@ -54,7 +56,7 @@ FIXTURE_BUGS = (
 )
 """The corpus cases that are the fixture's nine bugs (same tool, same symptom)."""
 RECORDED_BUG = "rich traceback through a lambda"
-"""A bug this version records in format 2 under fuzzgate/1, before the scheme changes."""
+"""A bug this version records in format 2 under its scheme, before the scheme changes."""
 VERSIONS = GeneratorVersions(fuzzgate="0.1.0", hypothesis="6.100.0")
 
 
@@ -113,7 +115,7 @@ def test_without_the_upgrade_the_same_run_would_be_new_plus_fixed(
     baseline_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The control: what the upgrade prevents. A scheme whose upgrade cannot carry any bug over.
-    monkeypatch.setattr(fp, "SCHEMES", fp.SCHEMES.with_scheme(fp.Scheme("fuzzgate/2", upgrade=lambda k, s: None)))
+    monkeypatch.setattr(fp, "SCHEMES", fp.SCHEMES.with_scheme(fp.Scheme("fuzzgate/next", upgrade=lambda k, s: None)))
     monkeypatch.setattr(Frame, "label", v2_label)
     run = _findings((*FIXTURE_BUGS, RECORDED_BUG))
     result = classify(run, Baseline.open(baseline_dir).findings(), set())
@@ -128,7 +130,7 @@ def test_baseline_upgrade_rewrites_every_entry_and_they_still_match(baseline_dir
     assert {path.stem for path in baseline_dir.glob("*.json")} == {f.fingerprint for f in run}
     for path in baseline_dir.glob("*.json"):
         data = json.loads(path.read_text())
-        assert data["fuzzgate_baseline"] == BASELINE_FORMAT and data["fingerprint_scheme"] == "fuzzgate/2"
+        assert data["fuzzgate_baseline"] == BASELINE_FORMAT and data["fingerprint_scheme"] == "fuzzgate/next"
         assert data["fingerprint"] == path.stem
     # The repro and the versions that generated it are the recorded ones: nothing was regenerated.
     by_name = {entry.name: entry for entry in Baseline.open(baseline_dir).entries()}
@@ -146,7 +148,8 @@ def test_baseline_upgrade_rewrites_every_entry_and_they_still_match(baseline_dir
     assert _snapshot(baseline_dir) == before
 
 
-def test_upgrade_under_the_same_scheme_only_changes_the_format(tmp_path: Path) -> None:
+def test_upgrade_under_the_same_scheme_only_changes_the_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fp, "SCHEMES", fp.SchemeRegistry(fp.Scheme(fp.ORIGINAL_SCHEME)))
     directory = tmp_path / "baseline"
     shutil.copytree(FIXTURE, directory)
     done = Baseline.open(directory).upgrade()
@@ -212,13 +215,13 @@ def test_a_file_of_an_unknown_scheme_asks_for_a_newer_fuzzgate(tmp_path: Path, s
     (split_bill,) = _findings(("python sdk log, stderr",))
     Baseline.open(tmp_path).record(split_bill)
     data = json.loads((tmp_path / f"{split_bill.fingerprint}.json").read_text())
-    assert data["fingerprint_scheme"] == "fuzzgate/2"
+    assert data["fingerprint_scheme"] == "fuzzgate/next"
     # The same file read by a fuzzgate that knows only fuzzgate/1:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(fp, "SCHEMES", fp.SchemeRegistry(fp.Scheme("fuzzgate/1")))
         with pytest.raises(BaselineError) as caught:
             Baseline.open(tmp_path).entries()
-    assert '"fingerprint_scheme": "fuzzgate/2"' in caught.value.message
+    assert '"fingerprint_scheme": "fuzzgate/next"' in caught.value.message
     assert caught.value.hint is not None and "newer fuzzgate" in caught.value.hint
 
 
@@ -255,7 +258,64 @@ def test_format_2_entries_survive_a_round_trip_and_keep_a_verified_signature(
         signature=signature,
     )  # fmt: skip
     entry = BaselineEntry.of(finding, generated_by=versions)
-    assert (entry.scheme, entry.signature, entry.generated_by) == ("fuzzgate/1", signature, versions)
+    assert (entry.scheme, entry.signature, entry.generated_by) == (fp.current_scheme().name, signature, versions)
     assert BaselineEntry.from_bytes(entry.to_bytes()) == entry
     # A signature that does not give the fingerprint (a renamed tool, say) is left out, not stored wrong.
     assert BaselineEntry.of(replace(finding, name=name + "x")).signature is None
+
+
+CHANGED_BY_FUZZGATE_2 = ("rich, an installed server's library raised", "rpc bare argument value")
+"""Bugs whose fuzzgate/1 signature fuzzgate/2 changes: an installed server's frame instead of the
+library's, the call's bare value taken out of the message."""
+
+
+def _recorded_under_fuzzgate_1(directory: Path) -> list[Finding]:
+    """The entries fuzzgate/1 recorded for the changed bugs (signatures and fingerprints from the
+    golden table of fuzzgate/1), written as that version wrote them."""
+    from tests.triage.test_fingerprint_golden import FUZZGATE_1
+
+    recorded = []
+    for index, name in enumerate(CHANGED_BY_FUZZGATE_2):
+        case = CASES[name]
+        ((_, signature, fingerprint),) = FUZZGATE_1[name]
+        (now,) = _findings((name,))
+        finding = replace(now, fingerprint=fingerprint, signature=signature, repro=replace(now.repro, case_index=index))
+        entry = BaselineEntry.of(finding, scheme=fp.ORIGINAL_SCHEME)
+        assert entry.signature == signature and entry.repro.arguments == case.arguments
+        (directory / f"{fingerprint}.json").write_bytes(entry.to_bytes())
+        recorded.append(finding)
+    return recorded
+
+
+def test_fuzzgate_2_keeps_fuzzgate_1_bugs_known_before_and_after_the_upgrade(tmp_path: Path) -> None:
+    directory = tmp_path / "baseline"
+    directory.mkdir()
+    old = _recorded_under_fuzzgate_1(directory)
+    run = _findings(CHANGED_BY_FUZZGATE_2)
+    assert {f.fingerprint for f in run}.isdisjoint(f.fingerprint for f in old), "fuzzgate/2 moves both"
+    assert {f.signature for f in run} == {
+        ("trace", "server.py:read_doc"),
+        ("rpc", "-32603", "Invalid resourceType: <arg>. Must be Text or Blob."),
+    }
+    before = classify(run, Baseline.open(directory).findings(), set())
+    assert {before.states[f.fingerprint] for f in run} == {BaselineState.KNOWN} and before.fixed == ()
+
+    done = Baseline.open(directory).upgrade()
+    assert len(done.rewritten) == 2 and done.stranded == ()
+    assert {p.stem for p in directory.glob("*.json")} == {f.fingerprint for f in run}
+    after = classify(run, Baseline.open(directory).findings(), set())
+    assert {after.states[f.fingerprint] for f in run} == {BaselineState.KNOWN} and after.fixed == ()
+
+
+def test_without_its_evidence_fuzzgate_2_could_not_carry_those_bugs(tmp_path: Path) -> None:
+    # The control: what the recorded arguments and frames make possible.
+    directory = tmp_path / "baseline"
+    directory.mkdir()
+    _recorded_under_fuzzgate_1(directory)
+    for path in directory.glob("*.json"):
+        data = json.loads(path.read_text())
+        data["repro"]["arguments"], data["frames"] = {}, []
+        path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    run = _findings(CHANGED_BY_FUZZGATE_2)
+    result = classify(run, Baseline.open(directory).findings(), set())
+    assert {result.states[f.fingerprint] for f in run} == {BaselineState.NEW} and len(result.fixed) == 2

@@ -11,7 +11,10 @@ canaries fuzzgate plants. Effects outside the scope are what `fuzzgate.sandbox.w
 for the planted servers of `tests/servers/polite.py` (a folder made outside the root, a canary
 read through `../..`, git option and shell injection), with the run's real probes; the stderr of a
 server that never answered a lone surrogate and died on the next request is the one
-`tests/servers/surrogate_dropper.py` writes, modelled on an old Python SDK release.
+`tests/servers/surrogate_dropper.py` writes, modelled on an old Python SDK release. The server
+installed as a package (`rich_installed_server.txt`) is a real MCPServer's log of a handler in
+`site-packages` whose library raised in the standard library (paths renamed to a uv cache's); the
+bare argument value is the shape of server-everything's prompt error.
 """
 
 from __future__ import annotations
@@ -155,6 +158,16 @@ CASES: dict[str, Case] = {
             OutcomeStatus.TOOL_ERROR, 0.05, text="Error executing tool lookup_order", stderr=sample("rich_lambda.txt")
         ),
     ),
+    "rich, an installed server's library raised": Case(
+        "read_doc",
+        CallOutcome(
+            OutcomeStatus.TOOL_ERROR,
+            0.05,
+            text="Error executing tool read_doc",
+            stderr=sample("rich_installed_server.txt"),
+        ),
+        {"content": "hello"},
+    ),
     "rich chained, wrapped paths": Case(
         "load_catalog",
         CallOutcome(
@@ -175,6 +188,11 @@ CASES: dict[str, Case] = {
         "split_bill", CallOutcome(OutcomeStatus.TOOL_ERROR, 0.05, text="Error executing tool split_bill")
     ),
     # JSON-RPC internal errors for schema-valid input
+    "rpc bare argument value": Case(
+        "get_resource_reference",
+        _rpc(-32603, "Invalid resourceType: a. Must be Text or Blob."),
+        {"resourceType": "a", "resourceId": 7},
+    ),
     "rpc path and date": Case(
         "read_note",
         _rpc(-32603, "Internal error: ENOENT: no such file or directory, open '/srv/data/notes/2024-05-01.md'"),

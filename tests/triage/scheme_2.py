@@ -1,8 +1,9 @@
-"""A test-only fingerprint scheme `fuzzgate/2`, as a real scheme change would look.
+"""A test-only fingerprint scheme `fuzzgate/next`, the scheme after the current one, as a real scheme
+change would look.
 
 It changes the hash (a scheme's name is part of what is hashed) and the oracles' signatures: trace
-labels are written `file#function` instead of `file:function`. Its upgrade maps every fuzzgate/1
-signature to the fuzzgate/2 signature of the same bug. `python -m tests.triage.scheme_2 ARGS` is
+labels are written `file#function` instead of `file:function`. Its upgrade maps every signature of
+the scheme before it to the fuzzgate/next signature of the same bug. `python -m tests.triage.scheme_2 ARGS` is
 the `fuzzgate` command with the scheme installed, for end-to-end tests.
 """
 
@@ -25,11 +26,11 @@ def label(self: Frame) -> str:
     return f"{self.path.replace(chr(92), '/').rsplit('/', 1)[-1]}#{self.func}"
 
 
-SCHEME_2 = fingerprint.Scheme("fuzzgate/2", upgrade=upgrade_from_1)
+SCHEME_2 = fingerprint.Scheme("fuzzgate/next", upgrade=upgrade_from_1)
 
 
 def install() -> None:
-    """Make fuzzgate/2 current in this process (tests use monkeypatch instead)."""
+    """Make fuzzgate/next current in this process (tests use monkeypatch instead)."""
     fingerprint.SCHEMES = fingerprint.SCHEMES.with_scheme(SCHEME_2)
     Frame.label = label  # type: ignore[method-assign]
 

@@ -24,10 +24,13 @@ def _refuse_rpc(kind: Kind, signature: tuple[str, ...]) -> tuple[str, ...] | Non
     return None if signature[:1] in (("rpc",), ("RPC",)) else signature
 
 
-def test_the_current_scheme_hashes_what_the_released_version_hashed() -> None:
+def test_the_original_scheme_hashes_what_the_released_version_hashed() -> None:
     # The split_bill bug of the format-1 fixture, written by the released fuzzgate.
     signature = ("trace", "buggy_server.py:split_bill")
-    assert fp.fingerprint(Kind.INTERNAL_ERROR, Surface.TOOL, "split_bill", signature) == "a009ba3b6837a30dc32c"
+    original = fp.SCHEMES.get("fuzzgate/1")
+    assert original is not None
+    assert original.digest(Kind.INTERNAL_ERROR, Surface.TOOL, "split_bill", signature) == "a009ba3b6837a30dc32c"
+    assert fp.verifies("fuzzgate/1", Kind.INTERNAL_ERROR, Surface.TOOL, "split_bill", signature, "a009ba3b6837a30dc32c")
 
 
 def test_a_later_scheme_needs_an_upgrade_and_a_new_name() -> None:
@@ -42,7 +45,7 @@ def test_a_later_scheme_needs_an_upgrade_and_a_new_name() -> None:
 def test_with_scheme_leaves_the_registry_as_it_was() -> None:
     extended = fp.SCHEMES.with_scheme(fp.Scheme("test/2", upgrade=_upper))
     assert extended.current.name == "test/2"
-    assert fp.SCHEMES.current.name == "fuzzgate/1"
+    assert fp.SCHEMES.current.name == "fuzzgate/2"
 
 
 def test_upgrades_chain_in_order_and_stop_at_a_refusal() -> None:
@@ -63,15 +66,15 @@ def test_rederive_and_in_current_scheme(monkeypatch: pytest.MonkeyPatch) -> None
         kind=Kind.CRASH, severity=Severity.CRITICAL, surface=Surface.TOOL, name="t", message="died",
         fingerprint=old, repro=Repro(1, 0, {}, "stdio"), signature=signature,
     )  # fmt: skip
-    assert fp.in_current_scheme(finding, "fuzzgate/1") is finding
-    monkeypatch.setattr(fp, "SCHEMES", fp.SCHEMES.with_scheme(fp.Scheme("test/2", upgrade=_upper)))
-    new = fp.Scheme("test/2").digest(Kind.CRASH, Surface.TOOL, "t", ("EXIT", "EXIT STATUS 1"))
-    assert fp.rederive("fuzzgate/1", Kind.CRASH, Surface.TOOL, "t", signature) == (new, ("EXIT", "EXIT STATUS 1"))
-    assert fp.in_current_scheme(finding, "fuzzgate/1") == replace(
+    assert fp.in_current_scheme(finding, "fuzzgate/2") is finding
+    monkeypatch.setattr(fp, "SCHEMES", fp.SCHEMES.with_scheme(fp.Scheme("test/3", upgrade=_upper)))
+    new = fp.Scheme("test/3").digest(Kind.CRASH, Surface.TOOL, "t", ("EXIT", "EXIT STATUS 1"))
+    assert fp.rederive("fuzzgate/2", Kind.CRASH, Surface.TOOL, "t", signature) == (new, ("EXIT", "EXIT STATUS 1"))
+    assert fp.in_current_scheme(finding, "fuzzgate/2") == replace(
         finding, fingerprint=new, signature=("EXIT", "EXIT STATUS 1")
     )
     # Without a signature nothing can be re-derived: the finding is left as it was.
-    assert fp.in_current_scheme(replace(finding, signature=None), "fuzzgate/1").fingerprint == old
+    assert fp.in_current_scheme(replace(finding, signature=None), "fuzzgate/2").fingerprint == old
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURE.glob("*.json")), ids=lambda p: p.stem)
@@ -85,17 +88,17 @@ def test_every_format_1_file_of_the_released_version_gets_its_signature_back(pat
 
 def test_a_rebuilt_signature_that_does_not_verify_is_not_used() -> None:
     frames = ["/srv/app/server.py:10 in handler", "/srv/app/server.py:20 in divide"]
-    truth = fp.fingerprint(Kind.INTERNAL_ERROR, Surface.TOOL, "calc", ("trace", "server.py:divide"))
+    truth = _original(Kind.INTERNAL_ERROR, Surface.TOOL, "calc", ("trace", "server.py:divide"))
     found = fp.recover_signature(
         Kind.INTERNAL_ERROR, Surface.TOOL, "calc", truth, "unhandled ZeroDivisionError", frames
     )
     assert found == ("trace", "server.py:divide")
     # Recorded from another frame than the ones kept (the raising frame fell outside the last eight):
-    elsewhere = fp.fingerprint(Kind.INTERNAL_ERROR, Surface.TOOL, "calc", ("trace", "deep.py:inner"))
+    elsewhere = _original(Kind.INTERNAL_ERROR, Surface.TOOL, "calc", ("trace", "deep.py:inner"))
     assert fp.recover_signature(Kind.INTERNAL_ERROR, Surface.TOOL, "calc", elsewhere, "unhandled X", frames) is None
     # An RPC message cut before its end normalizes to something else than the recorded signature.
     full = "Failed to load " + "x" * 300 + " for user 42"
-    recorded = fp.fingerprint(Kind.INTERNAL_ERROR, Surface.TOOL, "t", ("rpc", "-32603", full[:200]))
+    recorded = _original(Kind.INTERNAL_ERROR, Surface.TOOL, "t", ("rpc", "-32603", full[:200]))
     message = f"JSON-RPC internal error -32603 for schema-valid input: {full[:150]}"
     assert fp.recover_signature(Kind.INTERNAL_ERROR, Surface.TOOL, "t", recorded, message, []) is None
 
@@ -118,7 +121,7 @@ def test_a_rebuilt_signature_that_does_not_verify_is_not_used() -> None:
     ],
 )
 def test_recovery_per_kind(kind: Kind, message: str, signature: tuple[str, ...]) -> None:
-    recorded = fp.fingerprint(kind, Surface.TOOL, "t", signature)
+    recorded = _original(kind, Surface.TOOL, "t", signature)
     assert fp.recover_signature(kind, Surface.TOOL, "t", recorded, message, []) == signature
 
 
@@ -129,7 +132,14 @@ _parts = st.lists(st.text(max_size=12), max_size=3).map(tuple)
 def test_a_signature_verifies_only_under_its_own_scheme_and_bug(
     kind: Kind, signature: tuple[str, ...], name: str
 ) -> None:
-    recorded = fp.fingerprint(kind, Surface.TOOL, name, signature)
+    recorded = _original(kind, Surface.TOOL, name, signature)
     assert fp.verifies("fuzzgate/1", kind, Surface.TOOL, name, signature, recorded)
     assert not fp.verifies("unknown/1", kind, Surface.TOOL, name, signature, recorded)
     assert not fp.verifies("fuzzgate/1", kind, Surface.TOOL, name, (*signature, "more"), recorded)
+
+
+def _original(kind: Kind, surface: Surface, name: str, signature: tuple[str, ...]) -> str:
+    """The fingerprint fuzzgate/1 recorded (format 1 files and older entries hold these)."""
+    scheme = fp.SCHEMES.get(fp.ORIGINAL_SCHEME)
+    assert scheme is not None
+    return scheme.digest(kind, surface, name, signature)

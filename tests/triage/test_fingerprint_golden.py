@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from fuzzgate.check import Observation
 from fuzzgate.model.findings import Kind
 from fuzzgate.triage import fingerprint as fp
 from fuzzgate.triage.finding_set import subject
@@ -107,12 +108,110 @@ FUZZGATE_1: Golden = {
     "scope_escape: read canary": [(ESCAPE, ("read", "path"), "80fa41ea60185ca32708")],
     "injection: option": [(INJECTION, ("option", "ref"), "ebf9c99cf5b5bd971f18")],
     "injection: shell": [(INJECTION, ("shell", "pattern"), "4bb98b80fc8f982dac5f")],
+    # Added with fuzzgate/2, as fuzzgate/1 fingerprinted them: the frame a library raised in, the
+    # value the message held.
+    "rich, an installed server's library raised": [
+        (INTERNAL, ("trace", "zipfile.py:_RealGetContents"), "14cf4816f320a7a7a5b9")
+    ],
+    "rpc bare argument value": [
+        (INTERNAL, ("rpc", "-32603", "Invalid resourceType: a. Must be Text or Blob."), "e4fae7aeafc219757c80")
+    ],
 }
 """What fuzzgate/1 gives for the corpus. Kept as it is when a later scheme arrives: entries recorded
 under fuzzgate/1 are verified and migrated against exactly these values."""
 
-GOLDEN_SCHEME = "fuzzgate/1"
-GOLDEN: Golden = FUZZGATE_1
+FUZZGATE_2: Golden = {
+    "python sdk log, stderr": [(INTERNAL, ("trace", "buggy_server.py:split_bill"), "505202eb211e08c3623d")],
+    "python traceback as the reply": [
+        (INTERNAL, ("reply-trace", "buggy_server.py:parse_config"), "91b024b5c886d37cb859")
+    ],
+    "python library frames only, stderr": [(INTERNAL, ("trace", "decoder.py:raw_decode"), "4f29e825075d9762ecb5")],
+    "python crash with a traceback": [(CRASH, ("trace", "buggy_server.py:split_bill"), "0949a90272ba250affdd")],
+    "rich traceback through a lambda": [(INTERNAL, ("trace", "server.py:lookup_order"), "d7374364d6148804d9d3")],
+    "rich, an installed server's library raised": [(INTERNAL, ("trace", "server.py:read_doc"), "71f07a54b504fb2aa1bc")],
+    "rich chained, wrapped paths": [(INTERNAL, ("trace", "catalog.py:load_catalog"), "9db1769cecc8d0a11eee")],
+    "node commonjs, stderr": [(INTERNAL, ("trace", "tools.js:countWords"), "2944cc33ebf7acc7ca06")],
+    "node esm crash": [(CRASH, ("trace", "index.mjs:readNote"), "4e6a83f63f8fcab50fd1")],
+    "node stack in the reply": [(INTERNAL, ("reply-trace", "tools.js:countWords"), "bc4a3edd153b8af8a516")],
+    "sdk unhandled message": [(INTERNAL, ("sdk-unhandled",), "1bc65851314c9ced8765")],
+    "rpc bare argument value": [
+        (INTERNAL, ("rpc", "-32603", "Invalid resourceType: <arg>. Must be Text or Blob."), "f17c7c61bfa319fa1ad6")
+    ],
+    "rpc path and date": [
+        (
+            INTERNAL,
+            ("rpc", "-32603", "Internal error: ENOENT: no such file or directory, open <str>"),
+            "6f511cecc9c18bc4c22a",
+        )
+    ],
+    "rpc uuid, quoted user, float": [
+        (
+            INTERNAL,
+            ("rpc", "-32603", "Failed to fetch order <uuid> for user <str>: timeout after <num>s"),
+            "1b2285d9bb28be8636c3",
+        )
+    ],
+    "rpc code 0, hex id, windows path, two lines": [
+        (
+            INTERNAL,
+            ("rpc", "0", "Error executing tool lookup: KeyError at <hex> in <path> line <num>"),
+            "f248ebc939ca93064cab",
+        )
+    ],
+    "rpc backticks, long hex, numbers": [
+        (
+            INTERNAL,
+            ("rpc", "-32603", "Cannot read properties of undefined (reading <str>) at index <num> of <hex>"),
+            "608407ec453ba1546856",
+        )
+    ],
+    "schema: real message, wrong type": [(SCHEMA, ("properties/quantity/type",), "1deb36ea2c619ef5630f")],
+    "schema: index 3 in nested arrays": [
+        (SCHEMA, ("properties/items/items/prefixItems/*/minimum",), "e6d00a26d39ce0e3f11d")
+    ],
+    "schema: index 12 in nested arrays": [
+        (SCHEMA, ("properties/items/items/prefixItems/*/minimum",), "e6d00a26d39ce0e3f11d")
+    ],
+    "schema: no structured content": [(SCHEMA, ("structuredContent",), "3b6544a2737b602fce1b")],
+    "protocol: non_json": [(PROTOCOL, ("non_json",), "886abc470a8276ca088a")],
+    "protocol: invalid_message": [(PROTOCOL, ("invalid_message",), "a6d07b4329c321d9412d")],
+    "protocol: wrong_id": [(PROTOCOL, ("wrong_id",), "ec6b5d2f86edb709afcd")],
+    "protocol: oversized": [(PROTOCOL, ("oversized",), "880fa5ca9a8a78544748")],
+    "secret: github token": [(SECRET, ("github_token",), "f2fee2bcb620ec2daede")],
+    "secret: aws key id": [(SECRET, ("aws_access_key_id",), "abc2275e3c150fd538b4")],
+    "secret: private key": [(SECRET, ("private_key",), "7464e31d222f4c861eb4")],
+    "secret: canary": [(SECRET, ("canary",), "1e19a8fbbdbb305649ad")],
+    "secret: custom pattern": [(SECRET, ("custom:corp-[0-9]{6}",), "077c24b3f1bf73495554")],
+    "hang": [(HANG, (), "dbf132bf12b70266c9c8")],
+    "slow": [(SLOW, (), "f6432a0cc5bea1ecaac8")],
+    "crash: exit status 1": [(CRASH, ("exit", "exit status 1"), "634b86646bfa2604b6f1")],
+    "crash: exit status 3": [(CRASH, ("exit", "exit status 3"), "d116996e4c739bc4d84c")],
+    "crash: SIGSEGV": [(CRASH, ("exit", "killed by SIGSEGV"), "1675b8f8d66d83bdbe9f")],
+    "crash: SIGKILL": [(CRASH, ("exit", "killed by SIGKILL"), "c77cd00758a7e92d1b1a")],
+    "crash: connection closed": [(CRASH, ("exit", "connection closed"), "fe15fa31ace4d3b63ba6")],
+    "crash: never answered, then exit status 3": [(CRASH, ("exit", "exit status 3"), "d116996e4c739bc4d84c")],
+    "protocol: unanswered lone surrogate, set_title": [
+        (PROTOCOL, ("unanswered", "lone-surrogate"), "7ee50159bd63a125eafc")
+    ],
+    "protocol: unanswered lone surrogate, echo": [(PROTOCOL, ("unanswered", "lone-surrogate"), "7ee50159bd63a125eafc")],
+    "crash: unanswered lone surrogate, then died": [
+        (CRASH, ("unanswered-then-died", "lone-surrogate"), "bf447b3b16b1347e87d0")
+    ],
+    "protocol: unanswered lone surrogate, then stuck": [
+        (PROTOCOL, ("unanswered-then-stuck", "lone-surrogate"), "d03eaface8cd2908bb08")
+    ],
+    "scope_escape: created path": [(ESCAPE, ("write", "path"), "2311ca2f42a6f16a0cec")],
+    "scope_escape: created probe path": [(ESCAPE, ("write", "folder"), "4d13b4639fbd0c7b0cba")],
+    "scope_escape: deleted canary": [(ESCAPE, ("write", "path"), "ac7a55c56ddde31af1fb")],
+    "scope_escape: read canary": [(ESCAPE, ("read", "path"), "b7804bc828c044e1cb1f")],
+    "injection: option": [(INJECTION, ("option", "ref"), "c5815582cf4916271c21")],
+    "injection: shell": [(INJECTION, ("shell", "pattern"), "40f26a7dc62d94eae8f3")],
+}
+"""What fuzzgate/2 gives for the corpus: the raising frame in the server's own code (an installed
+server's package too), the call"s values taken out of internal error messages."""
+
+GOLDEN_SCHEME = "fuzzgate/2"
+GOLDEN: Golden = FUZZGATE_2
 """What the current scheme gives for the corpus (a new scheme gets a table of its own)."""
 
 POLICY = (
@@ -125,7 +224,7 @@ POLICY = (
 
 
 def test_the_corpus_and_the_golden_table_cover_the_same_cases() -> None:
-    assert sorted(CASES) == sorted(GOLDEN) == sorted(FUZZGATE_1)
+    assert sorted(CASES) == sorted(GOLDEN) == sorted(FUZZGATE_1) == sorted(FUZZGATE_2)
     assert {kind for items in GOLDEN.values() for kind, _, _ in items} == set(Kind)
 
 
@@ -161,9 +260,28 @@ def test_the_fuzzgate_1_hash_is_frozen(case: str) -> None:
 def test_every_fuzzgate_1_bug_is_carried_to_the_current_scheme(case: str) -> None:
     """The registered upgrades map each bug's fuzzgate/1 signature to the one the current scheme
     observes for it, so entries recorded under fuzzgate/1 stay known."""
+    observed = CASES[case].observe()
     carried = [
         (kind, upgraded, fp.fingerprint(kind, *CASES[case].subject, upgraded))
-        for kind, signature, _ in FUZZGATE_1[case]
-        if (upgraded := fp.SCHEMES.upgrade("fuzzgate/1", kind, signature)) is not None
+        for (kind, signature, _), observation in zip(FUZZGATE_1[case], observed, strict=True)
+        if (upgraded := fp.SCHEMES.upgrade("fuzzgate/1", kind, signature, _evidence(case, observation))) is not None
     ]
     assert carried == GOLDEN[case], f"the upgrades from fuzzgate/1 do not carry {case!r} to {GOLDEN_SCHEME}"
+
+
+def _evidence(case: str, observation: Observation) -> fp.Evidence:
+    """What a baseline entry of the case's bug records beside its signature: the call's arguments
+    and the last frames kept."""
+    return fp.Evidence(CASES[case].arguments, observation.details.frames)
+
+
+@pytest.mark.parametrize("case", sorted(FUZZGATE_1))
+def test_without_evidence_fuzzgate_1_signatures_are_kept(case: str) -> None:
+    """An upgrade without the finding's evidence keeps what it cannot tell apart; it carries every
+    bug whose signature fuzzgate/2 did not change."""
+    for (kind, signature, _), (_, current, _) in zip(FUZZGATE_1[case], GOLDEN[case], strict=True):
+        assert fp.SCHEMES.upgrade("fuzzgate/1", kind, signature) == signature
+        assert (signature == current) is (case not in _CHANGED_BY_FUZZGATE_2)
+
+
+_CHANGED_BY_FUZZGATE_2 = {"rich, an installed server's library raised", "rpc bare argument value"}

@@ -8,7 +8,8 @@ from typing import Any
 
 from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
 from fuzzgate.check.registry import CallContext, CheckEnv, check
-from fuzzgate.model.findings import Kind
+from fuzzgate.check.sdk import PYTHON_SDK, SURROGATE_FIXED_IN
+from fuzzgate.model.findings import Cause, Kind
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, OutcomeStatus
 
 
@@ -104,6 +105,16 @@ def unanswered(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
     trace = stderr_root_cause(outcome) if died else None
     cause = f" ({_exit_label(outcome.exit_code)} after {trace.exc_type}: {trace.message})" if trace else ""
     message = f"never answered a request holding a lone surrogate escape, {then}{cause}"
+    sdk = env.server.sdk
+    # The Python SDK's transport drops such a request and goes on answering others; a server that
+    # died or stalled on it, or one not on that SDK, did something of its own.
+    by_sdk = sdk is not None and sdk.package == PYTHON_SDK and outcome.after_timeout is AfterTimeout.ALIVE
+    if by_sdk:
+        assert sdk is not None
+        message += (
+            f": {sdk} drops a request it cannot parse without a reply; the SDK's bug, not the server's "
+            f"({sdk.upgrade_advice(SURROGATE_FIXED_IN)})"
+        )
     # Killing the server on the next request is a crash (of the server, caused by this request);
     # dropping the request or stalling on it breaks the protocol.
     yield Observation(
@@ -113,4 +124,5 @@ def unanswered(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
         trace_details(trace, outcome, redact),
         outcome.concurrent > 1,
         server_wide=True,
+        cause=Cause.SDK if by_sdk else Cause.SERVER,
     )

@@ -12,12 +12,14 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from fuzzgate.check.normalize import normalize_message
+from fuzzgate.check.environment import sandbox_cause
+from fuzzgate.check.normalize import abstract_arguments, normalize_message
 from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_RESOURCE_CRASH, SDK_UNHANDLED
 from fuzzgate.check.registry import CallContext, CheckEnv, check
+from fuzzgate.check.sdk import rejected_by_sdk
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
-from fuzzgate.model.findings import Details, Kind, Surface
+from fuzzgate.model.findings import Cause, Details, Kind, Surface
 from fuzzgate.model.outcome import AfterTimeout, OutcomeStatus
 
 RPC_MESSAGE_CHARS = 200
@@ -38,6 +40,29 @@ def _sdk_rejection(ctx: CallContext, trace: Trace) -> bool:
     return ctx.surface is not Surface.TOOL and not ctx.schema_valid and not trace.user_frames()
 
 
+def _rejected_by_sdk(ctx: CallContext, env: CheckEnv, trace: Trace) -> Observation | None:
+    """A tool call the schema forbids that the SDK refused by raising, with a traceback through
+    nothing but the SDK and its validator: the SDK's behaviour, one low finding of the server."""
+    if ctx.schema_valid or ctx.surface is not Surface.TOOL or ctx.outcome.status not in _ANSWERED:
+        return None
+    sdk = rejected_by_sdk(trace)
+    if sdk is None:
+        return None
+    known = env.server.sdk
+    if sdk.version is None and known is not None and known.package == sdk.package:
+        sdk = known
+    first = env.redact.cut(f"{trace.exc_type}: {trace.message}".rstrip(": "), RPC_MESSAGE_CHARS)
+    return Observation(
+        Kind.INTERNAL_ERROR,
+        f"{sdk} raised on input the schema forbids, before the server's code ran ({first}), and logged "
+        "a traceback instead of only rejecting it: the SDK's behaviour, not the server's bug",
+        ("sdk", sdk.package, "raises-on-invalid-input"),
+        trace_details(trace, ctx.outcome, env.redact),
+        server_wide=True,
+        cause=Cause.SDK,
+    )
+
+
 def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     outcome = ctx.outcome
     # A server that died with a traceback (during the call, or on the ping after leaving it
@@ -46,6 +71,9 @@ def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     trace = stderr_root_cause(outcome) if not died else None
     if trace is None or _sdk_rejection(ctx, trace):
         return None
+    by_sdk = _rejected_by_sdk(ctx, env, trace)
+    if by_sdk is not None:
+        return by_sdk
     return Observation(
         Kind.INTERNAL_ERROR,
         env.redact.text(f"unhandled {trace.exc_type}: {trace.message}".rstrip(": ")),
@@ -85,11 +113,17 @@ def _sdk_unhandled(ctx: CallContext, env: CheckEnv) -> Observation | None:
 
 
 def _quoted_bare(ctx: CallContext) -> dict[str, Any] | None:
-    """The arguments whose values a message may quote bare, to be taken out of the signature: for
-    prompts and resources (new in fingerprint scheme `fuzzgate/1`'s lifetime, no baseline holds
-    them). A tool's signature keeps the scheme's normalization as it was, which committed baselines
-    rely on; changing it needs a new scheme (docs/fingerprints.md)."""
+    """The arguments whose values are taken out of a message before the normalizers run: for
+    prompts and resources, as fingerprint scheme `fuzzgate/1` did (their signatures are kept as
+    they were). Every surface's message then has the values left in it taken out after the
+    normalizers (`abstract_arguments`, `fuzzgate/2`)."""
     return ctx.arguments if ctx.surface is not Surface.TOOL else None
+
+
+def rpc_signature(ctx: CallContext, text: str) -> tuple[str, ...]:
+    """The signature of an internal error reply with the (redacted) message `text`."""
+    normalized = abstract_arguments(normalize_message(text, _quoted_bare(ctx)), ctx.arguments)
+    return ("rpc", str(ctx.outcome.rpc_code), normalized)
 
 
 def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
@@ -109,7 +143,7 @@ def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
         Kind.INTERNAL_ERROR,
         f"JSON-RPC internal error {outcome.rpc_code} for schema-valid input: "
         f"{redact.cut(outcome.text, RPC_MESSAGE_CHARS)}",
-        ("rpc", str(outcome.rpc_code), normalize_message(redact.text(outcome.text), _quoted_bare(ctx))),
+        rpc_signature(ctx, redact.text(outcome.text)),
         outcome_details(outcome, redact),
     )
 
@@ -124,10 +158,26 @@ _EVIDENCE: tuple[Callable[[CallContext, CheckEnv], Observation | None], ...] = (
 something did."""
 
 
+def _caused_by_sandbox(ctx: CallContext, env: CheckEnv, observation: Observation) -> bool:
+    """Whether the exception is the sandbox's doing (a refused connection, a read-only file system
+    in the jail): then it is recorded for the run's note (`check.environment`), not reported."""
+    if not env.server.jailed or observation.cause is not Cause.SERVER:
+        return False
+    outcome = ctx.outcome
+    # What the server logged for the call too: an exception line the traceback parser does not
+    # read as one (`socket.gaierror: [Errno -2] Name or service not known`) still names the cause.
+    cause = sandbox_cause(observation.message, observation.details.error or "", outcome.text, outcome.stderr)
+    if cause is None:
+        return False
+    env.server.environment.setdefault(cause, set()).add(ctx.tool or "?")
+    return True
+
+
 @check(order=400)
 def internal_error(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
     for evidence in _EVIDENCE:
         observation = evidence(ctx, env)
         if observation is not None:
-            yield observation
+            if not _caused_by_sandbox(ctx, env, observation):
+                yield observation
             return

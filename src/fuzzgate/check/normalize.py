@@ -5,7 +5,11 @@ changes fingerprints."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fuzzgate.check.traceback import Frame
 
 _NORMALIZERS = (
     (re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"), "<uuid>"),
@@ -32,6 +36,79 @@ def normalize_message(text: str, arguments: Any = None) -> str:
     return text[:200]
 
 
+_PLACEHOLDER = re.compile(r"<(?:uuid|hex|str|path|num|arg)>")
+
+
+def abstract_arguments(normalized: str, arguments: Any) -> str:
+    """`normalized` (a `normalize_message` result) with the request's string values that still stand
+    in it as whole words replaced by `<arg>`: a server that puts a value in its message bare
+    ("Invalid resourceType: a. Must be Text or Blob.") would otherwise give one bug a fingerprint
+    per value. A value is looked for as sent and as the normalizers write it ("v2" as "v<num>"); a
+    value they abstract entirely is already a placeholder.
+
+    Applied after the normalizers (fingerprint scheme `fuzzgate/2`), so that a signature recorded
+    under `fuzzgate/1` is carried over exactly by applying it to the recorded text with the
+    recorded repro's arguments (`triage.fingerprint`)."""
+    forms: set[str] = set()
+    for value in argument_strings(arguments):
+        for form in (value.strip(), _normalized(value)):
+            if form and _PLACEHOLDER.sub("", form).strip():
+                forms.add(form)
+    # Longest first, ties in a fixed order (a set's order varies with the interpreter's hash seed).
+    for form in sorted(forms, key=lambda v: (-len(v), v)):
+        normalized = re.sub(rf"(?<![\w<]){re.escape(form)}(?![\w>])", "<arg>", normalized)
+    return normalized
+
+
+def _normalized(value: str) -> str:
+    for pattern, placeholder in _NORMALIZERS:
+        value = pattern.sub(placeholder, value)
+    return value.strip()
+
+
+SDK_PACKAGES = frozenset({"mcp", "fastmcp", "@modelcontextprotocol/sdk"})
+"""The MCP SDKs' packages: their frames are never the server's own code."""
+_RUNTIME_PACKAGES = frozenset(
+    {"anyio", "starlette", "uvicorn", "sse_starlette", "pydantic", "pydantic_core", "express", "zod", "typer", "click"}
+)
+"""Packages an SDK runs a server's handler through (its event loop, web framework, argument
+validation): the package a server's handler is in is the first other one."""
+_STANDARD_LIBRARY = re.compile(r"[\\/]lib(?:64|32)?[\\/]python\d[\d.]*[\\/]|[\\/]Lib[\\/]|python\d+\.zip[\\/]")
+"""A runtime's standard library where `Frame.in_library` (fuzzgate/1's rule, kept as it was) does
+not see one: `/usr/lib64/python3.12/`, Windows' `Lib\\`, a zipped standard library."""
+_PACKAGE_DIRS = re.compile(r"(?:site-packages|dist-packages|node_modules)/")
+
+
+def package_of(path: str) -> str | None:
+    """The installed package a frame's file belongs to (`site-packages/NAME/...`,
+    `node_modules/NAME/...` or `node_modules/@scope/NAME/...`, the innermost one), or None for a
+    file in no installed package (the server's checkout, the standard library, `<frozen ...>`)."""
+    parts = _PACKAGE_DIRS.split(path.replace("\\", "/"))
+    if len(parts) < 2:
+        return None
+    names = parts[-1].split("/")
+    if names[0].startswith("@") and len(names) > 2:
+        return f"{names[0]}/{names[1]}"
+    return names[0].removesuffix(".py") if len(names) > 1 or names[0].endswith(".py") else None
+
+
+def own_frames(frames: Sequence[Frame]) -> tuple[Frame, ...]:
+    """The frames of the server's own code, outermost first (fingerprint scheme `fuzzgate/2`).
+
+    The frames outside any library, when there are some (a server run from its checkout). A server
+    installed as a package (`uvx`, `npx`, `pip install`) runs from `site-packages` or
+    `node_modules` like its libraries: its code is then the package of the handler the SDK called,
+    the first frame in a package that is neither an SDK nor what it runs handlers through, and its
+    frames are that package's. Empty when neither is found. The standard library is never the
+    server's code, wherever the runtime keeps it."""
+    outside = tuple(f for f in frames if not f.in_library and not _STANDARD_LIBRARY.search(f.path))
+    if outside:
+        return outside
+    packages = [package_of(f.path) for f in frames]
+    server = next((p for p in packages if p is not None and p not in SDK_PACKAGES | _RUNTIME_PACKAGES), None)
+    return tuple(f for f, p in zip(frames, packages, strict=True) if server is not None and p == server)
+
+
 def normalize_schema_path(path: str | None) -> str:
     """`properties/items/items/3/type` → `properties/items/items/*/type`: the failing keyword, not the index."""
     return re.sub(r"(?<=/)\d+(?=/|$)", "*", path or "")
@@ -54,4 +131,3 @@ def argument_strings(value: Any, *, multiline: bool = False, longest: int = 1000
         elif isinstance(item, str) and item.strip() and (multiline or "\n" not in item) and len(item) <= longest:
             found.add(item)
     return found
-

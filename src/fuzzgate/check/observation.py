@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
-from fuzzgate.model.findings import Details, Kind
+from fuzzgate.model.findings import Cause, Details, Kind
 from fuzzgate.model.outcome import CallOutcome
 
 STDERR_EXCERPT_LINES = 40
@@ -28,6 +28,8 @@ class Observation:
     server_wide: bool = False
     """The bug lies below any one tool (the server's transport or SDK): the finding is the server's
     (`Surface.SERVER`), one whichever tool the request was for."""
+    cause: Cause = Cause.SERVER
+    """Whose bug: `Cause.SDK` for the SDK's symptom (`check.sdk`), reported low whatever the kind."""
 
 
 def stderr_excerpt(stderr: str, redact: Redactor) -> str | None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from fuzzgate.check.observation import Observation
 from fuzzgate.check.registry import CallContext, Check, CheckEnv, registered_checks
+from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import Redactor, SecretScanner
 from fuzzgate.model.outcome import CallOutcome
 
@@ -26,6 +27,7 @@ class Oracles:
         checks: Iterable[Check] | None = None,
         probes: Mapping[str, Any] | None = None,
         canaries: Iterable[Any] = (),
+        server: ServerFacts | None = None,
     ) -> None:
         self.env = CheckEnv(
             slow_s=slow_s,
@@ -33,6 +35,7 @@ class Oracles:
             redact=redact if redact is not None else Redactor(()),
             probes=probes if probes is not None else {},
             canaries=tuple(canaries),
+            server=server if server is not None else ServerFacts(),
         )
         self.checks = tuple(checks) if checks is not None else registered_checks()
 

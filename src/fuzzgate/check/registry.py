@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from fuzzgate.check.observation import Observation
+from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import Redactor, SecretScanner
 from fuzzgate.model.findings import Surface
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
@@ -62,6 +63,9 @@ class CheckEnv:
     filled as tools' probes are built."""
     canaries: tuple[Any, ...] = ()
     """The canaries planted outside the scope (`fuzzgate.sandbox.canaries.Canary`)."""
+    server: ServerFacts = field(default_factory=ServerFacts)
+    """What the engine learnt about the server it started (its SDK, whether it is jailed); filled
+    once the server is up."""
 
 
 CheckFunction = Callable[[CallContext, CheckEnv], Iterable[Observation]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from fuzzgate.check.normalize import own_frames
 from fuzzgate.check.patterns import PY_TRACEBACK_HEADER as _PY_HEADER
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -23,7 +24,7 @@ _NODE_FRAME = re.compile(
 )
 _LOG_PREFIX = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+)?")
 
-_ANONYMOUS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>", "<anonymous>"})
+ANONYMOUS_FRAMES = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>", "<anonymous>"})
 LIBRARY_MARKERS = (
     "site-packages",
     "dist-packages",
@@ -64,8 +65,9 @@ class Trace:
         return tuple(f for f in self.frames if not f.in_library)
 
     def signature(self) -> tuple[str, ...]:
-        """What identifies the bug: the frame that raised, the innermost outside libraries, as
-        `file:function` (comprehension and lambda frames are looked through).
+        """What identifies the bug: the frame that raised, the innermost in the server's own code
+        (`normalize.own_frames`: outside libraries, or in the server's installed package), else the
+        innermost of all, as `file:function` (comprehension and lambda frames are looked through).
 
         Callers are left out: recursion depth and the path taken to the faulty function depend on
         the payload. Line numbers are left out: they move with unrelated edits. The exception type
@@ -73,8 +75,8 @@ class Trace:
         (a missing check raises `TypeError` for one wrong value and `ValueError` for another, and
         an input the schema forbids may be coerced into one it allows), and a gate that gave one
         bug two fingerprints would call it new again on the next seed."""
-        frames = self.user_frames() or self.frames
-        named = [f for f in frames if f.func not in _ANONYMOUS] or list(frames)
+        frames = own_frames(self.frames) or self.frames
+        named = [f for f in frames if f.func not in ANONYMOUS_FRAMES] or list(frames)
         return (named[-1].label(),) if named else (self.exc_type.rsplit(".", 1)[-1],)
 
 

@@ -33,6 +33,13 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-tools", help="fuzz at most this many tools")
     g.add_argument("--seed", help="master seed: a number or a commit SHA (default: derived from the commit)")
     g.add_argument("--fail-on", choices=["low", "medium", "high", "critical"], help="lowest failing severity")
+    g.add_argument(
+        "--fail-on-sdk",
+        action="store_const",
+        const=True,
+        default=None,
+        help="fail on new findings the server's MCP SDK causes too (they are low)",
+    )
     g.add_argument("--out", type=Path, help="output directory (default .fuzzgate/out)")
     g.add_argument("--secret-pattern", action="append", metavar="REGEX", help="extra secret pattern (repeatable)")
     g.add_argument("--slow", help="slow-call threshold, e.g. 2s")
@@ -81,6 +88,7 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
         exclude=tup(ns.exclude),
         max_tools=ns.max_tools,
         fail_on=ns.fail_on,
+        fail_on_sdk=getattr(ns, "fail_on_sdk", None),
         out=ns.out,
         secret_patterns=tup(ns.secret_pattern),
         slow=ns.slow,

@@ -180,6 +180,7 @@ def build_report(
         cut_off=result.cut_off,
         mode=config.mode.value,
         fail_on=config.fail_on,
+        fail_on_sdk=config.fail_on_sdk,
         entries=result.entries,
         findings=result.findings,
         verdict=Verdict.PASS,

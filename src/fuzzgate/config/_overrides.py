@@ -27,6 +27,7 @@ class Overrides:
     max_tools: int | str | None = None
     seed: int | str | None = None
     fail_on: str | None = None
+    fail_on_sdk: bool | None = None
     out: Path | str | None = None
     secret_patterns: tuple[str, ...] | None = None
     """Added to the file's `secret_patterns`, not replacing them."""
@@ -70,6 +71,7 @@ OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
         "max_tools": "--max-tools",
         "seed": "--seed",
         "fail_on": "--fail-on",
+        "fail_on_sdk": "--fail-on-sdk",
         "out": "--out",
         "secret_patterns": "--secret-pattern",
         "slow": "--slow",

@@ -33,6 +33,7 @@ FUZZGATE_KEYS = (
     "max_tools",
     "seed",
     "fail_on",
+    "fail_on_sdk",
     "out",
     "baseline",
     "corpus",

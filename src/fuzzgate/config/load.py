@@ -223,6 +223,7 @@ def _fuzzgate_settings(settings: _Settings, config: Config) -> Config:
         max_tools=settings.read("max_tools", _integer(1), config.max_tools),
         seed=settings.read("seed", _plain(as_seed), config.seed),
         fail_on=settings.read("fail_on", _choice(Severity), config.fail_on),
+        fail_on_sdk=settings.read("fail_on_sdk", _plain(as_bool), config.fail_on_sdk),
         # With a config file, the default directories are beside it too, like the file's own values.
         out_dir=settings.read("out", directory, beside(config.out_dir, config.source)),
         baseline_dir=settings.read("baseline", directory, beside(config.baseline_dir, config.source)),

@@ -138,6 +138,8 @@ class Config:
     max_tools: int | None = None
     seed: int | None = None
     fail_on: Severity = Severity.MEDIUM
+    fail_on_sdk: bool = False
+    """Whether a new finding the server's SDK causes (`Cause.SDK`, always low) fails the run."""
     out_dir: Path = Path(".fuzzgate/out")
     """Like `baseline_dir`: relative to the current directory as given here and by a flag;
     `load_config` takes the file's value, and with a file this default, from the file's directory."""

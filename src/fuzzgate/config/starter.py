@@ -73,6 +73,8 @@ _FUZZGATE = """
 # shard = "1/4"
 # Lowest severity of a new finding that fails the run: "low", "medium", "high", "critical".
 # fail_on = "medium"
+# Whether new findings the server's MCP SDK causes (always low; README, "What it finds") fail the run too.
+# fail_on_sdk = false
 # Where reports go, and where accepted findings are kept; relative to the working directory.
 # out = ".fuzzgate/out"
 # baseline = ".fuzzgate/baseline"

@@ -21,6 +21,8 @@ import mcp_types as types
 
 from fuzzgate import __version__
 from fuzzgate.check import Oracles, has_lone_surrogate
+from fuzzgate.check.environment import environment_note
+from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.collector import without_collector
@@ -68,6 +70,7 @@ from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
 from fuzzgate.sandbox.containment import Containment, contain
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import ToolInfo, discover
+from fuzzgate.target.runtime import server_sdk
 from fuzzgate.triage.finding_set import FindingSet
 from fuzzgate.triage.sequence import HISTORY_STEPS, prefix_of
 
@@ -110,6 +113,8 @@ class Engine:
         self.connector = connector if connector is not connect else self._contained
         self.probes: dict[str, Probe] = {}
         """The probes built so far, by the file name only each could create."""
+        self.server_facts = ServerFacts()
+        """What the checks learn about the server once it is up (its SDK, whether it is jailed)."""
         self.oracles = self._oracles()
         self.findings = FindingSet(settings.severity, self.redact)
         self.calls = 0
@@ -150,7 +155,17 @@ class Engine:
             redact=self.redact,
             probes=self.probes,
             canaries=canaries,
+            server=self.server_facts,
         )
+
+    async def _learn_server(self, connection: Connection) -> None:
+        """What the checks need to know of the server fuzzgate started: the SDK its process runs on,
+        and whether the jail (loopback-only network, read-only outside the scope) holds it."""
+        containment = self.containment
+        self.server_facts.jailed = containment is not None and containment.jail and not containment.network
+        process = connection.server
+        if process is not None:
+            self.server_facts.sdk = await anyio.to_thread.run_sync(server_sdk, process.pid)
 
     def _contained(
         self, server: ServerSettings, extra_env: Mapping[str, str]
@@ -213,6 +228,7 @@ class Engine:
                 first = await tg.start(keeper.run)
                 self._startup_s = box.elapsed()
                 box.mark("startup")
+                await self._learn_server(first)
                 info = first.server_info
                 name, version = (info.name, info.version) if info else (None, None)
                 self.emit(ServerReady(first.protocol_version, name, 0, version))
@@ -289,6 +305,8 @@ class Engine:
             client_failure=self._client_failure,
             selection=selection,
         )
+        environment = self.server_facts.environment
+        notes = (*notes, *(environment_note(cause, environment[cause]) for cause in sorted(environment)))
         entries = surface_entries(inventory, selection.entries, selection.plans)
         return EngineResult(
             target=summary,

@@ -72,6 +72,15 @@ class Surface(StrEnum):
     """The server as a whole: a bug below any one tool (its transport, its SDK), named `SERVER_NAME`."""
 
 
+class Cause(StrEnum):
+    """Whose bug a finding is: the server's own, or the MCP SDK's it runs on (which its author can
+    only upgrade, `fuzzgate.check.sdk`). A finding the SDK causes is low and fails no gate unless
+    `fail_on_sdk` is set."""
+
+    SERVER = "server"
+    SDK = "sdk"
+
+
 SERVER_NAME = "transport"
 """The name of the one `Surface.SERVER` subject: findings on it are one per server, whichever tool
 the request that showed them was for."""
@@ -255,6 +264,8 @@ class Finding:
     signature: tuple[str, ...] | None = None
     """What the fingerprint was computed from (`fuzzgate.triage.fingerprint`), kept so a baseline entry can
     be re-derived under a later scheme; None when unknown, or when it held text the redactor removes."""
+    cause: Cause = Cause.SERVER
+    """Whose bug it is; `Cause.SDK` for a symptom of the SDK the server runs on (named in the message)."""
 
     @property
     def tool(self) -> str:
@@ -282,6 +293,7 @@ class Finding:
             "flaky": self.flaky,
             "unconfirmed": self.unconfirmed,
             "signature": None if self.signature is None else list(self.signature),
+            "cause": self.cause.value,
         }
 
     @classmethod
@@ -306,4 +318,5 @@ class Finding:
             signature=None
             if signature is None
             else tuple(expect(s, str, f'"{where}signature" items') for s in signature),
+            cause=enum_field(Cause, data, "cause", where, default=Cause.SERVER),
         )

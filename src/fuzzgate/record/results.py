@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from fuzzgate.config.model import Shard
 from fuzzgate.model.errors import ExitCode
-from fuzzgate.model.findings import Finding, JSONValue, Severity, Surface
+from fuzzgate.model.findings import Cause, Finding, JSONValue, Severity, Surface
 from fuzzgate.triage.fingerprint import ORIGINAL_SCHEME, in_current_scheme
 from fuzzgate.triage.versions import GeneratorVersions
 
@@ -261,6 +261,8 @@ class RunReport:
     cut_off: tuple[str, ...] = ()
     """Calls in flight at fuzzing's deadline that the time box stopped before they could be observed
     to their end (`tool case N`): a crash or hang they caused is not reported."""
+    fail_on_sdk: bool = False
+    """Whether findings the server's SDK causes (`Cause.SDK`) gate like the server's own."""
 
     def generated_by(self) -> GeneratorVersions:
         return GeneratorVersions(fuzzgate=self.version, hypothesis=self.hypothesis_version)
@@ -274,13 +276,16 @@ class RunReport:
         return self.states.get(finding.fingerprint, BaselineState.NEW)
 
     def gating(self) -> list[Finding]:
-        """The findings that fail the gate: new, not flaky, at or above fail-on. A finding the
-        budget left unconfirmed (never replayed) fails it too: it was seen, and a gate that
-        passes a bug it reached is worse than one that asks for a longer budget."""
+        """The findings that fail the gate: new, not flaky, the server's own at or above fail-on,
+        and those its SDK causes (always low) only with `fail_on_sdk`. A finding the budget left
+        unconfirmed (never replayed) fails it too: it was seen, and a gate that passes a bug it
+        reached is worse than one that asks for a longer budget."""
         return [
             f
             for f in self.findings
-            if not f.flaky and f.severity.at_least(self.fail_on) and self.state_of(f) is BaselineState.NEW
+            if not f.flaky
+            and (self.fail_on_sdk if f.cause is Cause.SDK else f.severity.at_least(self.fail_on))
+            and self.state_of(f) is BaselineState.NEW
         ]
 
     def inconclusive(self) -> bool:
@@ -320,6 +325,7 @@ class RunReport:
             "cut_off_calls": list(self.cut_off),
             "mode": self.mode,
             "fail_on": self.fail_on.value,
+            "fail_on_sdk": self.fail_on_sdk,
             "verdict": self.verdict.value,
             "interrupted": self.interrupted,
             "config_path": self.config_path,
@@ -377,6 +383,7 @@ class RunReport:
             unsendable=int(data.get("unsendable", 0)),
             client_failed=int(data.get("client_failed", 0)),
             cut_off=tuple(str(c) for c in data.get("cut_off_calls") or ()),
+            fail_on_sdk=bool(data.get("fail_on_sdk", False)),
         )
 
 

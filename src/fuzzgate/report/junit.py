@@ -22,7 +22,7 @@ from junit_xml import TestCase, TestSuite, to_xml_report_string
 from fuzzgate.check.secrets import REDACTED
 from fuzzgate.model.commands import repro_command, sequence_text
 from fuzzgate.model.files import write_atomic
-from fuzzgate.model.findings import Finding, Surface
+from fuzzgate.model.findings import Cause, Finding, Surface
 from fuzzgate.record.results import BaselineState, RunReport, Status, SurfaceEntry
 from fuzzgate.report.locate import source_location
 
@@ -149,6 +149,8 @@ def _note(report: RunReport, finding: Finding) -> str:
         why = f"flaky, reproduced {finding.reproduced} of {finding.replays} replays; never fails the run"
     elif state is BaselineState.KNOWN:
         why = "known, in the baseline"
+    elif finding.cause is Cause.SDK and not report.fail_on_sdk:
+        why = "new, caused by the server's SDK; fails no gate without fail_on_sdk"
     else:
         why = f"new, below fail-on {report.fail_on.value}"
     return f"[{why}] {_one_line(finding)}\nreproduce: {repro_command(finding, report.config_path)}"

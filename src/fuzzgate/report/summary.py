@@ -19,7 +19,7 @@ from pathlib import Path
 from fuzzgate.check.secrets import REDACTED
 from fuzzgate.model.commands import accept_command, prune_command, repro_command, sequence_text
 from fuzzgate.model.files import write_atomic
-from fuzzgate.model.findings import Finding, Surface
+from fuzzgate.model.findings import Cause, Finding, Surface
 from fuzzgate.record.results import BaselineState, RunReport, Status, Verdict
 from fuzzgate.report.feedback_text import corpus_line, feedback_line
 from fuzzgate.report.locate import source_location
@@ -203,6 +203,8 @@ def _finding(report: RunReport, repo_root: Path, finding: Finding, *, fixed: boo
         notes.append(f"flaky: reproduced {finding.reproduced} of {finding.replays} replays, never fails the run")
     elif finding.unconfirmed:
         notes.append("unconfirmed: the budget ran out before any replay; seen once, so it counts")
+    elif not fixed and finding.cause is Cause.SDK and not report.fail_on_sdk:
+        notes.append("caused by the server's SDK: fails no gate without fail_on_sdk")
     elif not fixed and report.state_of(finding) is BaselineState.NEW and not finding.severity.at_least(report.fail_on):
         notes.append(f"below fail-on {report.fail_on.value}")
     if finding.repro.redacted:

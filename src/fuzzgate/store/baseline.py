@@ -33,6 +33,7 @@ from fuzzgate.model.json_fields import location as location_field
 from fuzzgate.store.database import CorpusDatabase, DirectoryDatabase
 from fuzzgate.triage.fingerprint import (
     ORIGINAL_SCHEME,
+    Evidence,
     Signature,
     current_scheme,
     known_scheme,
@@ -107,7 +108,8 @@ class BaselineEntry:
             return self
         if self.signature is None:
             return None
-        derived = rederive(self.scheme, self.kind, self.surface, self.name, self.signature)
+        evidence = Evidence(self.repro.arguments, self.frames)
+        derived = rederive(self.scheme, self.kind, self.surface, self.name, self.signature, evidence)
         if derived is None:
             return None
         fingerprint, signature = derived

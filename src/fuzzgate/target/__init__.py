@@ -42,5 +42,7 @@ The modules:
   and prompt also as a `ToolInfo` with its `surface` and an input schema made from what it declares
   (`Inventory.others`: template variables as required strings with hostile examples first, prompt
   arguments as strings, a plain resource with none).
+- `runtime.py`: the MCP SDK a server fuzzgate started runs on, read from its processes in /proc
+  (`check.sdk`).
 - `memory.py`: the in-memory connector, the engine's test seam.
 """

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from fuzzgate.check import Observation
 from fuzzgate.check.secrets import Redactor
-from fuzzgate.model.findings import SERVER_NAME, Details, Finding, Kind, Repro, Severity, Surface
+from fuzzgate.model.findings import SERVER_NAME, Cause, Details, Finding, Kind, Repro, Severity, Surface
 from fuzzgate.triage.fingerprint import Signature, fingerprint
 
 __all__ = ["FindingSet", "fingerprint", "subject"]
@@ -67,7 +67,7 @@ class FindingSet:
         surface, subject_name = subject(observation, name, repro.surface)
         finding = Finding(
             kind=observation.kind,
-            severity=self._severity.get(observation.kind, Severity.HIGH),
+            severity=self._severity_of(observation),
             surface=surface,
             name=subject_name,
             message=redact.text(observation.message),
@@ -80,6 +80,7 @@ class FindingSet:
                 location=details.location,
             ),
             signature=_storable(observation.signature, redact),
+            cause=observation.cause,
         )
         hit = self._hits.get(finding.fingerprint)
         if hit is None:
@@ -88,6 +89,12 @@ class FindingSet:
             hit.finding = hit.finding.merged_with(finding)
             hit.ambiguous = hit.ambiguous and observation.ambiguous
         return self._hits[finding.fingerprint].finding
+
+    def _severity_of(self, observation: Observation) -> Severity:
+        # The SDK's symptom is low whatever its kind: the server's author can only upgrade the SDK.
+        if observation.cause is Cause.SDK:
+            return Severity.LOW
+        return self._severity.get(observation.kind, Severity.HIGH)
 
     def items(self) -> list[tuple[Finding, bool]]:
         return [(h.finding, h.ambiguous) for _, h in sorted(self._hits.items())]

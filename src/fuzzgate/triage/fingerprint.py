@@ -23,10 +23,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from fuzzgate.check import normalize_message
+from fuzzgate.check.normalize import abstract_arguments
+from fuzzgate.check.traceback import ANONYMOUS_FRAMES, Trace
+from fuzzgate.check.traceback import Frame as TraceFrame
 from fuzzgate.model.findings import Finding, Kind, Surface
 from fuzzgate.model.outcome import AnomalyKind
 
@@ -37,10 +41,31 @@ SignatureUpgrade = Callable[[Kind, Signature], "Signature | None"]
 """Maps a signature recorded under the previous scheme to this scheme's signature of the same bug,
 or None when that bug cannot be carried over (the old signature lacks what the new one needs)."""
 
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What a finding recorded beside its signature, for an upgrade that needs more than the
+    signature: the failing call's arguments (`Repro.arguments`) and the code frames kept
+    (`path:line in function`, outermost first, as `Details.frames` and baseline entries hold them)."""
+
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    frames: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, finding: Finding) -> Evidence:
+        return cls(finding.repro.arguments, finding.details.frames)
+
+
+EvidenceUpgrade = Callable[[Kind, Signature, Evidence], "Signature | None"]
+"""A `SignatureUpgrade` that also reads the finding's recorded `Evidence`."""
+
 FINGERPRINT_CHARS = 20
 ORIGINAL_SCHEME = "fuzzgate/1"
 """The scheme of everything written before schemes were recorded: baseline files of format 1 and
 reports without `fingerprint_scheme`."""
+SERVER_CODE_SCHEME = "fuzzgate/2"
+"""The scheme that takes the raising frame from the server's own code (also when the server is an
+installed package) and takes the call's values out of every internal error's message."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +74,17 @@ class Scheme:
 
     name: str
     upgrade: SignatureUpgrade | None = None
+    upgrade_with_evidence: EvidenceUpgrade | None = None
+    """Used instead of `upgrade` where the finding's evidence is at hand (a baseline entry, a
+    finding of a report): a change that needs the arguments or frames carries bugs over exactly
+    with it, and as well as the signature alone allows without it."""
+
+    def carry(self, kind: Kind, signature: Signature, evidence: Evidence | None) -> Signature | None:
+        """`signature`, recorded under the scheme before this one, as this scheme's signature."""
+        if evidence is not None and self.upgrade_with_evidence is not None:
+            return self.upgrade_with_evidence(kind, signature, evidence)
+        assert self.upgrade is not None  # SchemeRegistry.register refuses a later scheme without one
+        return self.upgrade(kind, signature)
 
     def digest(self, kind: Kind, surface: Surface, name: str, signature: Signature) -> str:
         """The first 20 hex digits of SHA-256 over the scheme name, kind, surface, tool name and
@@ -92,23 +128,55 @@ class SchemeRegistry:
     def get(self, name: str) -> Scheme | None:
         return next((s for s in self._schemes if s.name == name), None)
 
-    def upgrade(self, name: str, kind: Kind, signature: Signature) -> Signature | None:
+    def upgrade(
+        self, name: str, kind: Kind, signature: Signature, evidence: Evidence | None = None
+    ) -> Signature | None:
         """`signature`, recorded under scheme `name`, as the same bug's signature under the current
-        scheme: the upgrades of every later scheme applied in order. None when `name` is unknown
-        or an upgrade cannot carry the bug over."""
+        scheme: the upgrades of every later scheme applied in order (with the finding's `evidence`
+        where one reads it). None when `name` is unknown or an upgrade cannot carry the bug over."""
         names = self.names()
         if name not in names:
             return None
         for scheme in self._schemes[names.index(name) + 1 :]:
-            assert scheme.upgrade is not None  # register() refuses a later scheme without one
-            upgraded = scheme.upgrade(kind, signature)
+            upgraded = scheme.carry(kind, signature, evidence)
             if upgraded is None:
                 return None
             signature = upgraded
         return signature
 
 
-SCHEMES = SchemeRegistry(Scheme(ORIGINAL_SCHEME))
+def _from_original(kind: Kind, signature: Signature) -> Signature:
+    """fuzzgate/1 to fuzzgate/2 with the signature alone: what it cannot tell (which words of a
+    message were argument values, which frames a traceback had) stays as it was, which is right for
+    every bug whose traceback reached code outside libraries and whose message held no bare value."""
+    return signature
+
+
+def _from_original_with_evidence(kind: Kind, signature: Signature, evidence: Evidence) -> Signature:
+    """fuzzgate/1 to fuzzgate/2 exactly: the recorded call's values taken out of an internal error's
+    message (`abstract_arguments` on the recorded text, which is what fuzzgate/2 computes), and a
+    traceback's raising frame chosen again among the recorded frames (`own_frames`) when those
+    frames give the recorded one under fuzzgate/1's rule (else they are not the whole story)."""
+    if kind is Kind.INTERNAL_ERROR and len(signature) == 3 and signature[0] == "rpc":
+        return (*signature[:2], abstract_arguments(signature[2], evidence.arguments))
+    if len(signature) == 2 and signature[0] in ("trace", "reply-trace") and kind in (Kind.INTERNAL_ERROR, Kind.CRASH):
+        frames = tuple(TraceFrame(m["path"], int(m["line"]), m["func"]) for m in _frames_outermost(evidence.frames))
+        if frames and _label_under_original(frames) == signature[1]:
+            return (signature[0], *Trace("", "", frames).signature())
+    return signature
+
+
+def _label_under_original(frames: tuple[TraceFrame, ...]) -> str:
+    """The raising frame's label as fuzzgate/1 chose it: the innermost outside libraries."""
+    chosen = tuple(f for f in frames if not f.in_library) or frames
+    named = [f for f in chosen if f.func not in ANONYMOUS_FRAMES] or list(chosen)
+    return named[-1].label()
+
+
+SCHEMES = SchemeRegistry(
+    Scheme(ORIGINAL_SCHEME),
+    Scheme(SERVER_CODE_SCHEME, upgrade=_from_original, upgrade_with_evidence=_from_original_with_evidence),
+)
 
 
 def current_scheme() -> Scheme:
@@ -131,11 +199,11 @@ def verifies(scheme: str, kind: Kind, surface: Surface, name: str, signature: Si
 
 
 def rederive(
-    scheme: str, kind: Kind, surface: Surface, name: str, signature: Signature
+    scheme: str, kind: Kind, surface: Surface, name: str, signature: Signature, evidence: Evidence | None = None
 ) -> tuple[str, Signature] | None:
-    """The current fingerprint and signature of a bug recorded under `scheme` with `signature`;
-    None when the registered upgrades cannot carry it over."""
-    upgraded = SCHEMES.upgrade(scheme, kind, signature)
+    """The current fingerprint and signature of a bug recorded under `scheme` with `signature` (and
+    `evidence`, which some upgrades read); None when the registered upgrades cannot carry it over."""
+    upgraded = SCHEMES.upgrade(scheme, kind, signature, evidence)
     return None if upgraded is None else (fingerprint(kind, surface, name, upgraded), upgraded)
 
 
@@ -144,7 +212,7 @@ def in_current_scheme(finding: Finding, scheme: str) -> Finding:
     the current scheme; unchanged when it is current already or cannot be re-derived."""
     if scheme == SCHEMES.current.name or finding.signature is None:
         return finding
-    derived = rederive(scheme, finding.kind, finding.surface, finding.name, finding.signature)
+    derived = rederive(scheme, finding.kind, finding.surface, finding.name, finding.signature, Evidence.of(finding))
     return finding if derived is None else replace(finding, fingerprint=derived[0], signature=derived[1])
 
 
@@ -198,6 +266,12 @@ def _original_candidates(kind: Kind, message: str, frames: Sequence[str]) -> Ite
             yield (secret["pattern"],)
     else:
         yield ()
+
+
+def _frames_outermost(frames: Sequence[str]) -> Iterator[re.Match[str]]:
+    for frame in frames:
+        if match := _FRAME.fullmatch(frame):
+            yield match
 
 
 def _frames(frames: Sequence[str]) -> Iterator[re.Match[str]]:

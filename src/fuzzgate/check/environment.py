@@ -1,0 +1,65 @@
+"""Errors fuzzgate's sandbox causes: inside the jail a server's network is its own loopback and the
+file system outside its scope is read-only, so a tool that fetches a URL or writes outside its scope
+fails there where it would not for its users. Such an error is the environment's, not the server's
+bug: one note per cause naming the tools it touched (`ServerFacts.environment`, which the engine
+turns into the run's notes), never a finding per tool.
+
+Only while the jail holds the server (`ServerFacts.jailed`): without the sandbox the same errors
+come from the real network or file system, where a tool that crashes on a refused connection or a
+read-only directory instead of answering an error is the server's bug, and stays a finding.
+
+The error's text decides (the exception and its message, the reply's text): errno names and the
+messages of the C library, Python and Node.js for a refused, unreachable or unresolvable connection
+and a read-only file system.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+
+class SandboxCause(StrEnum):
+    """What in the sandbox made a call fail, in words for the run's note."""
+
+    NETWORK = "its network is loopback only: connections were refused or unreachable"
+    DNS = "it resolves no host names: name lookups failed"
+    READ_ONLY = "the file system outside its scope is read-only: writes there failed"
+
+
+_CAUSES = (
+    (
+        SandboxCause.DNS,
+        re.compile(
+            r"Name or service not known|Temporary failure in name resolution|No address associated with hostname"
+            r"|nodename nor servname|getaddrinfo (?:ENOTFOUND|EAI_AGAIN)|\bEAI_AGAIN\b|\bENOTFOUND\b"
+            r"|getaddrinfo failed|\[Errno -[235]\]",
+        ),
+    ),
+    (
+        SandboxCause.NETWORK,
+        re.compile(
+            r"Connection refused|\bECONNREFUSED\b|Network is unreachable|\bENETUNREACH\b|No route to host"
+            r"|\bEHOSTUNREACH\b|\[Errno 1(?:11|01|13)\]",
+            re.IGNORECASE,
+        ),
+    ),
+    (SandboxCause.READ_ONLY, re.compile(r"Read-only file system|\bEROFS\b|\[Errno 30\]", re.IGNORECASE)),
+)
+
+
+def sandbox_cause(*texts: str) -> SandboxCause | None:
+    """The sandbox cause the error `texts` name, if any."""
+    for cause, pattern in _CAUSES:
+        if any(pattern.search(text) for text in texts if text):
+            return cause
+    return None
+
+
+def environment_note(cause: SandboxCause, tools: set[str]) -> str:
+    """The run's note for `cause`, which touched `tools`."""
+    names = ", ".join(sorted(tools))
+    return (
+        f"the sandbox caused errors in {len(tools)} tool(s) ({names}): {cause.value}; reported as this "
+        "note, not as findings (without the sandbox the same errors are the server's to handle)"
+    )

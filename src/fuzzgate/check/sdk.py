@@ -1,0 +1,153 @@
+"""Which MCP SDK a server runs on, and which of its symptoms are the SDK's rather than the server's.
+
+A server author cannot fix their SDK's behaviour, only upgrade it; a gate that fails every server on
+an SDK for the SDK's bug is noise. So fuzzgate names the SDK where it can tell, and reports the
+SDK's symptoms once per server, low, with `cause: sdk` (`Observation.cause`), which no gate fails on
+unless `fail_on_sdk` is set.
+
+How the SDK is known, most reliable first (README, "What it finds", "Caused by the SDK"):
+
+1. the server's process: a Python interpreter maps its extension modules from the `site-packages`
+   it imports from, and the SDK's distribution metadata lies there (`mcp-X.Y.Z.dist-info`). The
+   engine reads that once per run (`target.runtime.server_sdk`) into `ServerFacts.sdk`;
+2. a traceback's frames in the SDK's package (`site-packages/mcp/...`,
+   `node_modules/@modelcontextprotocol/sdk/...`), its version read from the package's metadata
+   beside them (`mcp-*.dist-info/METADATA`, the SDK's `package.json`), when that file exists here.
+
+`serverInfo` from `initialize` is not used: it names the server (and some SDK releases fill in
+their own version when the server gives none, others do not).
+
+What is the SDK's:
+
+- a rejection by raising: input the schema forbids that the SDK refused before the server's code
+  ran (a validation error logged with a traceback through the SDK and its validator only);
+- the lone-surrogate request the Python SDK's transport drops without a reply (every mcp release
+  known to fuzzgate, 1.x and 2.x): the request never answered while the server went on answering
+  others, on a server the process shows runs on the Python SDK. A server that died or stopped on
+  it, or one fuzzgate cannot tie to the SDK, keeps the finding as its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from fuzzgate.check.environment import SandboxCause
+from fuzzgate.check.normalize import SDK_PACKAGES, package_of
+from fuzzgate.check.traceback import Trace
+
+PYTHON_SDK = "mcp"
+TYPESCRIPT_SDK = "@modelcontextprotocol/sdk"
+_VALIDATORS = frozenset({"pydantic", "pydantic_core", "zod", "anyio", "starlette"})
+"""What an SDK validates arguments and runs handlers with: their frames are the SDK's doing too."""
+
+_LANGUAGE = {PYTHON_SDK: "Python", "fastmcp": "Python", TYPESCRIPT_SDK: "TypeScript"}
+SURROGATE_FIXED_IN: dict[str, str] = {}
+"""The first release of each SDK whose transport answers a request holding a lone surrogate, where
+one is known (none is, as of mcp 2.3)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sdk:
+    """An MCP SDK a server runs on: its package and, where it could be read, its version."""
+
+    package: str
+    version: str | None = None
+
+    def __str__(self) -> str:
+        language = _LANGUAGE.get(self.package)
+        name = f"the {language} MCP SDK" if language else "the MCP SDK"
+        version = f" {self.version}" if self.version else ", version not known"
+        return f"{name} ({self.package}{version})"
+
+    def upgrade_advice(self, fixed_in: dict[str, str]) -> str:
+        """What a server author can do about the SDK's bug: upgrade to the fixed release, or that
+        none is known."""
+        fixed = fixed_in.get(self.package)
+        if fixed is None:
+            return f"no release of {self.package} is known to fix it: upgrading does not help yet"
+        return f"{self.package} {fixed} fixes it: upgrading is the fix"
+
+
+@dataclass(slots=True)
+class ServerFacts:
+    """What the engine learnt about the server fuzzgate started, for the checks (filled once the
+    server is up; empty for an HTTP target fuzzgate did not start)."""
+
+    sdk: Sdk | None = None
+    """The SDK the server's process runs on, where it could be read (`target.runtime`)."""
+    jailed: bool = False
+    """Whether the server runs in fuzzgate's jail: a loopback-only network, the file system
+    read-only outside its scope (errors that causes are the sandbox's, `check.environment`)."""
+    environment: dict[SandboxCause, set[str]] = field(default_factory=dict)
+    """The errors the sandbox caused, by cause, with the tools they touched: the run's notes."""
+
+
+def sdk_in_frames(trace: Trace) -> Sdk | None:
+    """The SDK a traceback runs through, with its version when its metadata is readable here."""
+    for frame in trace.frames:
+        package = package_of(frame.path)
+        if package in SDK_PACKAGES:
+            return Sdk(package, version_beside(frame.path.replace("\\", "/"), package))
+    return None
+
+
+def rejected_by_sdk(trace: Trace) -> Sdk | None:
+    """The SDK, when `trace` (of a call the schema forbids) ran through nothing but the SDK, what it
+    validates with and the standard library: the server's own code never ran."""
+    sdk = sdk_in_frames(trace)
+    if sdk is None:
+        return None
+    for frame in trace.frames:
+        package = package_of(frame.path)
+        if package is None and not frame.in_library:
+            return None  # code outside any library: the server's
+        if package is not None and package not in SDK_PACKAGES | _VALIDATORS:
+            return None  # an installed server's package, or a library it called
+    return sdk
+
+
+_DIST_VERSION = re.compile(r"^Version:\s*(\S+)", re.MULTILINE)
+
+
+def version_beside(path: str, package: str) -> str | None:
+    """The version of `package`, whose file `path` is, from the metadata installed beside it."""
+    marker = f"node_modules/{package}/"
+    if marker in path:
+        return _package_json_version(path[: path.rindex(marker) + len(marker)] + "package.json")
+    for directory in ("site-packages/", "dist-packages/"):
+        if directory in path:
+            return _dist_info_version(path[: path.rindex(directory) + len(directory)], package)
+    return None
+
+
+@lru_cache(maxsize=64)
+def _dist_info_version(site_packages: str, package: str) -> str | None:
+    try:
+        candidates = sorted(Path(site_packages).glob(f"{package}-*.dist-info/METADATA"))
+        for metadata in candidates:
+            found = _DIST_VERSION.search(metadata.read_text(encoding="utf-8", errors="replace")[:4096])
+            if found:
+                return found[1]
+    except OSError:
+        return None
+    return None
+
+
+@lru_cache(maxsize=64)
+def _package_json_version(path: str) -> str | None:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    version = data.get("version") if isinstance(data, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def installed_sdk(site_packages: str) -> Sdk | None:
+    """The Python SDK installed in `site-packages`, if it is."""
+    version = _dist_info_version(site_packages.rstrip("/") + "/", PYTHON_SDK)
+    return Sdk(PYTHON_SDK, version) if version is not None else None

@@ -1,0 +1,52 @@
+"""An MCP server on the real Python SDK whose tools use the network, and nothing else is wrong.
+
+    python network_user.py
+
+| tool               | behaviour                                                                 |
+| ------------------ | ------------------------------------------------------------------------- |
+| `add(a, b)`        | clean: a + b (listed first: the protocol probes go to it)                  |
+| `check_updates()`  | resolves `updates.fuzzgate-example.com` (fails where names do not resolve) |
+| `notify(message)`  | sends the message to a service on 127.0.0.1 (no one listens: refused)     |
+
+Neither network tool handles a failure: the SDK answers its generic error and logs the traceback.
+Inside fuzzgate's sandbox (a loopback-only network that resolves no name) both fail on every call:
+the sandbox's doing, which a run reports as one note per cause, not as findings.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+app = MCPServer("network-user", log_level="WARNING")
+UPDATES_HOST = "updates.fuzzgate-example.com"
+SERVICE = ("127.0.0.1", 9)
+"""The discard port: nothing listens on it here, so a connection is refused."""
+
+
+@app.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@app.tool()
+def check_updates() -> str:
+    """Say whether the update server can be reached."""
+    address = socket.getaddrinfo(UPDATES_HOST, 443)[0][4][0]
+    return f"update server at {address}"
+
+
+@app.tool()
+def notify(message: Annotated[str, Field(max_length=200)]) -> str:
+    """Send a message to the notification service."""
+    with socket.create_connection(SERVICE, timeout=2) as connection:
+        connection.sendall(message.encode("utf-8", "replace"))
+    return "sent"
+
+
+if __name__ == "__main__":
+    app.run()
