@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 from pathlib import Path
 
 from rich.console import Console
@@ -206,8 +207,20 @@ def _cmd_work(ns: argparse.Namespace, console: Console) -> int:
     return work(load_configs(load(ns, console), ns.also, _overrides(ns), warn), console, options)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with abbreviations off, for the top level and (as `add_subparsers` makes
+    each subparser of its parent's class) every command. By default argparse takes any unambiguous
+    prefix of a flag for the flag: `run --base DIR` would silently mean `--baseline DIR`, and every
+    flag added later would change what an existing command line means. An unknown flag is a usage
+    error (exit 2)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fuzzgate",
         description="Deterministic fuzzing gate for MCP servers.",
         epilog="exit codes: 0 no new finding at or above --fail-on, 1 new findings, "
