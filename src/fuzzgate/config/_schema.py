@@ -35,6 +35,8 @@ FUZZGATE_KEYS = (
     "fail_on",
     "out",
     "baseline",
+    "base",
+    "changed_files",
     "corpus",
     "shard",
     "store",

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from fuzzgate.config.model import Config, TargetConfig
 from fuzzgate.config.views import ServerSettings
+from fuzzgate.engine.base_check import BaseRevision
 from fuzzgate.model.findings import Kind, Severity
 from fuzzgate.plan.selection import SelectionSettings
 
@@ -46,6 +47,8 @@ class EngineSettings:
     severity: dict[Kind, Severity]
     fail_on: Severity
     """The severity `session.replay_call` gives the finding it replays."""
+    base: BaseRevision | None = None
+    """`--base DIR`: where new findings are replayed to tell pre-existing ones (`cli.run` sets it)."""
 
     @classmethod
     def of(cls, config: Config) -> EngineSettings:

@@ -149,6 +149,8 @@ def _note(report: RunReport, finding: Finding) -> str:
         why = f"flaky, reproduced {finding.reproduced} of {finding.replays} replays; never fails the run"
     elif state is BaselineState.KNOWN:
         why = "known, in the baseline"
+    elif state is BaselineState.PRE_EXISTING:
+        why = "pre-existing, fails on the base revision too; never fails the run"
     else:
         why = f"new, below fail-on {report.fail_on.value}"
     return f"[{why}] {_one_line(finding)}\nreproduce: {repro_command(finding, report.config_path)}"

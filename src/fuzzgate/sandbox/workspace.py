@@ -96,8 +96,19 @@ class Workspace:
     points); False: each layer copies them, and a scope over `MAX_SCOPE_FILES` files or
     `MAX_SCOPE_BYTES` is refused with a `TargetError`."""
 
-    def __init__(self, scope: Sequence[Path], token: str, *, isolate: bool, cwd: Path | None = None) -> None:
+    def __init__(
+        self,
+        scope: Sequence[Path],
+        token: str,
+        *,
+        isolate: bool,
+        cwd: Path | None = None,
+        labels: Sequence[str] = (),
+    ) -> None:
         self.scope = normalize_scope(scope)
+        self.labels = tuple(labels) if len(labels) == len(self.scope) else scope_labels(self.scope)
+        """The name of each scope dir in a layer (`<i>-<label>`): the dir's own name unless given (the
+        base revision's layers take the head's, so a path in one has its counterpart in the other)."""
         self.token = token
         self.isolate = isolate
         self.cwd = (cwd or Path.cwd()).resolve()
@@ -152,8 +163,8 @@ class Layer:
             holder = self.outside / "scope"
             holder.mkdir()
             self.scope_map: dict[Path, Path] = {}
-            for index, original in enumerate(workspace.scope):
-                mapped = holder / f"{index}-{original.name or 'root'}"
+            for index, (original, label) in enumerate(zip(workspace.scope, workspace.labels, strict=True)):
+                mapped = holder / f"{index}-{label}"
                 if workspace.isolate:
                     mapped.mkdir()
                 else:
@@ -253,6 +264,11 @@ class Layer:
 
     def close(self) -> None:
         remove_tree(self.dir)
+
+
+def scope_labels(scope: Sequence[Path]) -> tuple[str, ...]:
+    """The default names of scope dirs in a layer: their own."""
+    return tuple(directory.name or "root" for directory in scope)
 
 
 def _spellings(text: str) -> list[Path]:
