@@ -10,8 +10,10 @@ import pytest
 
 from fuzzgate.cli.main import build_parser
 
+Parsers = list[tuple[tuple[str, ...], argparse.ArgumentParser]]
 
-def _parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+
+def _parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Parsers:
     found = [(path, parser)]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
