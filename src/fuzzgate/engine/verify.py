@@ -402,7 +402,7 @@ class Verifier:
     async def _base_job(self, tally: BaseTally) -> None:
         base = self.base
         if base is None or self._base_error is not None:
-            tally.done = True
+            # Left undone: the note counts it among those the base could not check.
             return
         settings = replace(self.settings, server=base.server)
         try:
