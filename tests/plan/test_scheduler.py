@@ -114,3 +114,14 @@ def test_listing_and_read_only_tools_go_first() -> None:
         "get_or_make",
         "summary",
     ]
+
+
+def test_a_tool_the_change_reaches_gets_time_in_proportion_to_its_weight() -> None:
+    favoured, other = plans("favoured", "other")
+    favoured.weight = 3.0
+    s = scheduler(favoured, other)
+    got = picks(s, 400, {"favoured": 0.1, "other": 0.1})
+    # Equal call costs: the favoured tool is charged a third as much, so it runs about three times as often
+    # (past the slack both start with).
+    assert got.count("favoured") >= 2.5 * got.count("other"), (got.count("favoured"), got.count("other"))
+    assert got.count("other") > 0

@@ -32,6 +32,7 @@ from fuzzgate.model.errors import ExitCode, FuzzgateError, UsageError
 from fuzzgate.model.files import check_output_directory
 from fuzzgate.model.findings import Finding
 from fuzzgate.plan.budget import TimeBox, process_start
+from fuzzgate.plan.focus import Changes, compare_checkouts, read_changes
 from fuzzgate.plan.seed import SeedChoice, choose_seed
 from fuzzgate.plan.selection import in_shard, owned_baseline, shard_split
 from fuzzgate.record.results import CorpusSummary, RunReport, Verdict, exit_code
@@ -103,7 +104,9 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
     known = baseline.findings()  # a corrupt baseline stops the run here, before any server starts
 
     base, base_note = base_revision(config, cwd)
-    engine = Engine(replace(EngineSettings.of(config), base=base), choice.seed, lambda e: None, timebox=box)
+    changes = changed_files(config, cwd)
+    settings = replace(EngineSettings.of(config), base=base, changes=changes)
+    engine = Engine(settings, choice.seed, lambda e: None, timebox=box)
     reporter = ConsoleReporter(console, quiet=quiet, redact=engine.redact)
     sinks: list[EventSink] = [reporter]
     tracer: TraceWriter | None = None
@@ -179,6 +182,16 @@ def base_revision(config: Config, cwd: Path) -> tuple[BaseRevision | None, str |
     target = at_base(config.target, scope, head, base)
     server = replace(ServerSettings.of(config), target=target)
     return BaseRevision(server, head.resolve(), base.resolve(), labels=scope_labels(scope)), None
+
+
+def changed_files(config: Config, cwd: Path) -> Changes | None:
+    """The files the change touched: `changed_files`, else with `--base` the files that differ
+    between the two checkouts; None when neither is given (no focus)."""
+    if config.changed_files is not None:
+        return read_changes(config.changed_files)
+    if config.base is not None and config.base.is_dir():
+        return compare_checkouts(repository_root(cwd), config.base)
+    return None
 
 
 def build_report(

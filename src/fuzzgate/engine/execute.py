@@ -64,6 +64,7 @@ from fuzzgate.model.errors import TargetError
 from fuzzgate.model.findings import Finding, Step, Surface
 from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox, margin_s
+from fuzzgate.plan.focus import focus, reached_files
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
 from fuzzgate.sandbox.containment import Containment, contain
 from fuzzgate.target.connection import Connection, open_connection
@@ -159,6 +160,18 @@ class Engine:
     ) -> AbstractAsyncContextManager[Connection]:
         """The real connector, starting every server on a fresh layer of the run's containment."""
         return open_connection(server, extra_env=extra_env, containment=self.containment)
+
+    def _focus(self, plans: Sequence[ToolPlan], seeds: Seeds) -> str | None:
+        """Weigh the tools the change reaches (`fuzzgate.plan.focus`); what was decided, for the notes."""
+        changes = self.settings.changes
+        if changes is None:
+            return None
+        reached = reached_files(((entry.surface.value, entry.tool), entry.files) for entry in seeds.entries)
+        subjects = [((p.info.surface.value, p.info.name), subject_label(p.info.surface, p.info.name)) for p in plans]
+        decided = focus(subjects, reached, changes)
+        for plan in plans:
+            plan.weight = decided.weights.get((plan.info.surface.value, plan.info.name), 1.0)
+        return decided.note
 
     def _verifier(self) -> Verifier:
         base = self.settings.base
@@ -267,6 +280,7 @@ class Engine:
                     probe_source=self._probe_source if self.containment is not None else None,
                 )
                 verifier.admission = Admission.of(settings.selection, inventory)
+                focus_note = self._focus(selection.plans, seeds)
                 self.emit(
                     Discovered(selection.entries, inventory.resources, inventory.resource_templates, inventory.prompts)
                 )
@@ -319,6 +333,8 @@ class Engine:
             client_failure=self._client_failure,
             selection=selection,
         )
+        if focus_note is not None:
+            notes = (*notes, focus_note)
         entries = surface_entries(inventory, selection.entries, selection.plans)
         return EngineResult(
             target=summary,

@@ -149,7 +149,7 @@ def _head(report: RunReport) -> Iterator[str]:
         yield "> **Interrupted:** the run stopped before its budget was spent; results are partial.\n"
     if report.notes:
         cut = "".join(f"> - {_escape(note)}\n" for note in report.notes)
-        yield f"> **Cut short by the budget** (raise `--budget` or lower `--replays`):\n>\n{cut}"
+        yield f"> **Notes** (what the budget cut short, what could not be checked, how the time was spent):\n>\n{cut}"
     if report.containment is not None:
         yield f"> **Containment:** {_escape(report.containment)}\n"
     if (feedback := feedback_line(report)) is not None:
