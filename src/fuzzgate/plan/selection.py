@@ -378,7 +378,9 @@ class Scheduler:
         else:
             least = min(p.used_s for p in open_plans)
             even = [p for p in open_plans if p.used_s <= least + max(FAIR_SLACK_S, FAIR_SLACK_SHARE * least)]
-        plan = min(even, key=lambda p: (p.next_case, self._order[(p.info.surface, p.info.name)]))
+        # Fewest cases first, counted against the tool's weight: within the slack too, a tool the
+        # change reaches gets its larger share.
+        plan = min(even, key=lambda p: (p.next_case / p.weight, self._order[(p.info.surface, p.info.name)]))
         index = plan.next_case
         plan.next_case += 1
         # Charge a little up front so concurrent workers spread over tools before any call returns.
