@@ -161,6 +161,7 @@ def test_outputs_count_findings_by_baseline_state_and_name_paths_from_the_worksp
     assert outputs == {
         "verdict": "fail",
         "new": 2,
+        "pre_existing": 0,
         "known": 1,
         "fixed": 1,
         "sarif": "server/.fuzzgate/out/fuzzgate.sarif",

@@ -24,7 +24,14 @@ DOCS_PAGES = (DOCS_PAGE, CORPUS_PAGE)
 CORPUS_PATH = ".fuzzgate/corpus"
 RESTORE = "actions/cache/restore@"
 SAVE = "actions/cache/save@"
-EXPECTED = {"fuzzgate-pr.yml", "fuzzgate-nightly.yml", "fuzzgate-cli.yml", "fuzzgate-http.yml", "sharded-gate.yml"}
+EXPECTED = {
+    "fuzzgate-pr.yml",
+    "fuzzgate-nightly.yml",
+    "fuzzgate-cli.yml",
+    "fuzzgate-http.yml",
+    "sharded-gate.yml",
+    "fuzzgate-base.yml",
+}
 ACTION_REF = "your-org/fuzzgate@v0"
 
 _BROKEN_WORKFLOW = """\

@@ -57,8 +57,12 @@ def test_uncommenting_every_example_still_loads_and_shows_the_defaults(
     # keys without a default show an example
     examples = {"cases": 100, "max_tools": 20, "seed": 42, "shard": Shard(1, 4), "store": "redis://127.0.0.1:6379/0"}
     defaults = defaults_beside(tmp_path, config.target)
-    cleared = replace(config, source=None, target_line=1, cases=None, max_tools=None, seed=None, shard=None, store=None)
+    cleared = replace(
+        config, source=None, target_line=1, cases=None, max_tools=None, seed=None, shard=None, store=None,
+        base=None, changed_files=None,
+    )  # fmt: skip
     assert cleared == defaults
+    assert config.base == tmp_path / "../base" and config.changed_files == tmp_path / "changed.txt"
     assert {key: getattr(config, key) for key in examples} == examples
     assert config.target.name == "my-server"
     assert config.target.timeout_ms == 5000

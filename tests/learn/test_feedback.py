@@ -47,3 +47,11 @@ def test_an_echo_of_the_request_is_one_behaviour_whatever_it_echoes() -> None:
     other = call_features(Surface.TOOL, "echo", _ok("you said: nothing at all"), None, {"text": "quiet river"})
     assert one == two
     assert other != two
+
+
+def test_the_files_a_call_ran_are_named_by_its_line_and_arc_features() -> None:
+    from fuzzgate.learn.features import ARC_PREFIX, LINE_PREFIX, files_of
+
+    arcs = {f"{ARC_PREFIX}pkg/a.py:3:4", f"{ARC_PREFIX}pkg/a.py:-1:3"}
+    features = frozenset({*arcs, f"{LINE_PREFIX}b.py:7", "behaviour:x"})
+    assert files_of(features) == ("b.py", "pkg/a.py")

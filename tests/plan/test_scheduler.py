@@ -114,3 +114,21 @@ def test_listing_and_read_only_tools_go_first() -> None:
         "get_or_make",
         "summary",
     ]
+
+
+def test_a_tool_the_change_reaches_gets_time_in_proportion_to_its_weight() -> None:
+    favoured, other = plans("favoured", "other")
+    favoured.weight = 3.0
+    s = scheduler(favoured, other)
+    got = picks(s, 400, {"favoured": 0.1, "other": 0.1})
+    # Equal call costs: the favoured tool is charged a third as much, so it runs about three times as often
+    # (past the slack both start with).
+    assert got.count("favoured") >= 2.5 * got.count("other"), (got.count("favoured"), got.count("other"))
+    assert got.count("other") > 0
+
+
+def test_within_the_slack_the_weight_decides_how_many_cases_each_tool_gets() -> None:
+    favoured, other = plans("favoured", "other")
+    favoured.weight = 3.0
+    got = picks(scheduler(favoured, other), 40, {"favoured": 0.001, "other": 0.001})
+    assert got.count("favoured") == 30 and got.count("other") == 10

@@ -70,3 +70,9 @@ def test_states_partition_the_fingerprints(found: set[str], accepted: list[str],
     assert fixed <= baseline
     # Fixed entries come once each, in baseline order.
     assert [f.fingerprint for f in result.fixed] == list(dict.fromkeys(fp for fp in accepted if fp in fixed))
+
+
+def test_a_new_finding_failing_on_the_base_is_pre_existing_and_a_known_one_stays_known() -> None:
+    found = [finding("brought"), finding("older"), finding("accepted")]
+    result = classify(found, [finding("accepted")], set(), pre_existing={"older", "accepted"})
+    assert result.states == {"brought": NEW, "older": BaselineState.PRE_EXISTING, "accepted": KNOWN}

@@ -40,11 +40,13 @@ INPUT_NAMES = (
     "corpus",
     "output",
     "working-directory",
+    "base",
+    "changed-files",
     "args",
 )
 """The inputs `action.yml` declares, spelled as there."""
 
-OUTPUT_NAMES = ("verdict", "new", "known", "fixed", "sarif", "junit", "report", "summary", "seed")
+OUTPUT_NAMES = ("verdict", "new", "pre_existing", "known", "fixed", "sarif", "junit", "report", "summary", "seed")
 """The outputs `action.yml` declares; a run that could not report sets only `verdict`."""
 
 ERROR_VERDICT = "error"
@@ -67,6 +69,8 @@ class ActionInputs:
     output: str = ""
     working_directory: str = ""
     args: tuple[str, ...] = ()
+    base: str = ""
+    changed_files: str = ""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ActionInputs:
@@ -100,6 +104,8 @@ class ActionInputs:
             ("--baseline", self.baseline),
             ("--corpus", self.corpus),
             ("--out", self.output),
+            ("--base", self.base),
+            ("--changed-files", self.changed_files),
         ):
             if value:
                 argv += [flag, value]
@@ -114,6 +120,12 @@ def working_directory(inputs: ActionInputs, environ: Mapping[str, str]) -> tuple
         raise UsageError(
             f"input `working-directory`: no such directory: {where}",
             hint="give a directory relative to the repository root, and check out the repository first",
+        )
+    if inputs.base and not (where / inputs.base).resolve().is_relative_to(workspace):
+        raise UsageError(
+            f"input `base`: {inputs.base} lies outside the workspace {workspace}",
+            hint="check the base revision out into a directory inside the workspace (the action's container"
+            " sees only the workspace), e.g. with actions/checkout's `path: base`",
         )
     return workspace, where
 
@@ -147,6 +159,7 @@ def run_outputs(directory: Path, workspace: Path) -> dict[str, OutputValue]:
     return {
         "verdict": report.verdict.value,
         "new": states.count(BaselineState.NEW),
+        "pre_existing": states.count(BaselineState.PRE_EXISTING),
         "known": states.count(BaselineState.KNOWN),
         "fixed": len(report.fixed),
         "sarif": shown(SARIF_FILENAME),

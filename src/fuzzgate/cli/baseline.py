@@ -16,13 +16,14 @@ from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import ExitCode, TargetError
 from fuzzgate.model.files import check_output_directory
 from fuzzgate.model.outcome import uniform_error
+from fuzzgate.record.results import BaselineState
 from fuzzgate.report import json_report
 from fuzzgate.report.redaction import redact_finding
 from fuzzgate.store.baseline import BASELINE_FORMAT, Baseline
 from fuzzgate.triage.fingerprint import current_scheme
 
 
-def baseline_command(action: str, config: Config, console: Console) -> int:
+def baseline_command(action: str, config: Config, console: Console, *, pre_existing: bool = False) -> int:
     baseline = Baseline.open(config.baseline_dir)
     if action != "list":
         # accept, upgrade and prune write entries: a directory that takes none is said before the first.
@@ -37,12 +38,16 @@ def baseline_command(action: str, config: Config, console: Console) -> int:
         return ExitCode.OK
     if action == "accept":
         report = json_report.read(config.out_dir / json_report.REPORT_FILE)
-        redact = redactor_for_findings(config, list(report.findings))
-        for finding in report.findings:
+        findings = list(report.findings)
+        if pre_existing:
+            findings = [f for f in findings if report.state_of(f) is BaselineState.PRE_EXISTING]
+        redact = redactor_for_findings(config, findings)
+        for finding in findings:
             baseline.record(
                 redact_finding(finding, redact), scheme=report.fingerprint_scheme, generated_by=report.generated_by()
             )
-        console.print(f"recorded {len(report.findings)} finding(s) in {config.baseline_dir}")
+        which = " pre-existing" if pre_existing else ""
+        console.print(f"recorded {len(findings)}{which} finding(s) in {config.baseline_dir}")
         return ExitCode.OK
     if action == "upgrade":
         return upgrade_baseline(baseline, console, redactor_for_findings(config, baseline.findings()))

@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -97,6 +98,9 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
         protocol=ns.protocol,
         startup_timeout=ns.startup_timeout,
         baseline=ns.baseline,
+        # Only `run` has these: the other commands never replay on the base revision.
+        base=getattr(ns, "base", None),
+        changed_files=getattr(ns, "changed_files", None),
         corpus=ns.corpus,
         shard=ns.shard,
         store=ns.store,
@@ -159,7 +163,9 @@ def _cmd_init(ns: argparse.Namespace, console: Console) -> int:
 def _cmd_baseline(ns: argparse.Namespace, console: Console) -> int:
     from fuzzgate.cli.baseline import baseline_command
 
-    return baseline_command(ns.action, load(ns, console), console)
+    if ns.pre_existing and ns.action != "accept":
+        raise UsageError(f"--pre-existing goes with `baseline accept`, not `baseline {ns.action}`")
+    return baseline_command(ns.action, load(ns, console), console, pre_existing=ns.pre_existing)
 
 
 def _cmd_corpus(ns: argparse.Namespace, console: Console) -> int:
@@ -214,8 +220,20 @@ def _cmd_work(ns: argparse.Namespace, console: Console) -> int:
     return work(load_configs(load(ns, console), ns.also, _overrides(ns), warn), console, options)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with abbreviations off, for the top level and (as `add_subparsers` makes
+    each subparser of its parent's class) every command. By default argparse takes any unambiguous
+    prefix of a flag for the flag: `run --base DIR` would silently mean `--baseline DIR`, and every
+    flag added later would change what an existing command line means. An unknown flag is a usage
+    error (exit 2)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fuzzgate",
         description="Deterministic fuzzing gate for MCP servers.",
         epilog="exit codes: 0 no new finding at or above --fail-on, 1 new findings, "
@@ -227,6 +245,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="fuzz the configured server and gate on new findings")
     _add_config_flags(run)
+    run.add_argument(
+        "--base",
+        type=Path,
+        metavar="DIR",
+        help="the base revision of the repository, installed like the head: findings that fail there too are"
+        " pre-existing and do not fail the gate",
+    )
+    run.add_argument(
+        "--changed-files",
+        type=Path,
+        metavar="FILE",
+        help="the paths the change touched, one per line (default with --base: the files that differ):"
+        " tools reaching them get most of the budget",
+    )
     run.add_argument("--trace", type=Path, help="write every request and outcome as JSON lines")
     run.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     run.set_defaults(handler=_cmd_run)
@@ -254,6 +286,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["accept", "prune", "list", "upgrade"],
         help="accept the last run's findings, prune fixed entries, list them, or upgrade them to this "
         "fuzzgate's fingerprint scheme and file format",
+    )
+    baseline.add_argument(
+        "--pre-existing",
+        action="store_true",
+        help="accept: only the findings the last run showed failing on the base revision (run --base)",
     )
     _add_config_flags(baseline)
     baseline.set_defaults(handler=_cmd_baseline)

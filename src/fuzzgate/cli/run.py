@@ -16,7 +16,9 @@ from fuzzgate.check.secrets import Redactor, canary_environment, redactor_for
 from fuzzgate.cli import interrupt
 from fuzzgate.config import CONFIG_FILE_NAMES
 from fuzzgate.config.model import Config, FeedbackMode
+from fuzzgate.config.rebase import at_base
 from fuzzgate.config.views import ServerSettings
+from fuzzgate.engine.base_check import BaseRevision
 from fuzzgate.engine.events import Event, EventSink, RunFinished, RunStarted
 from fuzzgate.engine.execute import Engine
 from fuzzgate.engine.result import EngineResult
@@ -26,10 +28,11 @@ from fuzzgate.fleet.store_sync import RunStore
 from fuzzgate.learn.live_corpus import Seeds
 from fuzzgate.model.commands import prune_command
 from fuzzgate.model.corpus import CorpusEntry
-from fuzzgate.model.errors import ExitCode, FuzzgateError
+from fuzzgate.model.errors import ExitCode, FuzzgateError, UsageError
 from fuzzgate.model.files import check_output_directory
 from fuzzgate.model.findings import Finding
 from fuzzgate.plan.budget import TimeBox, process_start
+from fuzzgate.plan.focus import Changes, compare_checkouts, read_changes
 from fuzzgate.plan.seed import SeedChoice, choose_seed
 from fuzzgate.plan.selection import in_shard, owned_baseline, shard_split
 from fuzzgate.record.results import CorpusSummary, RunReport, Verdict, exit_code
@@ -44,6 +47,7 @@ from fuzzgate.report.summary import SUMMARY_FILENAME, render_summary, write_summ
 from fuzzgate.report.tables import print_listing
 from fuzzgate.report.trace import TraceWriter
 from fuzzgate.report.workflow_commands import write_command
+from fuzzgate.sandbox.scope import infer_scope, normalize_scope, scope_labels
 from fuzzgate.store.baseline import Baseline
 from fuzzgate.store.corpus_store import CorpusStore
 from fuzzgate.store.diff import classify
@@ -98,7 +102,10 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
     baseline = Baseline.open(config.baseline_dir)
     known = baseline.findings()  # a corrupt baseline stops the run here, before any server starts
 
-    engine = Engine(EngineSettings.of(config), choice.seed, lambda e: None, timebox=box)
+    base, base_note = base_revision(config, cwd)
+    changes = changed_files(config, cwd)
+    settings = replace(EngineSettings.of(config), base=base, changes=changes)
+    engine = Engine(settings, choice.seed, lambda e: None, timebox=box)
     reporter = ConsoleReporter(console, quiet=quiet, redact=engine.redact)
     sinks: list[EventSink] = [reporter]
     tracer: TraceWriter | None = None
@@ -135,6 +142,8 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
         corpus = _save_corpus(store, result.corpus_added, result.corpus, engine.redact)
         # Redacted once more as a whole: every output below is written from this report.
         draft = replace(build_report(config, choice, result, known, repo_root), corpus=corpus)
+        if base_note is not None:
+            draft = replace(draft, notes=(*draft.notes, base_note))
         report = redact_report(draft, engine.redact)
         if shared is not None:
             # Never fails the gate: what the store took, or why it took nothing, is one note.
@@ -152,6 +161,38 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
     return exit_code(report.verdict)
 
 
+def base_revision(config: Config, cwd: Path) -> tuple[BaseRevision | None, str | None]:
+    """The base revision to check new findings on (`--base DIR`), or why there is none (a note)."""
+    if config.base is None:
+        return None, None
+    base = config.base
+    if not base.is_dir():
+        raise UsageError(
+            f"--base: {base} is not a directory",
+            hint="check the base revision out there (and install it as the head is) before the run",
+        )
+    if config.target.command is None:
+        return None, (
+            "the base revision was not checked: fuzzgate starts no server for this HTTP target (name the "
+            "command that serves it under [target]), so every finding not in the baseline is new"
+        )
+    head = repository_root(cwd)
+    scope = normalize_scope(infer_scope(config.target))
+    target = at_base(config.target, scope, head, base)
+    server = replace(ServerSettings.of(config), target=target)
+    return BaseRevision(server, head.resolve(), base.resolve(), labels=scope_labels(scope)), None
+
+
+def changed_files(config: Config, cwd: Path) -> Changes | None:
+    """The files the change touched: `changed_files`, else with `--base` the files that differ
+    between the two checkouts; None when neither is given (no focus)."""
+    if config.changed_files is not None:
+        return read_changes(config.changed_files)
+    if config.base is not None and config.base.is_dir():
+        return compare_checkouts(repository_root(cwd), config.base)
+    return None
+
+
 def build_report(
     config: Config,
     choice: SeedChoice,
@@ -164,7 +205,9 @@ def build_report(
     # Another share's baseline entries were not replayed here: never fixed by this run, and left out
     # of its states unless fuzzing met them (`fuzzgate merge` takes them from their own share).
     considered = [e for e in known if e.fingerprint in found or in_shard(e.surface, e.name, config.shard)]
-    classification = classify(result.findings, considered, result.baseline_failing | result.baseline_unverified)
+    classification = classify(
+        result.findings, considered, result.baseline_failing | result.baseline_unverified, result.pre_existing
+    )
     draft = RunReport(
         version=__version__,
         hypothesis_version=hypothesis_version(),

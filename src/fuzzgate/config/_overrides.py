@@ -37,6 +37,8 @@ class Overrides:
     protocol: str | None = None
     startup_timeout: str | float | None = None
     baseline: Path | str | None = None
+    base: Path | str | None = None
+    changed_files: Path | str | None = None
     corpus: Path | str | None = None
     shard: str | None = None
     """`I/N`, replacing `[fuzzgate] shard`."""
@@ -80,6 +82,8 @@ OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
         "protocol": "--protocol",
         "startup_timeout": "--startup-timeout",
         "baseline": "--baseline",
+        "base": "--base",
+        "changed_files": "--changed-files",
         "corpus": "--corpus",
         "shard": "--shard",
         "store": "--store",

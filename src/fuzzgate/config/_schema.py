@@ -36,6 +36,8 @@ FUZZGATE_KEYS = (
     "fail_on_sdk",
     "out",
     "baseline",
+    "base",
+    "changed_files",
     "corpus",
     "shard",
     "store",

@@ -228,6 +228,8 @@ def _fuzzgate_settings(settings: _Settings, config: Config) -> Config:
         out_dir=settings.read("out", directory, beside(config.out_dir, config.source)),
         baseline_dir=settings.read("baseline", directory, beside(config.baseline_dir, config.source)),
         corpus=settings.read("corpus", directory, beside(config.corpus, config.source)),
+        base=settings.read("base", directory, config.base),
+        changed_files=settings.read("changed_files", directory, config.changed_files),
         shard=settings.read("shard", _plain(as_shard), config.shard),
         store=settings.read("store", _store(config.source), config.store),
         secret_patterns=_secret_patterns(settings),

@@ -154,6 +154,15 @@ class Config:
     """The corpus directory (one subdirectory per target); relative like `baseline_dir`."""
     shard: Shard | None = None
     """`[fuzzgate] shard` / `--shard I/N`: None fuzzes every tool."""
+    base: Path | None = None
+    """`[fuzzgate] base` / `--base DIR`: the base revision of the repository, checked out and
+    installed like the head. Each new finding is replayed on the server started from it: one that
+    fails there too is pre-existing, not the change's (`fuzzgate.engine.base_check`). Relative like
+    `baseline_dir`; None: every finding not in the baseline is new."""
+    changed_files: Path | None = None
+    """`[fuzzgate] changed_files` / `--changed-files FILE`: a file naming the paths the change
+    touched, one per line, relative to the repository root; None: with `base`, the files that
+    differ between the two trees. Tools whose calls reach one get most of the budget."""
     store: str | None = None
     """`[fuzzgate] store` / `--store URL`: a shared store (`redis://...` or a directory) that runs
     and workers read seeds from and write corpus, findings and statistics to; None for none."""

@@ -80,6 +80,12 @@ _FUZZGATE = """
 # baseline = ".fuzzgate/baseline"
 # Where inputs that reached new code or behaviour are kept between runs (docs/corpus.md).
 # corpus = ".fuzzgate/corpus"
+# The base revision of the repository, checked out and installed like the head: a new finding that
+# fails there too is pre-existing and does not fail the run (docs/github-action.md). None by default.
+# base = "../base"
+# A file naming the paths the change touched, one per line (default with base: the files that
+# differ): tools whose calls reach them get most of the budget.
+# changed_files = "changed.txt"
 # A shared store (Redis or a directory) for corpus, findings and statistics of runs and workers
 # (docs/store.md); none by default.
 # store = "redis://127.0.0.1:6379/0"

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from fuzzgate.check.observation import Observation
 from fuzzgate.config.model import FeedbackMode
+from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.model.findings import Kind
 
@@ -31,7 +32,12 @@ def under_collector(observation: Observation, traced: bool) -> Observation:
 def without_collector(settings: VerifySettings) -> VerifySettings:
     """The settings replays start servers with: a replay asks whether a bug comes back, not what code
     it reaches, so its servers start without the coverage collector (and its start-up cost)."""
-    target = settings.target
+    return replace(settings, server=server_without_collector(settings.server))
+
+
+def server_without_collector(server: ServerSettings) -> ServerSettings:
+    """`server` started without the coverage collector (`without_collector`)."""
+    target = server.target
     if target.feedback is FeedbackMode.OFF:
-        return settings
-    return replace(settings, server=replace(settings.server, target=replace(target, feedback=FeedbackMode.BEHAVIOUR)))
+        return server
+    return replace(server, target=replace(target, feedback=FeedbackMode.BEHAVIOUR))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -25,7 +25,7 @@ from fuzzgate.check.environment import environment_note
 from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.views import ServerSettings
-from fuzzgate.engine.collector import without_collector
+from fuzzgate.engine.collector import server_without_collector, without_collector
 from fuzzgate.engine.deadline import fuzz_deadline, observe_s, watch
 from fuzzgate.engine.events import (
     CallFinished,
@@ -66,6 +66,7 @@ from fuzzgate.model.errors import TargetError
 from fuzzgate.model.findings import Finding, Step, Surface
 from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox, margin_s
+from fuzzgate.plan.focus import focus, reached_files
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
 from fuzzgate.sandbox.containment import Containment, contain
 from fuzzgate.target.connection import Connection, open_connection
@@ -135,7 +136,9 @@ class Engine:
         """Tools annotated read-only: a repro keeps their calls only among the most recent."""
         self._surrogates_sent: set[tuple[Surface, str, str]] = set()
         self._surrogates_dropped = False
-        self.verifier = Verifier(without_collector(settings.verification), self.oracles, self.canaries, self.connector)
+        self.verifier = self._verifier()
+        self._base_containment: Containment | None = None
+        self._base_lock = anyio.Lock()
         self.feedback = Feedback(Signal(SignalKind.OFF, "off: feedback = off"))
         self.live: LiveCorpus | None = None
         self._replay_end = 0.0
@@ -173,6 +176,45 @@ class Engine:
         """The real connector, starting every server on a fresh layer of the run's containment."""
         return open_connection(server, extra_env=extra_env, containment=self.containment)
 
+    def _focus(self, plans: Sequence[ToolPlan], seeds: Seeds) -> str | None:
+        """Weigh the tools the change reaches (`fuzzgate.plan.focus`); what was decided, for the notes."""
+        changes = self.settings.changes
+        if changes is None:
+            return None
+        reached = reached_files(((entry.surface.value, entry.tool), entry.files) for entry in seeds.entries)
+        subjects = [((p.info.surface.value, p.info.name), subject_label(p.info.surface, p.info.name)) for p in plans]
+        decided = focus(subjects, reached, changes)
+        for plan in plans:
+            plan.weight = decided.weights.get((plan.info.surface.value, plan.info.name), 1.0)
+        return decided.note
+
+    def _verifier(self) -> Verifier:
+        base = self.settings.base
+        if base is not None:
+            base = replace(base, server=server_without_collector(base.server))
+        base_connector = self._base_contained if self.connector == self._contained else self.connector
+        return Verifier(
+            without_collector(self.settings.verification),
+            self.oracles,
+            self.canaries,
+            self.connector,
+            base=base,
+            base_connector=base_connector,
+        )
+
+    @asynccontextmanager
+    async def _base_contained(self, server: ServerSettings, extra_env: Mapping[str, str]) -> AsyncIterator[Connection]:
+        """The base revision's servers, each on a fresh layer of a containment of their own (made at
+        the first, with the head's scope names so that a repro's paths have their counterparts)."""
+        async with self._base_lock:
+            if self._base_containment is None:
+                labels = self.settings.base.labels if self.settings.base is not None else ()
+                self._base_containment = await anyio.to_thread.run_sync(
+                    partial(contain, server.target, self.seed, labels=labels)
+                )
+        async with open_connection(server, extra_env=extra_env, containment=self._base_containment) as connection:
+            yield connection
+
     def _probe_source(self, tool: ToolInfo, base: dict[str, Any]) -> list[ProbeCase]:
         containment = self.containment
         if containment is None:
@@ -193,15 +235,15 @@ class Engine:
             self.containment = await anyio.to_thread.run_sync(contain, self.settings.target, self.seed)
             # The oracles read the canaries this containment planted.
             self.oracles = self._oracles()
-            self.verifier = Verifier(
-                without_collector(self.settings.verification), self.oracles, self.canaries, self.connector
-            )
+            self.verifier = self._verifier()
         try:
             result = await self._run(baseline, seeds or Seeds())
         finally:
+            # Not awaited: a cancelled run (SIGINT, SIGTERM) must still remove its workspaces.
             if self.containment is not None:
-                # Not awaited: a cancelled run (SIGINT, SIGTERM) must still remove its workspace.
                 self.containment.close()
+            if self._base_containment is not None:
+                self._base_containment.close()
         summary = self.containment.summary if self.containment is not None else None
         return replace(result, containment=summary)
 
@@ -220,6 +262,7 @@ class Engine:
         known = {entry.fingerprint for entry in baseline}
         self._unseen_baseline = len(baseline)
         verifier = self.verifier
+        verifier.known = frozenset(known)
         async with anyio.create_task_group() as verifying:
             verifying.start_soon(verifier.serve)
             # The generation worker's one-time start-up overlaps the server's.
@@ -253,6 +296,7 @@ class Engine:
                     probe_source=self._probe_source if self.containment is not None else None,
                 )
                 verifier.admission = Admission.of(settings.selection, inventory)
+                focus_note = self._focus(selection.plans, seeds)
                 self.emit(
                     Discovered(selection.entries, inventory.resources, inventory.resource_templates, inventory.prompts)
                 )
@@ -307,6 +351,8 @@ class Engine:
         )
         environment = self.server_facts.environment
         notes = (*notes, *(environment_note(cause, environment[cause]) for cause in sorted(environment)))
+        if focus_note is not None:
+            notes = (*notes, focus_note)
         entries = surface_entries(inventory, selection.entries, selection.plans)
         return EngineResult(
             target=summary,
@@ -319,6 +365,7 @@ class Engine:
             client_failed=client_failed,
             baseline_failing=verification.baseline_failing,
             baseline_unverified=verification.baseline_unverified,
+            pre_existing=verification.pre_existing,
             notes=notes,
             timing=dict(box.marks),
             feedback=feedback_summary(self.feedback),

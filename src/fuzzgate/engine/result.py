@@ -42,6 +42,8 @@ class EngineResult:
     """Requests lost because fuzzgate's own side of the connection had failed."""
     baseline_failing: frozenset[str] = frozenset()
     baseline_unverified: frozenset[str] = frozenset()
+    pre_existing: frozenset[str] = frozenset()
+    """New findings that failed the same way on the base revision (`--base`)."""
     notes: tuple[str, ...] = ()
     """What the time box cut short, in words."""
     timing: dict[str, float] = field(default_factory=dict)

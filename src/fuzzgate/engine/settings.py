@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 from fuzzgate.config.model import Config, TargetConfig
 from fuzzgate.config.views import ServerSettings
+from fuzzgate.engine.base_check import BaseRevision
 from fuzzgate.model.findings import Kind, Severity
+from fuzzgate.plan.focus import Changes
 from fuzzgate.plan.selection import SelectionSettings
 
 
@@ -46,6 +48,11 @@ class EngineSettings:
     severity: dict[Kind, Severity]
     fail_on: Severity
     """The severity `session.replay_call` gives the finding it replays."""
+    base: BaseRevision | None = None
+    """`--base DIR`: where new findings are replayed to tell pre-existing ones (`cli.run` sets it)."""
+    changes: Changes | None = None
+    """The files the change touched, when known (`cli.run` sets it): the tools reaching them get most
+    of the budget (`fuzzgate.plan.focus`)."""
 
     @classmethod
     def of(cls, config: Config) -> EngineSettings:

@@ -42,6 +42,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from fuzzgate.check import Observation, Oracles
 from fuzzgate.config.model import TargetConfig, TargetKind
 from fuzzgate.config.views import ServerSettings
+from fuzzgate.engine.base_check import BASE_ATTEMPTS, BaseRevision, BaseTally, base_notes
 from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.steps import StepResult, observe, send_step
 from fuzzgate.generate.dictionary import reply_values
@@ -169,7 +170,7 @@ class _BaselineTally:
     """No fresh server could be started for it: not replayed, so not shown fixed."""
 
 
-_Job = tuple[_Tally, int] | _BaselineTally
+_Job = tuple[_Tally, int] | _BaselineTally | BaseTally
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +184,8 @@ class Verification:
     """Baseline entries whose replays did not finish in time: they stay known."""
     notes: tuple[str, ...] = ()
     """What the deadline cut short, in words for the report and the summary."""
+    pre_existing: frozenset[str] = frozenset()
+    """New findings that failed the same way on the base revision (`fuzzgate.engine.base_check`)."""
 
 
 class Verifier:
@@ -193,9 +196,22 @@ class Verifier:
     """
 
     def __init__(
-        self, settings: VerifySettings, oracles: Oracles, extra_env: Mapping[str, str], connector: Connector = connect
+        self,
+        settings: VerifySettings,
+        oracles: Oracles,
+        extra_env: Mapping[str, str],
+        connector: Connector = connect,
+        *,
+        base: BaseRevision | None = None,
+        base_connector: Connector | None = None,
     ) -> None:
         self.settings = settings
+        self.base = base
+        self.base_connector = base_connector or connector
+        self.known: frozenset[str] = frozenset()
+        """The baseline's fingerprints: a finding it holds is never checked on the base."""
+        self._base: dict[str, BaseTally] = {}
+        self._base_error: str | None = None
         self.oracles = oracles
         self.extra_env = extra_env
         self.connector = connector
@@ -225,7 +241,14 @@ class Verifier:
         left = sum(0 if t.unreachable else replays - t.attempts for t in self._tallies.values())
         # A sequence not yet settled may take a few tries of its own (`fuzzgate.triage.sequence`).
         left += sum(SETTLE_ESTIMATE for t in self._tallies.values() if t.finding.repro.prefix and not t.settled)
-        return left + sum(0 if b.done else 1 for b in self._baseline)
+        left += sum(0 if b.done else 1 for b in self._baseline)
+        if self.base is not None and self._base_error is None:
+            # A base replay for each new finding not yet checked there, confirmed or still to be.
+            for fingerprint, tally in self._tallies.items():
+                job = self._base.get(fingerprint)
+                if fingerprint not in self.known and not tally.unreachable and (job is None or not job.done):
+                    left += 1
+        return left
 
     def offer(self, finding: Finding, ambiguous: bool) -> None:
         """A finding as fuzzing now holds it (merged: its smallest repro, all hits so far)."""
@@ -291,7 +314,9 @@ class Verifier:
 
     async def _run(self, job: _Job, token: object) -> None:
         try:
-            if isinstance(job, _BaselineTally):
+            if isinstance(job, BaseTally):
+                await self._base_job(job)
+            elif isinstance(job, _BaselineTally):
                 await self._baseline_job(job)
             else:
                 await self._confirm_job(*job)
@@ -326,6 +351,8 @@ class Verifier:
             return
         tally.attempts += 1
         tally.reproduced += same
+        if same:
+            self._check_on_base(tally)
         if tally.attempts < self.settings.replays:
             # To the back of the queue: the other findings' replays take their turn first.
             self._queue((tally, generation))
@@ -346,6 +373,7 @@ class Verifier:
             if same:
                 tally.finding = replace(finding, repro=repro.narrowed())
                 tally.attempts, tally.reproduced = 1, 1
+                self._check_on_base(tally)
                 if repro.prefix:
 
                     async def reproduces(candidate: Repro) -> bool | None:
@@ -362,6 +390,43 @@ class Verifier:
             tally.attempts, tally.reproduced = 1, 0
         if generation == tally.generation and tally.attempts < self.settings.replays:
             self._queue((tally, generation))
+
+    def _check_on_base(self, tally: _Tally) -> None:
+        """Queue the base replays of a finding that just reproduced, once, unless the baseline holds it."""
+        fingerprint = tally.finding.fingerprint
+        if self.base is None or fingerprint in self.known or fingerprint in self._base:
+            return
+        job = self._base[fingerprint] = BaseTally(tally.finding)
+        self._queue(job)
+
+    async def _base_job(self, tally: BaseTally) -> None:
+        base = self.base
+        if base is None or self._base_error is not None:
+            # Left undone: the note counts it among those the base could not check.
+            return
+        settings = replace(self.settings, server=base.server)
+        try:
+            same, _ = await replay_once(
+                settings,
+                self.oracles,
+                base.rebased(tally.finding),
+                self.extra_env,
+                self.base_connector,
+                admission=self.admission,
+            )
+        except NotSelected:
+            tally.done = True
+            return
+        except TargetError as exc:
+            self._base_error = self._base_error or str(exc)
+            return
+        tally.attempts += 1
+        if same:
+            tally.failing = tally.done = True
+        elif tally.attempts >= BASE_ATTEMPTS:
+            tally.done = True
+        else:
+            self._queue(tally)
 
     async def _baseline_job(self, tally: _BaselineTally) -> None:
         if self.admission is not None:
@@ -438,7 +503,19 @@ class Verifier:
             unverified |= redacted
         failing = frozenset(b.entry.fingerprint for b in self._baseline if b.failing)
         kept_known = unverified | {b.entry.fingerprint for b in refused}
-        return Verification(tuple(kept), tuple(triaged), failing, frozenset(kept_known), tuple(notes))
+        pre_existing: frozenset[str] = frozenset()
+        if self.base is not None:
+            kept_fingerprints = {f.fingerprint for f in kept}
+            tallies = [t for fp, t in sorted(self._base.items()) if fp in kept_fingerprints]
+            tallies += [
+                BaseTally(f) for f in kept if f.fingerprint not in self.known and f.fingerprint not in self._base
+            ]
+            checked = any(t.attempts for t in tallies)
+            notes.extend(base_notes(tallies, self._base_error, checked))
+            pre_existing = frozenset(t.finding.fingerprint for t in tallies if t.failing)
+        return Verification(
+            tuple(kept), tuple(triaged), failing, frozenset(kept_known), tuple(notes), pre_existing=pre_existing
+        )
 
 
 def _kept(count: int) -> tuple[str, str, str]:

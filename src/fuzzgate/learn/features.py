@@ -60,6 +60,17 @@ def call_features(
     return frozenset(features)
 
 
+def files_of(features: frozenset[str] | set[str]) -> tuple[str, ...]:
+    """The files (as the collector names them) that line and arc features name, sorted."""
+    files: set[str] = set()
+    for feature in features:
+        if feature.startswith(LINE_PREFIX):
+            files.add(feature[len(LINE_PREFIX) :].rpartition(":")[0])
+        elif feature.startswith(ARC_PREFIX):
+            files.add(feature[len(ARC_PREFIX) :].rsplit(":", 2)[0])
+    return tuple(sorted(f for f in files if f))
+
+
 def lines_of(features: frozenset[str] | set[str]) -> set[str]:
     """The lines (`path:n`) that line features (`l:path:n`) name and arcs (`a:path:from:to`) touch;
     negative numbers are entries and exits."""

@@ -38,7 +38,7 @@ from typing import Any
 from fuzzgate.generate.cases import Case
 from fuzzgate.generate.dictionary import Dictionary
 from fuzzgate.generate.mutate import mutate, shrink_candidates
-from fuzzgate.learn.features import Observed
+from fuzzgate.learn.features import Observed, files_of
 from fuzzgate.model.corpus import CorpusEntry
 from fuzzgate.model.findings import Step, Surface
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
@@ -327,7 +327,8 @@ class LiveCorpus:
         if pending.kind == "seed":
             self._stats = replace(self._stats, replayed=self._stats.replayed + 1)
             if observed.new and pending.seed is not None and outcome.status not in _UNKEPT:
-                live = _Live(replace(pending.seed, prefix=tuple(pending.sent)), observed.new, new=False)
+                reseeded = replace(pending.seed, prefix=tuple(pending.sent), files=files_of(observed.features))
+                live = _Live(reseeded, observed.new, new=False)
                 self._add(plan, live)
                 self._stats = replace(self._stats, kept=self._stats.kept + 1)
             return
@@ -368,6 +369,7 @@ class LiveCorpus:
             signal=self._signal,
             features=len(observed.new),
             environment=self._environment,
+            files=files_of(observed.features),
         )
         live = _Live(entry, observed.new)
         if not self._add(plan, live):

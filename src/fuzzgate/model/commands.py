@@ -76,5 +76,6 @@ def prune_command(config_path: str | None = None) -> str:
     return shlex.join(["fuzzgate", "baseline", "prune", *_config_flag(config_path)])
 
 
-def accept_command(config_path: str | None = None) -> str:
-    return shlex.join(["fuzzgate", "baseline", "accept", *_config_flag(config_path)])
+def accept_command(config_path: str | None = None, *, pre_existing: bool = False) -> str:
+    only = ["--pre-existing"] if pre_existing else []
+    return shlex.join(["fuzzgate", "baseline", "accept", *only, *_config_flag(config_path)])

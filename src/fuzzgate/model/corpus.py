@@ -53,6 +53,10 @@ class CorpusEntry:
     """How many features it was first to reach when it was kept: informational, never trusted."""
     environment: Mapping[str, str] = field(default_factory=dict)
     """Where it came from: `fuzzgate` (version), `server` (name and version), `python`, ... ."""
+    files: tuple[str, ...] = ()
+    """The files of the server's own code its call ran, as the coverage collector names them (sorted;
+    empty without coverage): what tells which tools a change reaches (`fuzzgate.plan.focus`).
+    Written as `feedback.files`, which a fuzzgate that predates it ignores."""
 
     @property
     def identity(self) -> str:
@@ -86,6 +90,8 @@ class CorpusEntry:
             data["prefix"] = [step.to_json() for step in self.prefix]
         data["origin"] = self.origin
         data["feedback"] = {"signal": self.signal, "features": self.features}
+        if self.files:
+            data["feedback"]["files"] = list(self.files)
         data["environment"] = dict(sorted(self.environment.items()))
         return data
 
@@ -105,6 +111,9 @@ class CorpusEntry:
             prefix = tuple(Step.from_json(step) for step in data.get("prefix") or ())
             feedback = data.get("feedback") or {}
             environment = data.get("environment") or {}
+            files = feedback.get("files") or []
+            if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+                raise CorpusFormatError("`feedback.files` must be a list of strings")
             return cls(
                 tool=tool,
                 arguments=arguments,
@@ -114,6 +123,7 @@ class CorpusEntry:
                 signal=str(feedback.get("signal", "behaviour")),
                 features=int(feedback.get("features", 0)),
                 environment={str(k): str(v) for k, v in dict(environment).items()},
+                files=tuple(sorted(set(files))),
             )
         except CorpusFormatError:
             raise

@@ -65,6 +65,9 @@ class ToolPlan:
     """Set when the generator could not be built or failed: the tool gets no more cases."""
     unchanged_calls: int = 0
     """Calls in a row whose behaviour the tool had shown before (`Scheduler.behaved`)."""
+    weight: float = 1.0
+    """How much of the fuzzing time it gets relative to the others (`fuzzgate.plan.focus`): the
+    scheduler divides the time it charges the tool by it."""
     _building: threading.Lock = field(default_factory=threading.Lock)
 
     def case(self, index: int) -> Case | None:
@@ -348,7 +351,8 @@ class Scheduler:
     The next case goes to the tool that has used the least time so far (within `FAIR_SLACK_S`, the
     one that had fewest cases): a slow or hanging tool cannot starve the others, and time a fast
     tool leaves unused flows to the rest. Which case a tool runs next is its own counter. A tool that
-    stopped showing new behaviour is charged more for its time (`STALE_WEIGHT`). `deadline` is
+    stopped showing new behaviour is charged more for its time (`STALE_WEIGHT`), and one the change
+    reaches (`ToolPlan.weight`, `fuzzgate.plan.focus`) less. `deadline` is
     asked every time: the run moves it earlier as findings that need confirming accumulate.
     """
 
@@ -374,7 +378,9 @@ class Scheduler:
         else:
             least = min(p.used_s for p in open_plans)
             even = [p for p in open_plans if p.used_s <= least + max(FAIR_SLACK_S, FAIR_SLACK_SHARE * least)]
-        plan = min(even, key=lambda p: (p.next_case, self._order[(p.info.surface, p.info.name)]))
+        # Fewest cases first, counted against the tool's weight: within the slack too, a tool the
+        # change reaches gets its larger share.
+        plan = min(even, key=lambda p: (p.next_case / p.weight, self._order[(p.info.surface, p.info.name)]))
         index = plan.next_case
         plan.next_case += 1
         # Charge a little up front so concurrent workers spread over tools before any call returns.
@@ -396,7 +402,7 @@ class Scheduler:
 
     def record(self, plan: ToolPlan, duration_s: float) -> None:
         stale = plan.unchanged_calls >= STALE_CALLS
-        plan.used_s += duration_s * (STALE_WEIGHT if stale else 1.0)
+        plan.used_s += duration_s * (STALE_WEIGHT if stale else 1.0) / plan.weight
 
     def behaved(self, plan: ToolPlan, new: bool) -> None:
         """Whether a call of `plan` showed behaviour the tool had not shown before."""

@@ -32,6 +32,9 @@ class BaselineState(StrEnum):
     NEW = "new"
     KNOWN = "known"
     FIXED = "fixed"
+    PRE_EXISTING = "pre-existing"
+    """Not in the baseline, but failing the same way on the base revision (`--base`): the change did
+    not bring it, so it never fails the gate."""
 
 
 class Verdict(StrEnum):

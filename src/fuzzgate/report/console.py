@@ -168,6 +168,8 @@ class ConsoleReporter:
             state = report.state_of(finding)
             tag = "flaky" if finding.flaky else state.value + (" unconfirmed" if finding.unconfirmed else "")
             colour = "red" if (state is BaselineState.NEW and not finding.flaky) else "yellow"
+            if state is BaselineState.PRE_EXISTING:
+                colour = "blue"
             c.print(
                 f"[{colour}]{tag}[/] [bold]{finding.kind.value}[/] ({finding.severity.value}) in "
                 f"[cyan]{self._shown(subject_label(finding.surface, finding.name))}[/]: {self._shown(finding.message)}"

@@ -149,6 +149,8 @@ def _note(report: RunReport, finding: Finding) -> str:
         why = f"flaky, reproduced {finding.reproduced} of {finding.replays} replays; never fails the run"
     elif state is BaselineState.KNOWN:
         why = "known, in the baseline"
+    elif state is BaselineState.PRE_EXISTING:
+        why = "pre-existing, fails on the base revision too; never fails the run"
     elif finding.cause is Cause.SDK and not report.fail_on_sdk:
         why = "new, caused by the server's SDK; fails no gate without fail_on_sdk"
     else:

@@ -256,18 +256,22 @@ def _rule(kind: Kind) -> Any:
 
 
 def reported_findings(report: RunReport) -> list[Finding]:
-    """The findings that become SARIF results: new and known, minus new flaky ones."""
+    """The findings that become SARIF results: new, pre-existing and known, minus new flaky ones."""
+    shown = (BaselineState.KNOWN, BaselineState.PRE_EXISTING)
     return [
         f
         for f in report.findings
-        if report.state_of(f) is BaselineState.KNOWN or (report.state_of(f) is BaselineState.NEW and not f.flaky)
+        if report.state_of(f) in shown or (report.state_of(f) is BaselineState.NEW and not f.flaky)
     ]
 
 
 def _result(finding: Finding, report: RunReport, repo_root: Path, rule_index: int) -> Any:
     command = repro_command(finding, report.config_path)
     where = source_location(finding, report, repo_root)
-    known = report.state_of(finding) is BaselineState.KNOWN
+    state = report.state_of(finding)
+    # SARIF's baselineState has no word for "on the base revision": unchanged, as code scanning
+    # then shows it as an existing alert, with fuzzgate's own state in the properties.
+    known = state in (BaselineState.KNOWN, BaselineState.PRE_EXISTING)
     properties: dict[str, JSONValue] = {
         "fingerprint": finding.fingerprint,
         "kind": finding.kind.value,
@@ -282,6 +286,7 @@ def _result(finding: Finding, report: RunReport, repo_root: Path, rule_index: in
         "count": finding.count,
         "replays": finding.replays,
         "reproduced": finding.reproduced,
+        "baseline_state": state.value,
     }
     if finding.repro.redacted:
         properties["repro_redacted"] = True

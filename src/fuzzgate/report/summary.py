@@ -100,14 +100,23 @@ def _blocks(report: RunReport, repo_root: Path) -> Iterator[tuple[str, bool]]:
 
 
 def _closing(report: RunReport) -> list[str]:
-    if not any(report.state_of(f) is BaselineState.NEW for f in report.findings):
-        return []
-    return [
-        "---\n",
-        "To keep the new findings as known bugs instead of fixing them now, record them in the "
-        "baseline and commit it:\n",
-        _code_block(accept_command(report.config_path), "sh"),
-    ]
+    states = {report.state_of(f) for f in report.findings}
+    lines: list[str] = []
+    if BaselineState.NEW in states:
+        lines += [
+            "---\n",
+            "To keep the new findings as known bugs instead of fixing them now, record them in the "
+            "baseline and commit it:\n",
+            _code_block(accept_command(report.config_path), "sh"),
+        ]
+    if BaselineState.PRE_EXISTING in states:
+        lines += [
+            "---\n",
+            "The pre-existing findings fail on the base revision too, so this change did not bring them and "
+            "they do not fail the gate. To record only them in the baseline:\n",
+            _code_block(accept_command(report.config_path, pre_existing=True), "sh"),
+        ]
+    return lines
 
 
 def _head(report: RunReport) -> Iterator[str]:
@@ -131,15 +140,16 @@ def _head(report: RunReport) -> Iterator[str]:
         yield f"**{len(gating)}** new finding(s) at or above **{report.fail_on.value}**.\n"
     counts = Counter(report.state_of(f) for f in report.findings)
     flaky = sum(1 for f in report.findings if f.flaky)
+    pre = f"pre-existing: {counts[BaselineState.PRE_EXISTING]} · " if counts[BaselineState.PRE_EXISTING] else ""
     yield (
-        f"New: {counts[BaselineState.NEW]} · known: {counts[BaselineState.KNOWN]} · "
+        f"New: {counts[BaselineState.NEW]} · {pre}known: {counts[BaselineState.KNOWN]} · "
         f"fixed: {len(report.fixed)} · flaky: {flaky}\n"
     )
     if report.interrupted:
         yield "> **Interrupted:** the run stopped before its budget was spent; results are partial.\n"
     if report.notes:
         cut = "".join(f"> - {_escape(note)}\n" for note in report.notes)
-        yield f"> **Cut short by the budget** (raise `--budget` or lower `--replays`):\n>\n{cut}"
+        yield f"> **Notes** (what the budget cut short, what could not be checked, how the time was spent):\n>\n{cut}"
     if report.containment is not None:
         yield f"> **Containment:** {_escape(report.containment)}\n"
     if (feedback := feedback_line(report)) is not None:
@@ -160,7 +170,7 @@ def _head(report: RunReport) -> Iterator[str]:
     yield "| | |\n|---|---|\n" + "".join(f"| {k} | {_cell(v)} |\n" for k, v in facts)
 
 
-_TABLE_LABELS = ("new", "known", "flaky")
+_TABLE_LABELS = ("new", "pre-existing", "known", "flaky")
 
 
 def _table(report: RunReport) -> str:
@@ -192,6 +202,7 @@ def _grouped(report: RunReport) -> list[tuple[str, list[Finding]]]:
     return [
         ("New findings", [f for f in new if f.fingerprint in gating]),
         ("New findings that do not fail the gate", [f for f in new if f.fingerprint not in gating]),
+        ("Pre-existing findings", [f for f in by_severity if report.state_of(f) is BaselineState.PRE_EXISTING]),
         ("Known findings", [f for f in by_severity if report.state_of(f) is BaselineState.KNOWN]),
     ]
 

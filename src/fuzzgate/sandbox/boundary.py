@@ -43,7 +43,7 @@ from fuzzgate.sandbox.canaries import (
     plant_canary_dir,
     plant_canary_file,
 )
-from fuzzgate.sandbox.scope import mapped_name
+from fuzzgate.sandbox.scope import mapped_name, scope_labels
 
 SIBLING_SUFFIXES = ("-backup", "2", "_old", ".bak")
 LINKED_DIR = "fuzzgate-linked-dir"
@@ -89,10 +89,14 @@ class Boundary:
     redirects: tuple[Redirect, ...]
 
 
-def plan_boundary(scope: Sequence[Path], token: str, *, skip: tuple[str, ...] = ()) -> Boundary:
+def plan_boundary(
+    scope: Sequence[Path], token: str, *, skip: tuple[str, ...] = (), labels: Sequence[str] = ()
+) -> Boundary:
     """The boundary of `scope` (normalized): names not taken in it, and the links it holds that
-    lead outside it (or into it by an absolute path). `skip`: paths never read (the workspace)."""
-    dirs = tuple(f"scope/{mapped_name(i, original)}" for i, original in enumerate(scope))
+    lead outside it (or into it by an absolute path). `skip`: paths never read (the workspace);
+    `labels`: the names of the scope dirs in a layer (`scope.scope_labels` unless given)."""
+    named = tuple(labels) if len(labels) == len(scope) else scope_labels(scope)
+    dirs = tuple(f"scope/{mapped_name(i, label)}" for i, label in enumerate(named))
     siblings = tuple(tuple(d + suffix for suffix in SIBLING_SUFFIXES) for d in dirs)
     dir_link, file_link = _free_name(scope, _DIR_LINK), _free_name(scope, _FILE_LINK)
     listing = name_token(token, ".")

@@ -11,6 +11,7 @@ canaries lie is watched call by call (`workspace.Layer.changes`).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -64,9 +65,10 @@ def token_for(seed: int) -> str:
     return hashlib.sha256(f"fuzzgate-workspace\x1f{seed}".encode("ascii")).hexdigest()[:12]
 
 
-def contain(target: TargetConfig, seed: int) -> Containment | None:
+def contain(target: TargetConfig, seed: int, *, labels: Sequence[str] = ()) -> Containment | None:
     """The containment for `target`'s server, None when fuzzgate does not start it (an HTTP target
-    without a command). Raises `TargetError` when the sandbox is required and does not work here."""
+    without a command). Raises `TargetError` when the sandbox is required and does not work here.
+    `labels` name the scope directories in each layer (`Workspace`)."""
     if target.command is None:
         return None
     http = target.kind is TargetKind.HTTP
@@ -78,7 +80,7 @@ def contain(target: TargetConfig, seed: int) -> Containment | None:
         )
     jail = target.sandbox is not SandboxMode.OFF and reason is None
     scope = infer_scope(target)
-    workspace = Workspace(scope, token_for(seed), isolate=jail, cwd=target.cwd)
+    workspace = Workspace(scope, token_for(seed), isolate=jail, cwd=target.cwd, labels=labels)
     shown = ", ".join(str(d) for d in scope)
     if jail:
         net = "the host network (an HTTP target)" if http else "its own loopback only"

@@ -5,7 +5,7 @@ the outermost of nested ones kept."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from fuzzgate.config.model import TargetConfig
@@ -43,6 +43,12 @@ def normalize_scope(dirs: Iterable[Path]) -> tuple[Path, ...]:
     return tuple(p for p in resolved if not any(o != p and p.is_relative_to(o) for o in resolved))
 
 
-def mapped_name(index: int, original: Path) -> str:
-    """The name scope dir number `index` has in a layer (`<layer>/outside/scope/<name>`)."""
-    return f"{index}-{original.name or 'root'}"
+def mapped_name(index: int, label: str) -> str:
+    """The name scope dir number `index` has in a layer (`<layer>/outside/scope/<name>`), from its
+    label (`scope_labels`)."""
+    return f"{index}-{label}"
+
+
+def scope_labels(scope: Sequence[Path]) -> tuple[str, ...]:
+    """The default labels of scope dirs in a layer: their own names."""
+    return tuple(directory.name or "root" for directory in scope)

@@ -41,7 +41,7 @@ from fuzzgate.sandbox._scope_copy import MAX_SCOPE_BYTES, MAX_SCOPE_FILES, Scope
 from fuzzgate.sandbox.boundary import plan_boundary, plant_boundary, plant_links
 from fuzzgate.sandbox.canaries import Canary, plant_canaries
 from fuzzgate.sandbox.removal import remove_tree
-from fuzzgate.sandbox.scope import mapped_name, normalize_scope
+from fuzzgate.sandbox.scope import mapped_name, normalize_scope, scope_labels
 from fuzzgate.sandbox.stale_roots import sweep_stale, write_owner
 
 WORKDIR_ENV = "FUZZGATE_WORKDIR"
@@ -97,8 +97,19 @@ class Workspace:
     points); False: each layer copies them, and a scope over `MAX_SCOPE_FILES` files or
     `MAX_SCOPE_BYTES` is refused with a `TargetError`."""
 
-    def __init__(self, scope: Sequence[Path], token: str, *, isolate: bool, cwd: Path | None = None) -> None:
+    def __init__(
+        self,
+        scope: Sequence[Path],
+        token: str,
+        *,
+        isolate: bool,
+        cwd: Path | None = None,
+        labels: Sequence[str] = (),
+    ) -> None:
         self.scope = normalize_scope(scope)
+        self.labels = tuple(labels) if len(labels) == len(self.scope) else scope_labels(self.scope)
+        """The name of each scope dir in a layer (`<i>-<label>`): the dir's own name unless given (the
+        base revision's layers take the head's, so a path in one has its counterpart in the other)."""
         self.token = token
         self.isolate = isolate
         self.cwd = (cwd or Path.cwd()).resolve()
@@ -116,7 +127,7 @@ class Workspace:
                 for directory in self.scope:
                     _check_size(directory, skip=(str(self.root),))
             self.canaries = plant_canaries(self._template, token)
-            self.boundary = plan_boundary(self.scope, token, skip=(str(self.root),))
+            self.boundary = plan_boundary(self.scope, token, skip=(str(self.root),), labels=self.labels)
             plant_boundary(self._template, self.boundary, token)
             self.watched = (*self.canaries, *self.boundary.canaries)
             """Every canary a layer holds: `canaries` (which probes name) and the boundary's."""
@@ -157,8 +168,8 @@ class Layer:
             holder = self.outside / "scope"
             holder.mkdir(exist_ok=True)
             self.scope_map: dict[Path, Path] = {}
-            for index, original in enumerate(workspace.scope):
-                mapped = holder / mapped_name(index, original)
+            for index, (original, label) in enumerate(zip(workspace.scope, workspace.labels, strict=True)):
+                mapped = holder / mapped_name(index, label)
                 if workspace.isolate:
                     mapped.mkdir()
                 else:

@@ -29,10 +29,12 @@ def classify(
     findings: Sequence[Finding],
     baseline: Sequence[Finding],
     replayed_still_failing: AbstractSet[str],
+    pre_existing: AbstractSet[str] = frozenset(),
 ) -> Classification:
     """Classify a run against the baseline.
 
-    - A finding whose fingerprint is in the baseline is known; any other finding is new.
+    - A finding whose fingerprint is in the baseline is known; any other finding is pre-existing
+      when it failed the same way on the base revision (`pre_existing`, fingerprints), else new.
     - A baseline entry is known if fuzzing found it again or replaying its repro still fails
       (`replayed_still_failing`, fingerprints); otherwise it is fixed.
 
@@ -42,8 +44,12 @@ def classify(
     states: dict[str, BaselineState] = {}
     fixed: list[Finding] = []
     for finding in findings:
-        known = finding.fingerprint in accepted
-        states[finding.fingerprint] = BaselineState.KNOWN if known else BaselineState.NEW
+        if finding.fingerprint in accepted:
+            states[finding.fingerprint] = BaselineState.KNOWN
+        elif finding.fingerprint in pre_existing:
+            states[finding.fingerprint] = BaselineState.PRE_EXISTING
+        else:
+            states[finding.fingerprint] = BaselineState.NEW
     for entry in baseline:
         fp = entry.fingerprint
         if fp in states:  # found again by fuzzing: known

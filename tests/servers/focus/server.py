@@ -1,0 +1,16 @@
+"""Two tools whose code lives in two modules beside this script: what a change to one of them
+reaches is told apart by the files each tool's calls run (`fuzzgate.plan.focus`)."""
+
+from __future__ import annotations
+
+# The script's directory is on sys.path when it runs as a script.
+import alpha
+import beta
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("focus", log_level="WARNING")
+server.tool()(alpha.alpha)
+server.tool()(beta.beta)
+
+if __name__ == "__main__":
+    server.run()
