@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
-from fuzzgate.model.findings import Details, Kind
+from fuzzgate.model.findings import Details, Kind, Severity
 from fuzzgate.model.outcome import CallOutcome
 
 STDERR_EXCERPT_LINES = 40
@@ -28,6 +28,15 @@ class Observation:
     server_wide: bool = False
     """The bug lies below any one tool (the server's transport or SDK): the finding is the server's
     (`Surface.SERVER`), one whichever tool the request was for."""
+    ceiling: Severity | None = None
+    """The most this symptom is rated, whatever `[severity]` says for its kind (None: no limit): an
+    exception the server caught and answered, a hang the server survived."""
+
+    def rated(self, configured: Severity) -> Severity:
+        """The severity of this symptom, given its kind's `configured` one."""
+        if self.ceiling is not None and configured.rank > self.ceiling.rank:
+            return self.ceiling
+        return configured
 
 
 def stderr_excerpt(stderr: str, redact: Redactor) -> str | None:
