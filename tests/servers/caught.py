@@ -2,10 +2,10 @@
 its traceback on stderr and answered with a proper `isError` reply of the framework's own, while
 one tool's exception reaches the SDK uncaught.
 
-| tool              | what happens                                                                 |
-| ----------------- | ---------------------------------------------------------------------------- |
-| `lookup(key)`     | raises KeyError for every key; the framework logs the traceback and answers `isError` "no record for that key" (caught: a low finding) |
-| `divide(n)`       | raises ZeroDivisionError for every n, uncaught: the SDK logs the traceback and answers its bare "Error executing tool divide" (unhandled: high) |
+- `lookup(key)` raises KeyError for every key; the framework logs the traceback and answers its own
+  `isError` "no record for that key": caught, a low finding.
+- `divide(n)` raises ZeroDivisionError for every n, uncaught: the SDK logs the traceback and answers
+  its bare "Error executing tool divide": unhandled, high.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """An MCP server whose one bug needs one short value, while the call fuzzgate first fails with is
 long: its schema's example is a long path, and it has optional fields that play no part.
 
-| tool                                   | bug                                                    |
-| -------------------------------------- | ------------------------------------------------------ |
-| `open_record(path, note, tags, limit)` | any `path` not in its table (the example included) raises KeyError, uncaught (the SDK's crash reply) |
+- `open_record(path, note, tags, limit)`: any `path` not in its table (the example included) raises
+  KeyError, uncaught (the SDK's crash reply); `note`, `tags` and `limit` play no part.
 
 The bug reproduces with `{"path": ""}`: a shrunk repro is that short, the original long.
 """

@@ -1,10 +1,9 @@
 """An MCP server with two tools that never answer: one wedges the whole server, one only itself.
 
-| tool          | what happens                                                                       |
-| ------------- | ---------------------------------------------------------------------------------- |
-| `freeze(x)`   | `time.sleep` in the event loop: no other request (a ping, a cancel) is answered either (the whole server is down) |
-| `wait(x)`     | `anyio.sleep` (awaited): the call never answers, but pings are answered all along |
-| `echo(text)`  | clean                                                                              |
+- `freeze(x)`: `time.sleep` in the event loop: no other request (a ping, a cancel) is answered
+  either, the whole server is down.
+- `wait(x)`: `anyio.sleep` (awaited): the call never answers, but pings are answered all along.
+- `echo(text)`: clean.
 """
 
 from __future__ import annotations
