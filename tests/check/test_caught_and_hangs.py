@@ -29,7 +29,6 @@ def observe(outcome: CallOutcome) -> Observation:
     [
         (CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="could not split the bill", stderr=PLAIN), "isError"),
         (CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="bad people", rpc_code=-32602, stderr=PLAIN), "-32602"),
-        (CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="Unknown bill", rpc_code=-32603, stderr=PLAIN), "-32603"),
         (CallOutcome(OutcomeStatus.OK, 0.01, text="0 each", stderr=PLAIN), "a result"),
     ],
 )
@@ -48,9 +47,11 @@ def test_an_exception_caught_and_answered_is_at_most_low(outcome: CallOutcome, a
     [
         # The SDK's last resort for an exception nobody caught.
         CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="Error executing tool split_bill", stderr=PLAIN),
-        # An internal error whose text is the exception itself.
+        # An internal error: the exception itself, the SDK's word for it, a masked one.
         CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="division by zero", rpc_code=-32603, stderr=PLAIN),
         CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="ZeroDivisionError", rpc_code=0, stderr=PLAIN),
+        CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="Error reading resource r://x", rpc_code=-32603, stderr=PLAIN),
+        CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="Internal server error", rpc_code=-32603, stderr=PLAIN),
         # No proper reply: a result that breaks its output schema, no reply at all.
         CallOutcome(OutcomeStatus.OUTPUT_INVALID, 0.01, text="bad", schema_path="type", stderr=PLAIN),
     ],

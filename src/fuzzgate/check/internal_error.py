@@ -4,11 +4,11 @@ exception, a JSON-RPC internal error for input the schema allows.
 
 A tool answering `isError: true` with a plain message, or rejecting schema-violating input, is
 correct behaviour and never an observation. A traceback on stderr of a call the server answered
-properly (its own `isError` reply, a JSON-RPC error that is not an internal error quoting the
-exception, a result) is an exception the server or its framework caught and answered: it is
-reported, at most `CAUGHT_SEVERITY`, and its message says so. Only the SDK's last-resort reply for
-an exception nobody caught (`patterns.SDK_UNHANDLED`), an internal error quoting the exception, no
-reply at all, or a malformed one keep the kind's own severity.
+properly (its own `isError` reply, a JSON-RPC error other than an internal error, a result) is an
+exception the server or its framework caught and answered: it is reported, at most
+`CAUGHT_SEVERITY`, and its message says so. Only the SDK's last-resort reply for an exception
+nobody caught (`patterns.SDK_UNHANDLED`), a JSON-RPC internal error, no reply at all, or a
+malformed one keep the kind's own severity.
 
 Messages name the exception by its type and the first line of its message (`headline`).
 """
@@ -49,27 +49,19 @@ def _sdk_rejection(ctx: CallContext, trace: Trace) -> bool:
     return ctx.surface is not Surface.TOOL and not ctx.schema_valid and not trace.user_frames()
 
 
-def _quotes_exception(text: str, trace: Trace) -> bool:
-    """Whether an error reply's text is the exception itself (its type, or its message), as a
-    catch-all that stringifies whatever was raised answers."""
-    short_type = trace.exc_type.rsplit(".", 1)[-1]
-    return bool(trace.typed and short_type in text) or bool(trace.message and trace.message in text)
-
-
-def _answer(outcome: CallOutcome, trace: Trace) -> str | None:
+def _answer(outcome: CallOutcome) -> str | None:
     """How the server properly answered a call whose exception it logged ("an isError reply",
     "JSON-RPC error -32602", "a result"): it caught the exception. None when there was no proper
     answer: no reply, a malformed one, the SDK's last-resort reply for an exception nobody caught,
-    or a JSON-RPC internal error whose text is the exception."""
+    or a JSON-RPC internal error."""
     text = outcome.text.strip()
     if outcome.status is OutcomeStatus.OK:
         return "a result"
     if outcome.status is OutcomeStatus.TOOL_ERROR:
         return None if SDK_UNHANDLED.fullmatch(text) else "an isError reply"
-    if outcome.status is OutcomeStatus.RPC_ERROR:
-        internal = outcome.rpc_code in INTERNAL_ERROR_CODES
-        if internal and (SDK_RESOURCE_CRASH.fullmatch(text) or _quotes_exception(text, trace) or not text):
-            return None
+    if outcome.status is OutcomeStatus.RPC_ERROR and outcome.rpc_code not in INTERNAL_ERROR_CODES:
+        # An internal error is the server's own word that something went wrong it did not handle,
+        # whatever its text (the exception's, the SDK's last resort, "Internal server error").
         return f"JSON-RPC error {outcome.rpc_code}"
     return None
 
@@ -84,7 +76,7 @@ def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     if trace is None or _sdk_rejection(ctx, trace):
         return None
     named = headline(named_exception(traces, trace), env.redact)
-    answer = _answer(outcome, trace)
+    answer = _answer(outcome)
     if answer is None:
         message, ceiling = f"unhandled {named}", None
     else:
