@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from hypothesis import strategies as st
 
 from fuzzgate.model.findings import Cause, Details, Finding, Kind, Repro, Severity, Step, Surface
+from fuzzgate.model.outcome import AfterTimeout
 
 _T = TypeVar("_T")
 
@@ -59,6 +60,7 @@ repros = complete(
     workspace=st.none() | text,
     surface=st.sampled_from(Surface),
     redacted=st.booleans(),
+    original_arguments=st.none() | arguments,
 )
 details = complete(
     Details,
@@ -66,6 +68,7 @@ details = complete(
     stderr=st.none() | text,
     frames=st.lists(text, max_size=3).map(tuple),
     location=st.none() | st.tuples(text, st.integers(min_value=1, max_value=10**5)),
+    after_timeout=st.none() | st.sampled_from(AfterTimeout),
 )
 findings = complete(
     Finding,

@@ -66,3 +66,13 @@ def test_the_trace_writes_the_arguments_redacted(tmp_path: Path) -> None:
     writer(CallFinished("get_note", 1, {"note_id": TOKEN}, True, "conform", outcome, 0, 1, 1, 0.1))
     writer.close()
     assert json.loads(trace.read_text())["arguments"] == {"note_id": REDACTED}
+
+
+def test_the_arguments_before_shrinking_are_redacted_without_marking_what_a_replay_sends() -> None:
+    shrunk = Repro(
+        seed=7, case_index=3, arguments={"path": ""}, transport="stdio", original_arguments={"path": f"/x/{TOKEN}"}
+    )
+    written = redact_repro(shrunk, redact)
+    assert written.original_arguments == {"path": f"/x/{REDACTED}"}
+    assert written.arguments == {"path": ""} and not written.redacted
+    assert TOKEN not in json.dumps(written.to_json())

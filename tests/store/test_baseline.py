@@ -273,9 +273,10 @@ def test_entries_survive_a_round_trip_through_bytes(finding: Finding, generated_
         ).to_bytes()
         == data
     )
-    # What a replay of the entry sends is what the finding recorded, every field of the repro.
+    # What a replay of the entry sends is what the finding recorded, every field of the repro but
+    # the arguments fuzzing sent before verification shrank them (the run's record, not the bug's).
     read = BaselineEntry.from_bytes(data).to_finding()
-    assert read.repro == finding.repro
+    assert read.repro == replace(finding.repro, original_arguments=None)
     assert read.details == Details(frames=finding.details.frames, location=finding.details.location)
 
 

@@ -18,14 +18,15 @@ Also here, and read by the target stage too: `patterns.py`, what a traceback, th
 unhandled-exception reply and an internal-error code look like (it imports nothing); `secrets.py`,
 the secret patterns, canaries and the `Redactor` (known values also in their JSON, repr, percent
 and base64 forms; `cut` redacts before cutting), which depends only on config. `traceback.py`
-parses tracebacks (Python plain and rich, Node.js). `protocol_probes.py` holds the protocol probes
-(each a raw JSON-RPC message with what it expects: an answer, a rejection, tolerated silence,
-silence) and their judge, which is not a registered check (probes are not tool calls). `sdk.py`
-names the MCP SDK a server runs on and tells its symptoms from the server's bugs (`Cause.SDK`: the
-lone-surrogate drop of the SDK's transport, a rejection the SDK raised before the server's code ran).
-`environment.py` reads from an error's text whether the sandbox caused it (a refused connection, a
-name that does not resolve, a read-only file system): in the jail such an exception is a note of the
-run, not a finding.
+parses tracebacks (Python plain and rich, exception groups, Node.js); `headline.py` names an
+exception in a message (its type and first line, redacted, escaped, capped). `protocol_probes.py`
+holds the protocol probes (each a raw JSON-RPC message with what it expects: an answer, a
+rejection, tolerated silence, silence) and their judge, which is not a registered check (probes are
+not tool calls). `sdk.py` names the MCP SDK a server runs on and tells its symptoms from the
+server's bugs (`Cause.SDK`: the lone-surrogate drop of the SDK's transport, a rejection the SDK
+raised before the server's code ran). `environment.py` reads from an error's text whether the
+sandbox caused it (a refused connection, a name that does not resolve, a read-only file system): in
+the jail such an exception is a note of the run, not a finding.
 """
 
 from __future__ import annotations

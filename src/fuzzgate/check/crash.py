@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
+from fuzzgate.check.headline import stderr_headline
 from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
 from fuzzgate.check.registry import CallContext, CheckEnv, check
 from fuzzgate.check.sdk import PYTHON_SDK, SURROGATE_FIXED_IN
-from fuzzgate.model.findings import Cause, Kind
+from fuzzgate.model.findings import Cause, Kind, Severity
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, OutcomeStatus
 
 
@@ -54,7 +56,7 @@ def crash(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
     when = "never answered, then died on the next request" if silent else "died"
     if trace is not None:
         signature = ("trace", *trace.signature())
-        message = f"the server {when} ({what}) after {trace.exc_type}: {trace.message}"
+        message = f"the server {when} ({what}) after {stderr_headline(outcome.stderr, redact)}"
     else:
         signature = ("exit", what)
         message = f"the server {when} ({what})" if silent else f"the server died during the call ({what})"
@@ -62,9 +64,19 @@ def crash(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
     yield Observation(Kind.CRASH, redact.text(message), signature, details, outcome.concurrent > 1)
 
 
+HANG_ALIVE_SEVERITY = Severity.MEDIUM
+"""The most a hang the server survived is rated: one call never returns (a client waiting for it
+waits forever), but the server goes on serving every other request. A hang that takes the whole
+server with it is a denial of service and keeps `[severity] hang` (high by default)."""
+
+
 @check(order=200)
 def hang(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
-    """No reply within the timeout."""
+    """No reply within the timeout. The client abandons the request (the SDK sends
+    `notifications/cancelled` for it) and pings (`target.call.follow_timeout`): a ping answered
+    means only this call hangs (at most `HANG_ALIVE_SEVERITY`); a ping left unanswered too means
+    the whole server stopped answering, a denial of service. Which one it was is kept in the
+    finding's `details.after_timeout`."""
     outcome = ctx.outcome
     if (
         outcome.status is OutcomeStatus.TIMEOUT
@@ -73,13 +85,22 @@ def hang(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
         and not any(a.kind is AnomalyKind.WRONG_ID for a in outcome.anomalies)
     ):
         # A reply with the wrong id explains the wait: that is one protocol error, not also a hang.
-        alive = " (the server went on answering others)" if outcome.after_timeout is AfterTimeout.ALIVE else ""
-        yield Observation(
-            Kind.HANG,
-            f"no reply within {outcome.duration_s:.1f}s{alive}",
-            (),
-            outcome_details(outcome, env.redact),
-        )
+        waited = f"no reply within {outcome.duration_s:.1f}s"
+        ceiling = None
+        if outcome.after_timeout is AfterTimeout.ALIVE:
+            message = (
+                f"{waited}; the server went on answering others (a ping after it was answered): only this call hangs"
+            )
+            ceiling = HANG_ALIVE_SEVERITY
+        elif outcome.after_timeout is AfterTimeout.STUCK:
+            message = (
+                f"{waited}, and the server stopped answering altogether (a ping after it went unanswered too):"
+                " a denial of service"
+            )
+        else:
+            message = waited
+        details = replace(outcome_details(outcome, env.redact), after_timeout=outcome.after_timeout)
+        yield Observation(Kind.HANG, message, (), details, ceiling=ceiling)
 
 
 _UNANSWERED = {
@@ -103,7 +124,7 @@ def unanswered(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
     redact = env.redact
     died = outcome.after_timeout is AfterTimeout.DIED
     trace = stderr_root_cause(outcome) if died else None
-    cause = f" ({_exit_label(outcome.exit_code)} after {trace.exc_type}: {trace.message})" if trace else ""
+    cause = f" ({_exit_label(outcome.exit_code)} after {stderr_headline(outcome.stderr, redact)})" if trace else ""
     message = f"never answered a request holding a lone surrogate escape, {then}{cause}"
     sdk = env.server.sdk
     # The Python SDK's transport drops such a request and goes on answering others; a server that

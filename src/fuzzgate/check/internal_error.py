@@ -3,7 +3,14 @@ evidence of it: a traceback on stderr, a traceback in the reply, the SDK's reply
 exception, a JSON-RPC internal error for input the schema allows.
 
 A tool answering `isError: true` with a plain message, or rejecting schema-violating input, is
-correct behaviour and never an observation.
+correct behaviour and never an observation. A traceback on stderr of a call the server answered
+properly (its own `isError` reply, a JSON-RPC error other than an internal error, a result) is an
+exception the server or its framework caught and answered: it is reported, at most
+`CAUGHT_SEVERITY`, and its message says so. Only the SDK's last-resort reply for an exception
+nobody caught (`patterns.SDK_UNHANDLED`), a JSON-RPC internal error, no reply at all, or a
+malformed one keep the kind's own severity.
+
+Messages name the exception by its type and the first line of its message (`headline`).
 """
 
 from __future__ import annotations
@@ -13,16 +20,20 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from fuzzgate.check.environment import sandbox_cause
+from fuzzgate.check.headline import headline, named_exception
 from fuzzgate.check.normalize import abstract_arguments, normalize_message
-from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
+from fuzzgate.check.observation import Observation, outcome_details, trace_details
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_RESOURCE_CRASH, SDK_UNHANDLED
 from fuzzgate.check.registry import CallContext, CheckEnv, check
 from fuzzgate.check.sdk import rejected_by_sdk
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
-from fuzzgate.model.findings import Cause, Details, Kind, Surface
-from fuzzgate.model.outcome import AfterTimeout, OutcomeStatus
+from fuzzgate.model.findings import Cause, Details, Kind, Severity, Surface
+from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
 
 RPC_MESSAGE_CHARS = 200
+CAUGHT_SEVERITY = Severity.LOW
+"""The most an exception the server caught and answered properly is rated, whatever `[severity]`
+says for `internal_error`: the caller got a proper answer; the traceback only says where it came from."""
 
 _ANSWERED = (OutcomeStatus.OK, OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR)
 
@@ -63,23 +74,48 @@ def _rejected_by_sdk(ctx: CallContext, env: CheckEnv, trace: Trace) -> Observati
     )
 
 
+def _answer(outcome: CallOutcome) -> str | None:
+    """How the server properly answered a call whose exception it logged ("an isError reply",
+    "JSON-RPC error -32602", "a result"): it caught the exception. None when there was no proper
+    answer: no reply, a malformed one, the SDK's last-resort reply for an exception nobody caught,
+    or a JSON-RPC internal error."""
+    text = outcome.text.strip()
+    if outcome.status is OutcomeStatus.OK:
+        return "a result"
+    if outcome.status is OutcomeStatus.TOOL_ERROR:
+        return None if SDK_UNHANDLED.fullmatch(text) else "an isError reply"
+    if outcome.status is OutcomeStatus.RPC_ERROR and outcome.rpc_code not in INTERNAL_ERROR_CODES:
+        # An internal error is the server's own word that something went wrong it did not handle,
+        # whatever its text (the exception's, the SDK's last resort, "Internal server error").
+        return f"JSON-RPC error {outcome.rpc_code}"
+    return None
+
+
 def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     outcome = ctx.outcome
     # A server that died with a traceback (during the call, or on the ping after leaving it
     # unanswered) crashed: the crash or unanswered check names it by that traceback.
     died = outcome.status is OutcomeStatus.CLOSED or outcome.after_timeout is AfterTimeout.DIED
-    trace = stderr_root_cause(outcome) if not died else None
+    traces = parse_traces(outcome.stderr) if outcome.stderr and not died else []
+    trace = root_cause(traces)
     if trace is None or _sdk_rejection(ctx, trace):
         return None
     by_sdk = _rejected_by_sdk(ctx, env, trace)
     if by_sdk is not None:
         return by_sdk
+    named = headline(named_exception(traces, trace), env.redact)
+    answer = _answer(outcome)
+    if answer is None:
+        message, ceiling = f"unhandled {named}", None
+    else:
+        message, ceiling = f"caught {named} (its traceback logged on stderr), answered with {answer}", CAUGHT_SEVERITY
     return Observation(
         Kind.INTERNAL_ERROR,
-        env.redact.text(f"unhandled {trace.exc_type}: {trace.message}".rstrip(": ")),
+        message,
         ("trace", *trace.signature()),
         trace_details(trace, outcome, env.redact),
         outcome.concurrent > 1,
+        ceiling=ceiling,
     )
 
 
@@ -87,12 +123,13 @@ def _reply_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     outcome = ctx.outcome
     if outcome.status not in _ANSWERED or not outcome.text:
         return None
-    trace = root_cause(parse_traces(outcome.text))
+    traces = parse_traces(outcome.text)
+    trace = root_cause(traces)
     if trace is None or _echoed(trace, ctx.arguments):
         return None
     return Observation(
         Kind.INTERNAL_ERROR,
-        env.redact.text(f"stack trace in the reply: {trace.exc_type}: {trace.message}".rstrip(": ")),
+        f"stack trace in the reply: {headline(named_exception(traces, trace), env.redact)}",
         ("reply-trace", *trace.signature()),
         trace_details(trace, outcome, env.redact),
     )

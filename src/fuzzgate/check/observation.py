@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
-from fuzzgate.model.findings import Cause, Details, Kind
+from fuzzgate.model.findings import Cause, Details, Kind, Severity
 from fuzzgate.model.outcome import CallOutcome
 
 STDERR_EXCERPT_LINES = 40
@@ -30,6 +30,15 @@ class Observation:
     (`Surface.SERVER`), one whichever tool the request was for."""
     cause: Cause = Cause.SERVER
     """Whose bug: `Cause.SDK` for the SDK's symptom (`check.sdk`), reported low whatever the kind."""
+    ceiling: Severity | None = None
+    """The most this symptom is rated, whatever `[severity]` says for its kind (None: no limit): an
+    exception the server caught and answered, a hang the server survived."""
+
+    def rated(self, configured: Severity) -> Severity:
+        """The severity of this symptom, given its kind's `configured` one."""
+        if self.ceiling is not None and configured.rank > self.ceiling.rank:
+            return self.ceiling
+        return configured
 
 
 def stderr_excerpt(stderr: str, redact: Redactor) -> str | None:

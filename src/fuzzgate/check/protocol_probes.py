@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from fuzzgate.check.headline import stderr_headline
 from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_UNHANDLED
 from fuzzgate.check.secrets import Redactor
@@ -237,7 +238,7 @@ def _judge(kind: ProbeKind, outcome: CallOutcome, redact: Redactor) -> _Found | 
     if status is OutcomeStatus.CLOSED or outcome.after_timeout is AfterTimeout.DIED:
         trace = stderr_root_cause(outcome)
         how = f"exit status {outcome.exit_code}" if outcome.exit_code is not None else "connection closed"
-        cause = f" after {trace.exc_type}: {trace.message}" if trace is not None else ""
+        cause = f" after {stderr_headline(outcome.stderr, redact)}" if trace is not None else ""
         when = "never answered, then died on the next request" if status is OutcomeStatus.TIMEOUT else "died"
         message = f"the server {when} ({how}{cause}) on {what}"
         return "crash", Kind.CRASH, message, trace_details(trace, outcome, redact)

@@ -22,6 +22,12 @@ _EXC_LINE = re.compile(
 _NODE_FRAME = re.compile(
     r"^\s+at (?:(?P<func>[^\s(]+) \()?(?P<path>(?:file://|node:)?[^\s():]+):(?P<line>\d+):\d+\)?\s*$"
 )
+_ANY_EXC_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
+"""An exception line of any type name (`mypkg.NotFound: no such id`, a bare `StopIteration`): read
+only where Python puts it, the first unindented line after a traceback's frames."""
+_GROUP_PREFIX = re.compile(r"^\s*\|(?: {1,3}\|)*(?: |$)")
+"""The bars an exception group's traceback draws before each line of its sub-exceptions' (3.11+)."""
+_GROUP_RULE = re.compile(r"^\s*\+[-+]*(?: \d+ -+| \.\.\.)?")
 _LOG_PREFIX = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+)?")
 
 ANONYMOUS_FRAMES = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>", "<anonymous>"})
@@ -60,6 +66,9 @@ class Trace:
     exc_type: str
     message: str
     frames: tuple[Frame, ...]
+    typed: bool = True
+    """Whether the traceback ended in an exception line; without one (cut short, or a shape not
+    read) `exc_type` is a placeholder ("Exception") and `message` is empty."""
 
     def user_frames(self) -> tuple[Frame, ...]:
         return tuple(f for f in self.frames if not f.in_library)
@@ -81,7 +90,19 @@ class Trace:
 
 
 def _clean(text: str) -> list[str]:
-    return [_ANSI.sub("", line) for line in text.splitlines()]
+    return [_ungrouped(_ANSI.sub("", line)) for line in text.splitlines()]
+
+
+def _ungrouped(line: str) -> str:
+    """A line of an exception group's traceback as the plain traceback it frames would print it:
+    the bars before a sub-exception's lines taken off (`    |   File ...` reads `  File ...`), a
+    rule between sub-exceptions (`+-+---- 1 ----`) left empty."""
+    bars = _GROUP_PREFIX.match(line)
+    if bars is not None:
+        return line[bars.end() :]
+    if _GROUP_RULE.fullmatch(line.rstrip()) and "+" in line:
+        return ""
+    return line
 
 
 def parse_traces(text: str) -> list[Trace]:
@@ -107,12 +128,15 @@ def parse_traces(text: str) -> list[Trace]:
 def _parse_python(lines: list[str], i: int) -> tuple[Trace | None, int]:
     frames: list[Frame] = []
     boxed = False
+    after_frames = False
+    """Whether no unindented line came since the last frame: the next one is the exception line."""
     while i < len(lines):
         line = lines[i]
         match = _PY_FRAME.search(line) or _RICH_FRAME.search(line)
         boxed = boxed or line.lstrip().startswith("│")
         if match:
             frames.append(Frame(match["path"], int(match["line"]), match["func"]))
+            after_frames = True
         elif _PY_HEADER.search(line):
             break
         elif frames and not line.lstrip().startswith(("│", "╰", "╭")):
@@ -120,8 +144,13 @@ def _parse_python(lines: list[str], i: int) -> tuple[Trace | None, int]:
             exc = _EXC_LINE.match(_LOG_PREFIX.sub("", line).strip())
             if exc and (boxed or not line.startswith("    ")):
                 return Trace(exc["type"], (exc["msg"] or "").strip(), tuple(frames)), i + 1
+            if after_frames and not boxed and line.strip() and not line[0].isspace():
+                after_frames = False
+                exc = _ANY_EXC_LINE.match(line.rstrip())
+                if exc:
+                    return Trace(exc["type"], (exc["msg"] or "").strip(), tuple(frames)), i + 1
         i += 1
-    return (Trace("Exception", "", tuple(frames)), i) if frames else (None, i)
+    return (Trace("Exception", "", tuple(frames), typed=False), i) if frames else (None, i)
 
 
 def _parse_node(lines: list[str], i: int) -> tuple[Trace, int]:

@@ -6,12 +6,13 @@ verifier's, derived from it (`EngineSettings.verification`) or built alone (`Ver
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from fuzzgate.config.model import Config, TargetConfig
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.base_check import BaseRevision
-from fuzzgate.model.findings import Kind, Severity
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Kind, Severity
 from fuzzgate.plan.focus import Changes
 from fuzzgate.plan.selection import SelectionSettings
 
@@ -24,10 +25,12 @@ class VerifySettings:
     server: ServerSettings
     selection: SelectionSettings
     replays: int
+    severity: Mapping[Kind, Severity] = field(default_factory=lambda: dict(DEFAULT_SEVERITY))
+    """`[severity]`: a shrunk call counts only if its symptom is rated as the finding is."""
 
     @classmethod
     def of(cls, config: Config) -> VerifySettings:
-        return cls(ServerSettings.of(config), SelectionSettings.of(config), config.replays)
+        return cls(ServerSettings.of(config), SelectionSettings.of(config), config.replays, config.severity)
 
     @property
     def target(self) -> TargetConfig:
@@ -74,4 +77,4 @@ class EngineSettings:
 
     @property
     def verification(self) -> VerifySettings:
-        return VerifySettings(self.server, self.selection, self.replays)
+        return VerifySettings(self.server, self.selection, self.replays, self.severity)

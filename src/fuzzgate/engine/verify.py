@@ -15,6 +15,13 @@ then whole; the first that reproduces counts as the first replay, and a whole se
 shrunk (`fuzzgate.triage.sequence`). A finding that reproduces only with its prefix is confirmed, not
 flaky; flaky is what does not reproduce even with it.
 
+A finding that reproduced on every replay then has its failing call shrunk (`triage.minimize`):
+one smaller call per job, each on a fresh server, taking turns with the other jobs, until no
+smaller call gives the same fingerprint, `minimize.MAX_TRIES` are spent, or the deadline comes.
+Every smaller call kept reproduced; the call fuzzing sent stays in `Repro.original_arguments`. A
+call already short (`minimize.SMALL_CALL_CHARS`), a protocol probe's raw message, and a tool the
+server no longer lists are left as they are.
+
 What the deadline cuts short is said, never hidden:
 
 - a finding replayed fewer times than asked is labelled on the replays that finished;
@@ -46,6 +53,7 @@ from fuzzgate.engine.base_check import BASE_ATTEMPTS, BaseRevision, BaseTally, b
 from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.steps import StepResult, observe, send_step
 from fuzzgate.generate.dictionary import reply_values
+from fuzzgate.generate.shrink import smaller_calls
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.findings import Finding, Repro, Step, Surface
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
@@ -53,7 +61,8 @@ from fuzzgate.plan.selection import Admission, NotSelected
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import discover
 from fuzzgate.triage import sequence
-from fuzzgate.triage.finding_set import fingerprint, subject
+from fuzzgate.triage.finding_set import evidence, fingerprint, severity_of, subject
+from fuzzgate.triage.minimize import CallShrinker, worth_shrinking
 from fuzzgate.triage.sequence import rebind
 
 REPLAYS_IN_PARALLEL = 4
@@ -156,6 +165,16 @@ class _Tally:
     """A replay could not reach a server (an HTTP server a crash took down): no more attempts."""
     settled: bool = False
     """Whether a sequence repro was tried alone, then whole, then shrunk (`fuzzgate.triage.sequence`)."""
+    shrinker: CallShrinker | None = None
+    """The shrinking of the failing call, once every replay reproduced (`triage.minimize`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _ShrinkTry:
+    """One smaller call of a finding's to replay (`CallShrinker.next`)."""
+
+    tally: _Tally
+    generation: int
 
 
 @dataclass(slots=True, eq=False)
@@ -170,7 +189,7 @@ class _BaselineTally:
     """No fresh server could be started for it: not replayed, so not shown fixed."""
 
 
-_Job = tuple[_Tally, int] | _BaselineTally | BaseTally
+_Job = tuple[_Tally, int] | _BaselineTally | BaseTally | _ShrinkTry
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,10 +279,13 @@ class Verifier:
             self._queue((tally, 0))
             return
         tally.ambiguous = tally.ambiguous and ambiguous
-        if finding.repro.size() < tally.finding.repro.size():
+        # A more severe symptom of the same bug (`Finding.merged_with`) is confirmed with its own repro.
+        worse = finding.severity.rank > tally.finding.severity.rank
+        if finding.repro.size() < tally.finding.repro.size() or worse:
             tally.generation += 1
             tally.attempts = tally.reproduced = 0
             tally.settled = False
+            tally.shrinker = None
             tally.finding = finding
             self._queue((tally, tally.generation))
         else:
@@ -318,16 +340,21 @@ class Verifier:
                 await self._base_job(job)
             elif isinstance(job, _BaselineTally):
                 await self._baseline_job(job)
+            elif isinstance(job, _ShrinkTry):
+                await self._shrink_job(job)
             else:
                 await self._confirm_job(*job)
         finally:
             self._limiter.release_on_behalf_of(token)
             self._done()
 
-    async def _attempt(self, finding: Finding, repro: Repro | None = None) -> bool | None:
-        """One replay on a fresh server: whether it failed the same way; None if no server could be reached."""
+    async def _attempt(
+        self, finding: Finding, repro: Repro | None = None, observed: list[Observation] | None = None
+    ) -> bool | None:
+        """One replay on a fresh server: whether it failed the same way; None if no server could be
+        reached. What the oracles saw is added to `observed`."""
         try:
-            same, _ = await replay_once(
+            same, observations = await replay_once(
                 self.settings, self.oracles, finding, self.extra_env, self.connector, repro, admission=self.admission
             )
         except NotSelected:
@@ -335,6 +362,8 @@ class Verifier:
         except TargetError as exc:
             self._start_error = self._start_error or str(exc)
             return None
+        if observed is not None:
+            observed.extend(observations)
         return same
 
     async def _confirm_job(self, tally: _Tally, generation: int) -> None:
@@ -356,6 +385,8 @@ class Verifier:
         if tally.attempts < self.settings.replays:
             # To the back of the queue: the other findings' replays take their turn first.
             self._queue((tally, generation))
+        else:
+            self._start_shrinking(tally, generation)
 
     async def _settle(self, tally: _Tally, generation: int) -> None:
         """A sequence repro: the failing call alone first, then the whole sequence, then shrunk.
@@ -390,6 +421,57 @@ class Verifier:
             tally.attempts, tally.reproduced = 1, 0
         if generation == tally.generation and tally.attempts < self.settings.replays:
             self._queue((tally, generation))
+        elif generation == tally.generation:
+            self._start_shrinking(tally, generation)
+
+    def _start_shrinking(self, tally: _Tally, generation: int) -> None:
+        """Once every replay of a finding reproduced, shrink its failing call (`triage.minimize`)."""
+        repro = tally.finding.repro
+        if tally.shrinker is not None or tally.reproduced < tally.attempts or tally.attempts == 0:
+            return
+        if repro.surface is Surface.SERVER or not worth_shrinking(repro) or self.admission is None:
+            return
+        listed = self.admission.listed.get((repro.surface, tally.finding.tool))
+        if listed is None:
+            return
+        schema = listed.input_schema
+
+        def candidates(current: Repro) -> list[Repro]:
+            return [
+                replace(current, arguments=arguments, schema_valid=valid)
+                for arguments, valid in smaller_calls(dict(current.arguments), schema)
+            ]
+
+        tally.shrinker = CallShrinker(repro, candidates)
+        self._queue(_ShrinkTry(tally, generation))
+
+    async def _shrink_job(self, job: _ShrinkTry) -> None:
+        """Replay one smaller call; the finding keeps it when it gave the same fingerprint. One try
+        per job: the other findings' replays take their turns in between."""
+        tally, shrinker = job.tally, job.tally.shrinker
+        if shrinker is None or job.generation != tally.generation:
+            return
+        candidate = shrinker.next()
+        if candidate is None:
+            return
+        finding = tally.finding
+        observed: list[Observation] = []
+        if await self._attempt(finding, candidate, observed) is None or job.generation != tally.generation:
+            return
+        # The same bug, rated the same: an uncaught exception does not shrink into a caught one,
+        # nor a hang that took the server down into one it survived.
+        match = next((o for o in observed if self._same_finding(finding, candidate, o)), None)
+        shrinker.tried(candidate, match is not None)
+        if match is not None:
+            # The finding says what the smaller call showed (its message quotes no long value).
+            message, details = evidence(match, self.oracles.env.redact)
+            tally.finding = replace(finding, repro=candidate.narrowed(), message=message, details=details)
+        self._queue(job)
+
+    def _same_finding(self, finding: Finding, repro: Repro, observation: Observation) -> bool:
+        kind = observation.kind
+        found = fingerprint(kind, *subject(observation, finding.tool, repro.surface), observation.signature)
+        return found == finding.fingerprint and severity_of(observation, self.settings.severity) is finding.severity
 
     def _check_on_base(self, tally: _Tally) -> None:
         """Queue the base replays of a finding that just reproduced, once, unless the baseline holds it."""

@@ -27,7 +27,8 @@ Beyond schema-offered, boundary and adversarial values:
 - `mutate.py`: structured mutation of a corpus entry (a field from a fresh case or the dictionary,
   numbers and strings nudged to bounds and mined constants, fields spliced between entries, arrays
   grown and shrunk); `_reduce.py`: the shrink and cleanse candidates the corpus tools and the live
-  corpus try; `_locate.py`: where in a schema a value sits.
+  corpus try; `shrink.py`: those candidates for a finding's failing call, each with whether it
+  conforms (verification shrinks repros with them); `_locate.py`: where in a schema a value sits.
 - `reserved.py`: every host a case, example, mutant or dictionary value names is confined to
   reserved names and ranges, `enum`/`const` values kept (`cases.py`, `_anchor.py`, `mutate.py` and
   `dictionary.py` apply it, `_formats.py` draws reserved ones).

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from fuzzgate.model.json_fields import enum_field, expect, optional, required
+from fuzzgate.model.json_fields import enum_field, expect, optional, optional_enum, required
 from fuzzgate.model.json_fields import location as location_field
+from fuzzgate.model.outcome import AfterTimeout
 
 JSONValue = Any
 """A value that `json.dumps` accepts (dicts, lists, str, int, float, bool, None)."""
@@ -149,6 +150,11 @@ class Repro:
     before it was written: a written repro never holds one, like a corpus entry. A replay rebinds
     the marker like any value a reply brought, so a secret a server handed out still replays; one
     fuzzgate sent of its own is sent as the marker."""
+    original_arguments: dict[str, JSONValue] | None = None
+    """The failing call's arguments as fuzzing sent them, when verification shrank them to
+    `arguments` (a shorter string, fewer items, an optional field left out, a number nearer 0,
+    each step replayed on a fresh server with the same fingerprint); None when they were not shrunk.
+    Kept for the record only: a replay sends `arguments`."""
 
     def size(self) -> tuple[int, int]:
         """How big the repro is, for keeping the smallest of several: fewer steps first, then bytes."""
@@ -188,6 +194,8 @@ class Repro:
             data["surface"] = self.surface.value
         if self.redacted:
             data["redacted"] = True
+        if self.original_arguments is not None:
+            data["original_arguments"] = self.original_arguments
         return data
 
     @classmethod
@@ -206,6 +214,7 @@ class Repro:
             workspace=optional(data, "workspace", str, f'"{where}workspace"'),
             surface=enum_field(Surface, data, "surface", where, default=Surface.TOOL),
             redacted=expect(data.get("redacted", False), bool, f'"{where}redacted"'),
+            original_arguments=optional(data, "original_arguments", dict, f'"{where}original_arguments"'),
         )
 
 
@@ -218,14 +227,22 @@ class Details:
     stderr: str | None = None
     frames: tuple[str, ...] = ()
     location: tuple[str, int] | None = None
+    after_timeout: AfterTimeout | None = None
+    """For a hang: what a ping sent right after the call timed out showed. `alive`: the server
+    answered it, only this call hangs; `stuck`: it went unanswered too, the whole server stopped
+    answering (a denial of service). None for other findings, and where no ping was sent."""
 
     def to_json(self) -> dict[str, JSONValue]:
-        return {
+        data: dict[str, JSONValue] = {
             "error": self.error,
             "stderr": self.stderr,
             "frames": list(self.frames),
             "location": {"path": self.location[0], "line": self.location[1]} if self.location else None,
         }
+        # Written only when set, so the details of other findings read as they always did.
+        if self.after_timeout is not None:
+            data["after_timeout"] = self.after_timeout.value
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, JSONValue], where: str = "") -> Details:
@@ -236,6 +253,7 @@ class Details:
             stderr=optional(data, "stderr", str, f'"{where}stderr"'),
             frames=tuple(expect(frame, str, f'"{where}frames" items') for frame in frames),
             location=None if loc is None else location_field(loc, where),
+            after_timeout=optional_enum(AfterTimeout, data, "after_timeout", where),
         )
 
 
@@ -273,9 +291,11 @@ class Finding:
         return self.repro.tool or self.name
 
     def merged_with(self, other: Finding) -> Finding:
-        """The same bug hit again: keep the smaller repro (and its evidence), add up the count."""
-        smaller = other if other.repro.size() < self.repro.size() else self
-        return replace(smaller, count=self.count + other.count)
+        """The same bug hit again: keep the more severe symptom (an exception that once went
+        uncaught, a hang that once took the whole server down), then the smaller repro (and its
+        evidence); add up the count."""
+        kept = min((self, other), key=lambda f: (-f.severity.rank, f.repro.size()))
+        return replace(kept, count=self.count + other.count)
 
     def to_json(self) -> dict[str, JSONValue]:
         return {

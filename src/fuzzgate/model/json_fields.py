@@ -56,6 +56,11 @@ def enum_field(enum: type[_E], data: dict[str, JSONValue], key: str, where: str 
         raise ValueError(f'has an unknown {where}{key} "{raw}" (expected one of: {known})') from None
 
 
+def optional_enum(enum: type[_E], data: dict[str, JSONValue], key: str, where: str = "") -> _E | None:
+    """`data[key]` as a member of `enum`; None when it is absent or null."""
+    return None if data.get(key) is None else enum_field(enum, data, key, where)
+
+
 def optional(data: dict[str, JSONValue], key: str, kind: type[_T], what: str) -> _T | None:
     """`data[key]` checked to be of `kind`; None when it is absent or null."""
     value = data.get(key)

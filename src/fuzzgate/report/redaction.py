@@ -75,7 +75,14 @@ def redact_repro(repro: Repro, redact: Redactor) -> Repro:
         tool=None if repro.tool is None else redact.text(repro.tool),
         workspace=None if repro.workspace is None else redact.text(repro.workspace),
     )
-    return replace(redacted, redacted=repro.redacted or redacted != repro)
+    # The arguments as fuzzing first sent them are kept for the record, never replayed: a secret
+    # in them alone does not mark the repro (whose `redacted` says what a replay sends).
+    original = None if repro.original_arguments is None else redact_json(repro.original_arguments, redact)
+    return replace(
+        redacted,
+        redacted=repro.redacted or redacted != repro,
+        original_arguments=original,
+    )
 
 
 def redact_finding(finding: Finding, redact: Redactor) -> Finding:

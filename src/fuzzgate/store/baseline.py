@@ -92,7 +92,9 @@ class BaselineEntry:
             surface=finding.surface,
             name=finding.name,
             message=finding.message,
-            repro=finding.repro,
+            # The arguments before shrinking are the run's record, not the bug's: an entry keeps
+            # what a replay sends, so the file of one bug stays the same from run to run.
+            repro=replace(finding.repro, original_arguments=None),
             frames=finding.details.frames,
             location=finding.details.location,
             scheme=scheme,

@@ -16,6 +16,8 @@ The modules:
 - `finding_set.py`: from observations to findings: fingerprint, merge by fingerprint with the
   smallest repro and a count, redact. What verification later labels (`flaky`, `unconfirmed`, or
   dropped when only seen among concurrent calls) is decided in `engine.verify`.
+- `minimize.py`: shrinking a finding's failing call (`CallShrinker`, without I/O: the engine's
+  verification replays each smaller call it hands out).
 - `sequence.py`: sequence repros: replaying and shrinking the calls a repro needs before the failing
   one (`rebind` puts a fresh server's own ids where the recorded run's went, `Step.produced`).
 """

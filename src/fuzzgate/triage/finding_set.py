@@ -26,7 +26,7 @@ from fuzzgate.check.secrets import Redactor
 from fuzzgate.model.findings import SERVER_NAME, Cause, Details, Finding, Kind, Repro, Severity, Surface
 from fuzzgate.triage.fingerprint import Signature, fingerprint
 
-__all__ = ["FindingSet", "fingerprint", "subject"]
+__all__ = ["FindingSet", "evidence", "fingerprint", "subject"]
 
 
 def subject(observation: Observation, tool: str, surface: Surface = Surface.TOOL) -> tuple[Surface, str]:
@@ -40,6 +40,14 @@ def _storable(signature: Signature, redact: Redactor) -> Signature | None:
     # quote a secret; one the redactor would change is not kept, as a redacted one could not be
     # re-derived anyway.
     return signature if all(redact.text(part) == part for part in signature) else None
+
+
+def evidence(observation: Observation, redact: Redactor) -> tuple[str, Details]:
+    """The message and the evidence a finding of `observation` carries, redacted."""
+    details = observation.details
+    return redact.text(observation.message), replace(
+        details, error=redact(details.error), stderr=redact(details.stderr)
+    )
 
 
 @dataclass(slots=True)
@@ -63,22 +71,17 @@ class FindingSet:
         """Record `observation` of a call to `name` (on `repro.surface`) sent as `repro`; the
         finding as it now stands."""
         redact = self._redact
-        details = observation.details
+        message, details = evidence(observation, redact)
         surface, subject_name = subject(observation, name, repro.surface)
         finding = Finding(
             kind=observation.kind,
             severity=self._severity_of(observation),
             surface=surface,
             name=subject_name,
-            message=redact.text(observation.message),
+            message=message,
             fingerprint=fingerprint(observation.kind, surface, subject_name, observation.signature),
             repro=replace(repro, tool=name) if observation.server_wide else repro,
-            details=Details(
-                error=redact(details.error),
-                stderr=redact(details.stderr),
-                frames=details.frames,
-                location=details.location,
-            ),
+            details=details,
             signature=_storable(observation.signature, redact),
             cause=observation.cause,
         )
@@ -91,10 +94,16 @@ class FindingSet:
         return self._hits[finding.fingerprint].finding
 
     def _severity_of(self, observation: Observation) -> Severity:
-        # The SDK's symptom is low whatever its kind: the server's author can only upgrade the SDK.
-        if observation.cause is Cause.SDK:
-            return Severity.LOW
-        return self._severity.get(observation.kind, Severity.HIGH)
+        return severity_of(observation, self._severity)
 
     def items(self) -> list[tuple[Finding, bool]]:
         return [(h.finding, h.ambiguous) for _, h in sorted(self._hits.items())]
+
+
+def severity_of(observation: Observation, configured: Mapping[Kind, Severity]) -> Severity:
+    """The severity a symptom is reported at: its kind's `configured` one, except that the SDK's
+    symptom is low whatever its kind (the server's author can only upgrade the SDK) and that a symptom
+    the server survived (a caught exception, a call that alone hangs) has a ceiling."""
+    if observation.cause is Cause.SDK:
+        return Severity.LOW
+    return observation.rated(configured.get(observation.kind, Severity.HIGH))

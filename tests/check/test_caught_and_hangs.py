@@ -1,0 +1,97 @@
+"""A traceback on stderr of a call the server answered properly is an exception it caught (at most
+low); only an exception nobody caught keeps `internal_error`'s severity. A hang says whether the
+server went on answering (at most medium) or stopped answering altogether (a denial of service)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fuzzgate.check import Oracles
+from fuzzgate.check.crash import HANG_ALIVE_SEVERITY
+from fuzzgate.check.internal_error import CAUGHT_SEVERITY
+from fuzzgate.check.observation import Observation
+from fuzzgate.check.secrets import Redactor, SecretScanner
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Kind, Repro, Severity, Surface
+from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
+from fuzzgate.triage.finding_set import FindingSet
+from tests.check.test_traceback import PLAIN
+
+ORACLES = Oracles(slow_s=30.0, scanner=SecretScanner([], {}))
+
+
+def observe(outcome: CallOutcome) -> Observation:
+    (observation,) = ORACLES.observe({"people": 0}, True, outcome)
+    return observation
+
+
+@pytest.mark.parametrize(
+    ("outcome", "answer"),
+    [
+        (CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="could not split the bill", stderr=PLAIN), "isError"),
+        (CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="bad people", rpc_code=-32602, stderr=PLAIN), "-32602"),
+        (CallOutcome(OutcomeStatus.OK, 0.01, text="0 each", stderr=PLAIN), "a result"),
+    ],
+)
+def test_an_exception_caught_and_answered_is_at_most_low(outcome: CallOutcome, answer: str) -> None:
+    observation = observe(outcome)
+    assert observation.kind is Kind.INTERNAL_ERROR and observation.ceiling is CAUGHT_SEVERITY
+    assert observation.message.startswith("caught ZeroDivisionError: division by zero")
+    assert answer in observation.message
+    assert observation.rated(Severity.CRITICAL) is Severity.LOW
+    # The same bug as when it goes uncaught: the fingerprint's signature does not change.
+    assert observation.signature == ("trace", "server.py:split_bill")
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        # The SDK's last resort for an exception nobody caught.
+        CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="Error executing tool split_bill", stderr=PLAIN),
+        # An internal error: the exception itself, the SDK's word for it, a masked one.
+        CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="division by zero", rpc_code=-32603, stderr=PLAIN),
+        CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="ZeroDivisionError", rpc_code=0, stderr=PLAIN),
+        CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="Error reading resource r://x", rpc_code=-32603, stderr=PLAIN),
+        CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="Internal server error", rpc_code=-32603, stderr=PLAIN),
+        # No proper reply: a result that breaks its output schema, no reply at all.
+        CallOutcome(OutcomeStatus.OUTPUT_INVALID, 0.01, text="bad", schema_path="type", stderr=PLAIN),
+    ],
+)
+def test_an_exception_nobody_caught_keeps_its_severity(outcome: CallOutcome) -> None:
+    observation = next(o for o in ORACLES.observe({"people": 0}, True, outcome) if o.kind is Kind.INTERNAL_ERROR)
+    assert observation.ceiling is None
+    assert observation.message == "unhandled ZeroDivisionError: division by zero"
+    assert observation.rated(Severity.HIGH) is Severity.HIGH
+
+
+def test_a_finding_set_rates_a_caught_exception_low_and_keeps_the_uncaught_one_when_both_show() -> None:
+    findings = FindingSet(DEFAULT_SEVERITY, Redactor(()))
+    small = Repro(seed=0, case_index=0, arguments={"people": 0}, transport="stdio")
+    large = Repro(seed=0, case_index=1, arguments={"people": 0, "note": "x" * 50}, transport="stdio")
+    caught = observe(CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="could not split", stderr=PLAIN))
+    uncaught = observe(CallOutcome(OutcomeStatus.TOOL_ERROR, 0.01, text="Error executing tool t", stderr=PLAIN))
+    first = findings.add(caught, "t", small)
+    assert first.severity is Severity.LOW
+    # One bug: the uncaught symptom wins, though its repro is larger.
+    merged = findings.add(uncaught, "t", large)
+    assert merged.fingerprint == first.fingerprint and merged.count == 2
+    assert merged.severity is Severity.HIGH and merged.message.startswith("unhandled")
+    assert findings.add(caught, "t", small).severity is Severity.HIGH
+
+
+def test_a_hang_the_server_survives_is_at_most_medium_and_says_so() -> None:
+    observation = observe(CallOutcome(OutcomeStatus.TIMEOUT, 5.0, after_timeout=AfterTimeout.ALIVE))
+    assert observation.kind is Kind.HANG and observation.ceiling is HANG_ALIVE_SEVERITY is Severity.MEDIUM
+    assert "went on answering others" in observation.message and "only this call" in observation.message
+    assert observation.details.after_timeout is AfterTimeout.ALIVE
+
+
+def test_a_hang_that_stops_the_whole_server_is_a_denial_of_service() -> None:
+    observation = observe(CallOutcome(OutcomeStatus.TIMEOUT, 5.0, after_timeout=AfterTimeout.STUCK))
+    assert observation.kind is Kind.HANG and observation.ceiling is None
+    assert "stopped answering altogether" in observation.message and "denial of service" in observation.message
+    assert observation.details.after_timeout is AfterTimeout.STUCK
+    findings = FindingSet(DEFAULT_SEVERITY, Redactor(()))
+    repro = Repro(seed=0, case_index=0, arguments={}, transport="stdio", surface=Surface.TOOL)
+    finding = findings.add(observation, "freeze", repro)
+    assert finding.severity is Severity.HIGH and finding.details.after_timeout is AfterTimeout.STUCK
+    assert finding.to_json()["details"]["after_timeout"] == "stuck"
