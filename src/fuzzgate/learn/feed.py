@@ -360,7 +360,7 @@ class Feed:
             return tool.base
         tool.base_tried = True
         for index in range(BASE_CASES):
-            case = await anyio.to_thread.run_sync(tool.plan.case, index, abandon_on_cancel=True)
+            case = await anyio.to_thread.run_sync(tool.plan.regular, index, abandon_on_cancel=True)
             if case is not None and case.schema_valid and not case.origin.startswith(_STEP_ORIGINS):
                 tool.base = case
                 break
