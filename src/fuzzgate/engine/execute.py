@@ -430,7 +430,7 @@ class Engine:
             # Seeds, their prefixes and shrink candidates are the corpus's calls, not the tool's
             # scheduled cases: `--cases` bounds those.
             plan.calls += 1
-        plan.answered(case, outcome.status not in NOT_SENT, outcome.status is OutcomeStatus.OK)
+        plan.answered(case, outcome.duration_s, outcome.status not in NOT_SENT, outcome.status is OutcomeStatus.OK)
         scheduler.record(plan, outcome.duration_s)
         observed = await call_features(self.feedback, connection, feed, plan, outcome, case.arguments)
         chain_prefix = feed.chain_prefix(case)

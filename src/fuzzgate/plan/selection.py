@@ -70,6 +70,8 @@ class ToolPlan:
     """The arguments of the tool's last call it accepted (an OK reply to a schema-valid case that
     was no probe): the base its probes ride on, so the other fields get the server as far as the
     probed one. Before there is one, probes ride on the tool's first case."""
+    calls_s: float = 0.0
+    """The time its calls took, generation and restarts not counted: what paces its probes."""
     probes_sent: set[str] = field(default_factory=set)
     """The origins of the probes that reached the server."""
     expected: float | None = None
@@ -142,9 +144,10 @@ class ToolPlan:
         with self._slotting:
             self.paced, self.expected = True, expected
 
-    def answered(self, case: Case, reached: bool, accepted: bool) -> None:
-        """After a call of `case`: whether it `reached` the server, and whether the tool
-        `accepted` it (an OK reply)."""
+    def answered(self, case: Case, duration_s: float, reached: bool, accepted: bool) -> None:
+        """After a call of `case` that took `duration_s`: whether it `reached` the server, and
+        whether the tool `accepted` it (an OK reply)."""
+        self.calls_s += duration_s
         probe = case.origin.startswith("probe:")
         if probe and reached:
             self.probes_sent.add(case.origin)
@@ -442,7 +445,8 @@ class Scheduler:
     def expected(self, plan: ToolPlan) -> float | None:
         """The cases `plan` can expect in all: `--cases` (or its own limit) when set, else the
         cases handed out so far and those its share of the time left allows at the pace its calls
-        took so far (another tool's when none of its own returned yet); None when no call returned."""
+        took so far, building its generator not counted (another tool's when none of its own
+        returned yet); None when no call returned."""
         limit = self._limit(plan)
         if self.cases is not None or plan.max_cases is not None:
             return float(limit) if limit != math.inf else None
@@ -450,7 +454,7 @@ class Scheduler:
         mine = [plan] if plan.calls else timed
         if not mine:
             return None
-        latency = sum(p.used_s for p in mine) / sum(p.calls for p in mine)
+        latency = sum(p.calls_s for p in mine) / sum(p.calls for p in mine)
         open_plans = sum(1 for p in self.plans if p.skip_reason is None and p.next_case < self._limit(p))
         left = max(0.0, self.deadline() - time.monotonic())
         return plan.next_case + left * max(1, self.concurrency) / (max(1, open_plans) * max(latency, 1e-6))
