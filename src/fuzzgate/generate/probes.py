@@ -193,8 +193,9 @@ def pace(probes: int, expected: float | None) -> Pace:
 class ProbeSlots:
     """Which of one tool's cases are probes, decided in case order and remembered, so a case asked
     for again (set aside for a corpus mutant) is the same slot. Before it is paced every case is
-    regular; after, a case is the next probe when `pace.every - 1` regular cases came since the
-    last one, unless the tool has accepted no call yet and it may still wait (`Pace.wait`)."""
+    regular, and so are the first `PROBES_AFTER`; after, a case is the next probe when
+    `pace.every - 1` regular cases came since the last one, unless the tool has accepted no call
+    yet and it may still wait (`Pace.wait`)."""
 
     probes: int
     pace: Pace | None = None
@@ -216,7 +217,8 @@ class ProbeSlots:
 
     def _next(self, accepted: bool) -> tuple[bool, int]:
         paced = self.pace
-        probe = paced is not None and self._sent < self.probes and self._since >= paced.every - 1
+        early = len(self._slots) < PROBES_AFTER
+        probe = paced is not None and not early and self._sent < self.probes and self._since >= paced.every - 1
         if probe and paced is not None and not accepted and self._waited < paced.wait:
             self._waited += 1
             probe = False
