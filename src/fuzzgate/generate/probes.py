@@ -161,8 +161,8 @@ PROBE_EVERY = 3
 PROBE_SHARE = 0.5
 """All of a tool's probes go within this share of the cases it can expect in its share of the budget."""
 WAIT_CASES = 2
-"""At most this many regular cases a probe waits for the tool's first accepted call, when the
-tool's share leaves room for them."""
+"""At most this many regular cases more before a tool's first probe, when its share leaves room for
+them: a call the tool accepts, for the probes to ride on, is likely among them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +172,7 @@ class Pace:
     every: int
     """A probe every this many cases (1: back to back, before any more regular case)."""
     wait: int
-    """Regular cases a probe may wait for the tool's first accepted call to ride on."""
+    """Regular cases more before the first probe, so that the tool likely accepted a call to ride on."""
 
 
 def pace(probes: int, expected: float | None) -> Pace:
@@ -193,9 +193,11 @@ def pace(probes: int, expected: float | None) -> Pace:
 class ProbeSlots:
     """Which of one tool's cases are probes, decided in case order and remembered, so a case asked
     for again (set aside for a corpus mutant) is the same slot. Before it is paced every case is
-    regular, and so are the first `PROBES_AFTER`; after, a case is the next probe when
-    `pace.every - 1` regular cases came since the last one, unless the tool has accepted no call
-    yet and it may still wait (`Pace.wait`)."""
+    regular, and so are the first `PROBES_AFTER` and, when the pace leaves room, `Pace.wait` more
+    (a call the tool accepts is likely among them, and the probes ride on it); after them, a case is
+    the next probe when `pace.every - 1` regular cases came since the last one. The slots depend on
+    the case index and the pace alone, never on replies: with several calls in flight, a case that
+    is regular in one run is regular in another."""
 
     probes: int
     pace: Pace | None = None
@@ -203,26 +205,20 @@ class ProbeSlots:
     _sent: int = 0
     _regular: int = 0
     _since: int = 0
-    _waited: int = 0
 
-    def slot(self, index: int, accepted: bool) -> tuple[bool, int]:
-        """(is_probe, position among probes or among regular cases) of case `index`; `accepted`:
-        whether the tool accepted a call yet (decides the cases not decided before)."""
+    def slot(self, index: int) -> tuple[bool, int]:
+        """(is_probe, position among probes or among regular cases) of case `index`."""
         while len(self._slots) <= index:
-            self._slots.append(self._next(accepted))
+            self._slots.append(self._next())
         return self._slots[index]
 
     def decided(self, index: int) -> bool:
         return index < len(self._slots)
 
-    def _next(self, accepted: bool) -> tuple[bool, int]:
+    def _next(self) -> tuple[bool, int]:
         paced = self.pace
-        early = len(self._slots) < PROBES_AFTER
-        probe = paced is not None and not early and self._sent < self.probes and self._since >= paced.every - 1
-        if probe and paced is not None and not accepted and self._waited < paced.wait:
-            self._waited += 1
-            probe = False
-        if probe:
+        due = paced is not None and len(self._slots) >= PROBES_AFTER + paced.wait and self._since >= paced.every - 1
+        if due and self._sent < self.probes:
             self._since = 0
             self._sent += 1
             return True, self._sent - 1

@@ -165,7 +165,7 @@ class ToolPlan:
         with self._slotting:
             if slots.pace is None and self.paced and not slots.decided(index):
                 slots.pace = pace(slots.probes, self.expected)
-            return slots.slot(index, self.accepted is not None)
+            return slots.slot(index)
 
     def _probes(self) -> list[ProbeCase]:
         # Planned once, over the base `{}`: each probe rides, when sent, on the call the tool last
