@@ -24,7 +24,8 @@ from fuzzgate.generate.nearby import nearby, variants
 from fuzzgate.model.findings import Surface
 
 AROUND_EVERY: Final = 3
-"""Case k of a tool with k % AROUND_EVERY == 1 takes an accepted value or a variant of one."""
+"""Case k of a tool with k % AROUND_EVERY == 1, when it is a random draw, takes an accepted value or
+a variant of one."""
 MAX_VALUES: Final = 64
 """Accepted values kept per field (the first ones: later ones add little to a pool already known)."""
 ORIGIN: Final = "accepted"

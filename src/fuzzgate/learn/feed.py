@@ -9,8 +9,9 @@ One `Feed` per run, owned by the engine:
   with a second object; the engine sends them before its next scheduled case
   (`next_chain_case`), each a valid base case of the consumer tool with the value in;
 - accepted values (`accepted`): the field values of the calls each tool accepted (else those its
-  schema offers) put, as they are or changed a little, into every `AROUND_EVERY`-th valid case
-  (`around`), so a tool that takes only a pool of values keeps getting past its checks;
+  schema offers) put, as they are or changed a little, into every `AROUND_EVERY`-th case when it is
+  a valid random draw (`around`), so a tool that takes only a pool of values keeps getting past its
+  checks;
 - duplicates: a request identical to one the tool already got since the server's state last
   changed (a successful call to a tool that is not read-only, or a restart) is not sent again
   (`seen`);
@@ -32,7 +33,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from fuzzgate.generate.cases import Case
+from fuzzgate.generate.cases import ANCHORED_ORIGIN, Case
 from fuzzgate.generate.dictionary import PER_CLASS, Dictionary, Entry, convert, score
 from fuzzgate.generate.fields import Field, fields_of, put
 from fuzzgate.learn.accepted import AROUND_EVERY, AcceptedValues
@@ -57,6 +58,7 @@ MAX_SENT = 100_000
 """Requests remembered per tool between state changes."""
 
 _STEP_ORIGINS = ("probe:", "sequence:")
+_RANDOM_ORIGINS = frozenset({"random", ANCHORED_ORIGIN})
 
 ToolKey = tuple[Surface, str]
 
@@ -185,13 +187,15 @@ class Feed:
         return replace(case, arguments=arguments, origin=origin)
 
     def around(self, plan: ToolPlan, case: Case, tries: int = 4) -> Case:
-        """`case`, or for every `AROUND_EVERY`-th valid case of the tool, the same case with one
-        field holding a value the tool accepted (or its schema offers), as it is or changed a little
-        (origin `accepted:<change>:<pointer>`), when the result still validates, is no request the
-        tool already got, and puts no value that crashed or hung the server before there."""
+        """`case`, or for every `AROUND_EVERY`-th case of the tool that is a valid random draw, the
+        same case with one field holding a value the tool accepted (or its schema offers), as it is
+        or changed a little (origin `accepted:<change>:<pointer>`), when the result still validates,
+        is no request the tool already got, and puts no value that crashed or hung the server before
+        there."""
         if case.index % AROUND_EVERY != 1 or not case.schema_valid or plan.generator is None:
             return case
-        if case.origin.startswith((*_STEP_ORIGINS, "dictionary:")):
+        if case.origin not in _RANDOM_ORIGINS:
+            # The examples, boundaries, probes and values from replies stay: only random draws give way.
             return case
         generator = plan.generator
         offered = self._offered.get(_key(plan))
