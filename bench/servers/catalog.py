@@ -229,6 +229,10 @@ fuzzer's (and so the server's) working directory, and runs mcp-fuzzer, which has
 inside `netjail.sh --rw WORKDIR` (file system read-only but for the run's directory, a private
 /tmp): their bugs run shell input and make folders anywhere."""
 
+PROBE_SERVERS: tuple[str, ...] = ("slowtools", "gated")
+"""Issue 20's servers, whose bugs only a probe riding on an accepted call, or a value the tool accepted
+changed a little, reaches (SLO-1, GAT-1, GAT-2); bench/polite.py scores them with the rooted servers."""
+
 RAW_SERVERS: tuple[str, ...] = ("surrogate", "nullargs", "nullargs_clean")
 """Servers written without the SDK (raw JSON-RPC loops)."""
 
@@ -255,9 +259,7 @@ class KnownBug:
 KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
         "SDK-DROP",
-        tuple(
-            s for s in (*SERVERS, *REACH_SERVERS, *NESTED_SERVERS, "slowtools", "gated") if s not in RAW_SERVERS
-        ),
+        tuple(s for s in (*SERVERS, *REACH_SERVERS, *NESTED_SERVERS, *PROBE_SERVERS) if s not in RAW_SERVERS),
         "server",
         "transport",
         "mcp 2.3's stdio transport cannot parse a lone surrogate escape and drops the request without any "
