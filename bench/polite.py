@@ -1,5 +1,5 @@
 """The bugs that answer politely: fuzzgate (several seeds) and mcp-fuzzer on the notes, toolbox,
-surrogate, inventory and boundary servers; found / missed / false positives per bug class.
+surrogate, inventory, boundary, slowtools and gated servers; found / missed / false positives per bug class.
 
     python bench/polite.py [--quick] [--budget 60] [--seeds 3] [--fuzzers fuzzgate,mcp-fuzzer] [--out FILE]
     python bench/polite.py --merge BUGS.json[=WORKDIR] ... [--out FILE]
@@ -44,6 +44,8 @@ FAMILY = {
     "surrogate": "unanswered request",
     "inventory": "stateful crash",
     "boundary": "scope boundary",
+    "slowtools": "option probe on a slow many-tool server",
+    "gated": "behind an accepted value",
 }
 ADVISORY = ("accepted_malformed", "injection_reflection")
 

@@ -153,6 +153,18 @@ BUGS: tuple[PlantedBug, ...] = (
     PlantedBug("NST-5", "nested", "tool", "run_batch", "state armed by an earlier call", "crash",
                '`set_profile(profile="overdrive")` earlier in the same process, then `run_batch` with `jobs > 50`: '
                "an assertion on stderr, exit 70"),
+    PlantedBug("SLO-1", "slowtools", "tool", "sort_lines",
+               "option injection behind a check, on a slow many-tool server", "injection",
+               "`repo` names a project directory (the schema's example `project`; anything else is refused first) and "
+               "`target` starts with `-`: it goes to `sort` without `--`, so `--output=FILE` makes sort write FILE; "
+               "30 tools whose calls take 0.3 to 0.5 s, so each gets a handful of calls a minute"),
+    PlantedBug("GAT-1", "gated", "tool", "build_project", "shell injection behind an id only a listing hands out",
+               "injection",
+               "`project_id` is one `list_projects` returns (opaque `prj_...`; every other id is refused first) and "
+               "`flags` holds shell syntax: pasted into `sh -c \"echo building ID FLAGS\"`"),
+    PlantedBug("GAT-2", "gated", "tool", "zone_time", "crash behind an accepted value plus a segment", "exception",
+               "`timezone` is one of 19 zone names the tool knows followed by `/NAME` (every other value is refused): "
+               "KeyError"),
     PlantedBug("NST-6", "nested", "tool", "connect_proxy", "magic string deep in optional objects", "secret",
                '`settings.network.proxy.auth.scheme == "ntlm-legacy"` (three optional objects deep): the reply '
                "holds the service account's AWS key"),
@@ -185,12 +197,16 @@ CLEAN_TOOLS: dict[str, tuple[str, ...]] = {
     "briefing": ("list_topics",),
     "batch": ("count_tags",),
     "calc": ("evaluate_capped",),
+    "slowtools": ("sort_lines_safe", *(f"note_{i}" for i in range(28))),
+    "gated": ("list_projects", "build_project_safe", "zone_time_safe"),
 }
 """Among them the look-alikes of the scope and injection bugs: `read_note_safe` and `write_note` check
 every path against the root (`write_note` writes inside it), `diff_files_safe` puts `--` before the
 path, `echo` returns `$(touch x)` or `--output=x` verbatim; `export_items` writes inside the root;
 boundary's `*_safe` tools resolve links and `..`, then check containment, before the same reads,
-writes and listings as their buggy twins."""
+writes and listings as their buggy twins. `sort_lines_safe` puts `--` before the target behind the
+same project check, `build_project_safe` keeps the flags one argument behind the same id check,
+`zone_time_safe` refuses an unknown part of a known zone."""
 
 REACH_SERVERS: tuple[str, ...] = (
     "listing", "regions", "drafts", "library", "briefing", "batch", "nullargs", "nullargs_clean", "calc",
@@ -224,11 +240,15 @@ SERVERS: tuple[str, ...] = ("ledger", "jobs", "orders", "docs", "rpc", "notes", 
 """The servers bench/bugs.py, bench/stability.py and §2 take by default; the reach servers are
 bench/reach.py's (bugs.py runs them too when `--servers` names them)."""
 
-ROOTED_SERVERS: tuple[str, ...] = ("notes", "toolbox", "surrogate", "inventory", "boundary")
+ROOTED_SERVERS: tuple[str, ...] = ("notes", "toolbox", "surrogate", "inventory", "boundary", "slowtools", "gated")
 """Servers started with `--root DIR`, the one directory they may touch; `bench/bugs.py` makes DIR the
 fuzzer's (and so the server's) working directory, and runs mcp-fuzzer, which has no sandbox, on them
 inside `netjail.sh --rw WORKDIR` (file system read-only but for the run's directory, a private
 /tmp): their bugs run shell input and make folders anywhere."""
+
+PROBE_SERVERS: tuple[str, ...] = ("slowtools", "gated")
+"""Issue 20's servers, whose bugs only a probe riding on an accepted call, or a value the tool accepted
+changed a little, reaches (SLO-1, GAT-1, GAT-2); bench/polite.py scores them with the rooted servers."""
 
 RAW_SERVERS: tuple[str, ...] = ("surrogate", "nullargs", "nullargs_clean")
 """Servers written without the SDK (raw JSON-RPC loops)."""
@@ -256,7 +276,7 @@ class KnownBug:
 KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
         "SDK-DROP",
-        tuple(s for s in (*SERVERS, *REACH_SERVERS, *NESTED_SERVERS) if s not in RAW_SERVERS),
+        tuple(s for s in (*SERVERS, *REACH_SERVERS, *NESTED_SERVERS, *PROBE_SERVERS) if s not in RAW_SERVERS),
         "server",
         "transport",
         "mcp 2.3's stdio transport cannot parse a lone surrogate escape and drops the request without any "

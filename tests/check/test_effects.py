@@ -292,5 +292,30 @@ def test_a_sibling_probe_is_attributed_by_its_file_name() -> None:
         if (p := c.probe).field == "ref" and p.probe_class is ProbeClass.SIBLING and p.marker is not None
     )
     effect = Effect("created", f"scope/0-proj-backup/{probe.marker}", "sibling")
-    (observed,) = _observe({"path": "x", "ref": "anything"}, (effect,), probes={str(probe.marker): probe})
+    (observed,) = _observe({"path": "x", "ref": str(probe.value)}, (effect,), probes={str(probe.marker): probe})
     assert observed.signature == ("write", "ref") and "a prefix sibling" in observed.message
+
+
+def test_a_probes_name_carried_by_another_field_is_that_fields_escape() -> None:
+    probe = next(
+        p
+        for c in probe_cases("git_log", SCHEMA, {}, "token-1", [], boundary=BOUNDARY)
+        if (p := c.probe).field == "ref" and p.probe_class is ProbeClass.SIBLING and p.marker is not None
+    )
+    effect = Effect("created", f"scope/0-proj-backup/{probe.marker}", "sibling")
+    # A probe of `path` riding on a call whose `ref` a reply had filled with the other probe's path.
+    arguments = {"path": "--output=/x", "ref": f"/srv/scope/0-proj-backup/{probe.marker}"}
+    (observed,) = _observe(arguments, (effect,), probes={str(probe.marker): probe})
+    assert observed.signature == ("write", "ref")
+    moved = {"path": f"/srv/scope/0-proj-backup/{probe.marker}", "ref": "main"}
+    (observed,) = _observe(moved, (effect,), probes={str(probe.marker): probe})
+    assert observed.signature == ("write", "path")
+
+
+def test_a_path_created_inside_an_injection_name_is_the_name_used_as_a_path() -> None:
+    marker = "fzginj-0123456789abcdef"
+    probe = Probe("git_init", "message", ProbeClass.SHELL, "&&", f"x && touch {marker}", marker)
+    arguments = {"repo_path": f"/outside/{marker}", "message": "null"}
+    effect = Effect("created", f"{marker}/.git/config", None)
+    (observed,) = _observe(arguments, (effect,), probes={marker: probe})
+    assert observed.kind is Kind.SCOPE_ESCAPE and observed.signature == ("write", "repo_path")

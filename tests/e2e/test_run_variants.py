@@ -109,7 +109,8 @@ def _generated(trace: Path) -> dict[tuple[str, int], str]:
     for line in trace.read_text().splitlines():
         record = json.loads(line)
         sent = json.dumps(record["arguments"], sort_keys=True)
-        from_replies = ("dictionary:", "sequence:", "mutate:", "shrink:", "corpus")
+        # A probe rides on the last call its tool accepted, and accepted values come from replies too.
+        from_replies = ("dictionary:", "sequence:", "mutate:", "shrink:", "corpus", "probe:", "accepted:")
         if not record["origin"].startswith(from_replies) and not _LONE_SURROGATE.search(sent):
             out[(record["tool"], record["case"])] = sent
     return out

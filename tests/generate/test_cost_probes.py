@@ -10,7 +10,7 @@ from jsonschema import Draft202012Validator
 
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.generate.cost import DEEP_PARENTHESES, HUGE_COUNT, LONG_INPUT, Kind, cost_probes, kinds
-from fuzzgate.generate.probes import PROBE_EVERY, PROBES_AFTER, Probe, ProbeCase, ProbeClass
+from fuzzgate.generate.probes import PROBE_EVERY, PROBES_AFTER, WAIT_CASES, Probe, ProbeCase, ProbeClass
 from fuzzgate.plan.selection import SelectionSettings, select
 from fuzzgate.target.discover import Inventory, ToolInfo
 
@@ -152,6 +152,9 @@ def _tool(description: str, schema: dict[str, Any]) -> ToolInfo:
 
 
 def _origins(plan: Any, count: int) -> list[str]:
+    """The origins of a tool's first `count` cases, paced as a tool with plenty of cases to come is
+    (a probe every `PROBE_EVERY`-th case, after waiting `WAIT_CASES` for an accepted call)."""
+    plan.set_pace(1000.0)
     made = [plan.case(k) for k in range(count)]
     assert all(case is not None for case in made)
     return [case.origin for case in made if case is not None]
@@ -161,7 +164,7 @@ def test_a_tool_gets_its_cost_probes_without_containment() -> None:
     tool = _tool("A calculator.", {**props(expression=STRING), "required": ["expression"]})
     config = Config(target=TargetConfig(kind=TargetKind.STDIO, command="x"))
     (plan,) = select(Inventory((tool,), (), (), ()), SelectionSettings.of(config), 3).plans
-    origins = _origins(plan, PROBES_AFTER + PROBE_EVERY * 8)
+    origins = _origins(plan, PROBES_AFTER + WAIT_CASES + PROBE_EVERY * 8)
     probes = [origin for origin in origins if origin.startswith("probe:")]
     assert probes[0] == "probe:cost:/properties/expression=power tower"
     assert len(probes) == 8 and all(origin.startswith("probe:cost:") for origin in probes)
@@ -177,11 +180,12 @@ def test_cost_probes_go_before_the_containment_probes() -> None:
 
     config = Config(target=TargetConfig(kind=TargetKind.STDIO, command="x"))
     (plan,) = select(Inventory((tool,), (), (), ()), SelectionSettings.of(config), 3, probe_source=source).plans
-    probes = [origin for origin in _origins(plan, PROBES_AFTER + PROBE_EVERY * 3) if origin.startswith("probe:")]
+    first = PROBES_AFTER + WAIT_CASES
+    probes = [origin for origin in _origins(plan, first + PROBE_EVERY * 3) if origin.startswith("probe:")]
     assert probes == [
         "probe:cost:/properties/expression=power tower",
         "probe:cost:/properties/expression=tall power tower",
         "probe:cost:/properties/expression=caret power tower",
     ]
-    everything = [origin for origin in _origins(plan, PROBES_AFTER + PROBE_EVERY * 12) if origin.startswith("probe:")]
+    everything = [origin for origin in _origins(plan, first + PROBE_EVERY * 12) if origin.startswith("probe:")]
     assert everything[-1] == "probe:scope:/properties/expression=outside directory"

@@ -5,6 +5,7 @@ charged more, listing and read-only tools first."""
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
@@ -132,3 +133,68 @@ def test_within_the_slack_the_weight_decides_how_many_cases_each_tool_gets() -> 
     favoured.weight = 3.0
     got = picks(scheduler(favoured, other), 40, {"favoured": 0.001, "other": 0.001})
     assert got.count("favoured") == 30 and got.count("other") == 10
+def _handed(s: Scheduler, plan: ToolPlan, seconds: float) -> int:
+    item = s.next()
+    assert item is not None and item[0] is plan
+    plan.calls += 1
+    plan.calls_s += seconds
+    s.record(plan, seconds)
+    return item[1]
+
+
+def test_probes_are_paced_at_a_tools_second_case_by_the_cases_it_can_expect() -> None:
+    (plan,) = plans("t")
+    s = Scheduler((plan,), lambda: time.monotonic() + 10.0, None)
+    assert _handed(s, plan, 2.0) == 0
+    assert not plan.paced, "no call had returned when the first case was handed out"
+    _handed(s, plan, 2.0)
+    assert plan.paced
+    # About 10 s left at 2 s a call: a handful of cases.
+    assert plan.expected is not None and 5 <= plan.expected <= 7
+    quick = plans("q")[0]
+    s = Scheduler((quick,), lambda: time.monotonic() + 10.0, None)
+    _handed(s, quick, 0.001)
+    _handed(s, quick, 0.001)
+    assert quick.expected is not None and quick.expected > 1000
+
+
+def test_under_cases_the_pace_reads_no_clock() -> None:
+    a, b = plans("a", "b")
+    s = Scheduler((a, b), lambda: math.inf, 40)
+    for _ in range(4):
+        item = s.next()
+        assert item is not None
+    assert a.paced and b.paced and a.expected == b.expected == 40.0
+    # A building generator's time is no call's: it does not make the tool look slow.
+    c = plans("c")[0]
+    c.calls, c.calls_s, c.used_s = 1, 0.01, 30.0
+    s = Scheduler((c,), lambda: time.monotonic() + 10.0, None, concurrency=2)
+    assert (s.expected(c) or 0) > 1000
+
+
+def test_a_probe_rides_on_the_last_call_the_tool_accepted() -> None:
+    from fuzzgate.generate.cases import Case
+    from fuzzgate.generate.probes import OUTSIDE, Probe, ProbeCase, ProbeClass
+    from tests.learn.test_feed import StandIn
+
+    schema = {"type": "object", "properties": {"repo": {"type": "string"}, "target": {"type": "string"}}}
+    probe = Probe("git", "target", ProbeClass.OPTION, "--output=", f"--output={OUTSIDE}/x")
+
+    def source(info: ToolInfo, base: dict[str, Any]) -> list[ProbeCase]:
+        return [ProbeCase({**base, "target": probe.value}, probe)] * 3
+
+    plan = ToolPlan(ToolInfo("git", "", schema, None, None, True), lambda: StandIn(schema), probe_source=source)  # type: ignore[arg-type,return-value]
+    plan.set_pace(None)
+    made = [plan.case(k) for k in range(4)]
+    assert [c is not None and c.origin.startswith("probe:") for c in made] == [False, True, True, True]
+    # Before any accepted call: the tool's first case is the base.
+    assert made[1] is not None and made[1].arguments == {"repo": "repo-0", "target": probe.value}
+    plan.answered(Case(9, {"repo": "/srv/r", "target": "a"}, True, "random"), 0.1, True, True)
+    plan.answered(Case(10, {"repo": "nope", "target": "b"}, True, "random"), 0.1, True, False)
+    plan.answered(Case(11, {"repo": "x", "target": "y"}, False, "random"), 0.1, True, True)
+    third = plan.case(3)
+    assert third is not None and third.arguments == {"repo": "/srv/r", "target": probe.value}
+    assert plan.probe_counts() == (0, 3)
+    plan.answered(third, 0.1, True, True)
+    assert plan.probe_counts() == (1, 3)
+    assert plan.accepted == {"repo": "/srv/r", "target": "a"}, "a probe's reply is no base"

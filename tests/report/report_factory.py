@@ -149,8 +149,8 @@ def sample_report(repo: Path, sample: Sample | None = None, **changes: object) -
         mode="mixed",
         fail_on=Severity.MEDIUM,
         entries=(
-            SurfaceEntry(Surface.TOOL, "divide", Status.FUZZED, cases=400),
-            SurfaceEntry(Surface.TOOL, "echo", Status.FUZZED, cases=380),
+            SurfaceEntry(Surface.TOOL, "divide", Status.FUZZED, cases=400, probes_planned=16, probes_sent=16),
+            SurfaceEntry(Surface.TOOL, "echo", Status.FUZZED, cases=380, probes_planned=16, probes_sent=9),
             SurfaceEntry(Surface.TOOL, "lookup", Status.FUZZED, cases=390),
             SurfaceEntry(Surface.TOOL, "delete_all", Status.BLOCKED, reason="looks destructive (matches 'delete')"),
             SurfaceEntry(Surface.TOOL, "upload", Status.SKIPPED, reason="excluded by --exclude upload"),

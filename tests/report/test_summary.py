@@ -52,16 +52,26 @@ def test_passing_run(repo: Path) -> None:
 
 def test_table_has_a_row_per_entry_with_status_cases_and_findings(report: RunReport, repo: Path) -> None:
     table = section(render_summary(report, repo), "Tools")
-    assert "| Tool | Status | Cases | Findings |" in table
-    assert "| `divide` | fuzzed | 400 | 2 new, 1 flaky |" in table
-    assert "| `echo` | fuzzed | 380 | 1 new, 1 known, 1 flaky |" in table
-    assert "| `lookup` | fuzzed | 390 | — |" in table
-    assert "| `delete_all` | blocked: looks destructive (matches 'delete') | 0 | — |" in table
-    assert "| `upload` | skipped: excluded by --exclude upload | 0 | — |" in table
-    assert "| resource `file:///{path}` | fuzzed | 50 | — |" in table
-    assert "| prompt `summarize` | fuzzed | 40 | 1 new |" in table
+    assert "| Tool | Status | Cases | Probes sent | Findings |" in table
+    assert "| `divide` | fuzzed | 400 | 16 of 16 | 2 new, 1 flaky |" in table
+    assert "| `echo` | fuzzed | 380 | 9 of 16 | 1 new, 1 known, 1 flaky |" in table
+    assert "| `lookup` | fuzzed | 390 | - | — |" in table
+    assert "| `delete_all` | blocked: looks destructive (matches 'delete') | 0 | - | — |" in table
+    assert "| `upload` | skipped: excluded by --exclude upload | 0 | - | — |" in table
+    assert "| resource `file:///{path}` | fuzzed | 50 | - | — |" in table
+    assert "| prompt `summarize` | fuzzed | 40 | - | 1 new |" in table
     rendered = html(table)
     assert rendered.count("<tr>") == 1 + len(report.entries)
+
+
+def test_the_probes_sent_are_said_with_the_tools_that_could_not_send_all(report: RunReport, repo: Path) -> None:
+    text = render_summary(report, repo)
+    assert "> **Probes:** 25 of 32 sent (1 of 7 could not send all theirs: see the notes)" in text
+    assert report.to_json()["probes"] == {"sent": 25, "planned": 32}
+    again = RunReport.from_json(report.to_json())
+    assert [(e.probes_sent, e.probes_planned) for e in again.entries] == [
+        (e.probes_sent, e.probes_planned) for e in report.entries
+    ]
 
 
 def test_sections_list_each_finding_with_its_repro_command(report: RunReport, repo: Path, sample: Sample) -> None:

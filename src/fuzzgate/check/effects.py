@@ -164,6 +164,12 @@ def canary_content(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
         yield from canary_read_observations(ctx.arguments, reply, env.canaries, env.redact)
 
 
+def _carried(probe: Probe, arguments: Mapping[str, Any]) -> bool:
+    """Whether the probe's own field still holds its marker in these arguments."""
+    value = arguments.get(probe.field)
+    return probe.marker is not None and probe.marker in json.dumps(value, ensure_ascii=False)
+
+
 def _injection(name: str, arguments: Mapping[str, Any], probe: Probe | None) -> tuple[ProbeClass, str, str] | None:
     """(class, field, label) when `name` is a file only an injection probe names. Read from the
     arguments themselves, so a replay on another run (which never built that probe) sees the same."""
@@ -192,8 +198,14 @@ def effect_observations(
     for effect in effects:
         top, last = effect.relpath.split("/", 1)[0], effect.relpath.rsplit("/", 1)[-1]
         probe = probes.get(top) or probes.get(last)
+        if probe is not None and not _carried(probe, arguments):
+            # The name came in another field (a value a reply or an accepted call brought, which a
+            # probe of another field rides on): that field led there, not the probe's.
+            probe = None
         where = f"<outside>/{effect.relpath}"
-        injected = _injection(top, arguments, probe)
+        # An injection probe's command creates the file it names; something created inside it (a
+        # `git init` of that path makes `.git/...`) is the name used as a path.
+        injected = _injection(top, arguments, probe) if effect.relpath == top else None
         if injected is not None:
             probe_class, field, label = injected
             what = "an injected option" if probe_class is ProbeClass.OPTION else "an injected shell command"

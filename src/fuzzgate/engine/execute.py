@@ -300,7 +300,7 @@ class Engine:
                 self.emit(
                     Discovered(selection.entries, inventory.resources, inventory.resource_templates, inventory.prompts)
                 )
-                scheduler = Scheduler(selection.plans, self._fuzz_deadline, settings.cases)
+                scheduler = Scheduler(selection.plans, self._fuzz_deadline, settings.cases, settings.concurrency)
                 feed = Feed(selection.plans, resources=inventory.resources)
                 if first.layer is not None:
                     # The scope as the server sees it (its roots): a `repo_path` that must name the
@@ -495,6 +495,7 @@ class Engine:
             # Seeds, their prefixes and shrink candidates are the corpus's calls, not the tool's
             # scheduled cases: `--cases` bounds those.
             plan.calls += 1
+        plan.answered(case, outcome.duration_s, outcome.status not in NOT_SENT, outcome.status is OutcomeStatus.OK)
         scheduler.record(plan, outcome.duration_s)
         observed = await call_features(self.feedback, connection, feed, plan, outcome, case.arguments)
         chain_prefix = feed.chain_prefix(case)

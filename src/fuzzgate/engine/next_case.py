@@ -1,6 +1,7 @@
 """Which case a worker sends next: a corpus seed's or a queued sequence's next step, else the
-scheduler's next case (generated off the event loop), with a dictionary value in some or mutated from
-a corpus entry, never one the server in its state has already been sent."""
+scheduler's next case (generated off the event loop), with a dictionary value or a value the tool
+accepted in some, or mutated from a corpus entry, never one the server in its state has already been
+sent."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ async def next_case(
         scheduler.record(plan, time.monotonic() - began)
         if case is None:
             continue
-        case = feed.override(plan, case)
+        case = feed.around(plan, feed.override(plan, case))
         if live is not None and live.wants_mutant(plan, case):
             # The generated case goes out next time (`Scheduler.again`): the mutant is extra.
             scheduler.again(plan, index)

@@ -84,14 +84,15 @@ def surface_entries(
 ) -> tuple[SurfaceEntry, ...]:
     """Every tool, resource and prompt in the inventory's order: those planned with their calls,
     beside those the selection decided against."""
-    ran = tuple(
-        SurfaceEntry(p.info.surface, p.info.name, Status.FUZZED, None, p.calls)
-        if p.skip_reason is None
-        else SurfaceEntry(p.info.surface, p.info.name, Status.SKIPPED, p.skip_reason, p.calls)
-        for p in plans
-    )
+    ran = tuple(_ran(p) for p in plans)
     order = {(t.surface, t.name): i for i, t in enumerate((*inventory.tools, *inventory.others))}
     return tuple(sorted((*ran, *decided), key=lambda e: order.get((e.surface, e.name), 0)))
+
+
+def _ran(plan: ToolPlan) -> SurfaceEntry:
+    status = Status.FUZZED if plan.skip_reason is None else Status.SKIPPED
+    sent, planned = plan.probe_counts()
+    return SurfaceEntry(plan.info.surface, plan.info.name, status, plan.skip_reason, plan.calls, planned, sent)
 
 
 def feedback_summary(feedback: Feedback) -> FeedbackSummary:
@@ -141,6 +142,8 @@ def run_notes(
         notes.append(cut_off_note(cut_off, observe))
     if unsendable or client_failed:
         notes.insert(0, unsent_note(calls, unsendable, client_failed, client_failure))
+    if (short := probes_note(selection.plans)) is not None:
+        notes.insert(0, short)
     never = [p for p in selection.plans if p.calls == 0 and p.skip_reason is None]
     if not selection.plans and calls == 0:
         notes.insert(0, nothing_selected_note(selection.entries))
@@ -149,6 +152,23 @@ def run_notes(
     elif never:
         notes.insert(0, f"{len(never)} of {len(selection.plans)} tools got no case within the budget")
     return tuple(notes)
+
+
+def probes_note(plans: Sequence[ToolPlan]) -> str | None:
+    """The note for tools that could not send all their probes within the budget: a scope or
+    injection bug behind an unsent probe went untested, which a run that exits 0 must say."""
+    short = [p for p in plans if p.skip_reason is None and p.probe_counts()[0] < p.probe_counts()[1]]
+    if not short:
+        return None
+    sent = sum(p.probe_counts()[0] for p in plans)
+    planned = sum(p.probe_counts()[1] for p in plans)
+    named = [f"{p.info.name} ({p.probe_counts()[0]} of {p.probe_counts()[1]})" for p in short]
+    shown = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+    return (
+        f"probes: {sent} of {planned} sent; {len(short)} of {len(plans)} tools ran out of budget before all their "
+        f"probes: {shown}; the bugs only those probes reach went untested (a longer --budget, or fewer tools "
+        "per run with --include or --shard, sends them all)"
+    )
 
 
 def cut_off_note(cut_off: Sequence[str], observe: float) -> str:

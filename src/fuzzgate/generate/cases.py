@@ -167,6 +167,11 @@ class CaseGenerator:
         except PatternTimeout:
             return False
 
+    def offered(self) -> dict[tuple[str, ...], list[Any]]:
+        """The values the schema offers each anchored field (its examples, those the descriptions
+        name, its pool), by the field's path in the arguments: values a tool most likely accepts."""
+        return {field.path: [json.loads(text) for text in field.examples] for field in self._anchors.fields}
+
     def case(self, k: int) -> Case:
         """Case number k (k >= 0) of the stream."""
         if k < 0:

@@ -125,6 +125,8 @@ _FILE_WORDS: Final = frozenset({"file", "files", "path", "paths", "filename", "f
 """With "pattern", words that make it a glob as much as a regex."""
 _INPUT_NAMES: Final = ("text", "input", "string", "content", "data", "subject", "value", "haystack", "source", "body")
 """Names of the string a regex is matched against, most likely first."""
+_NEEDS_THE_BASE: Final = frozenset({"required", "minProperties", "dependentRequired", "dependencies"})
+"""Keywords a probe's fields alone may fail that the base it rides on satisfies."""
 _NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _TEXT_WORD = re.compile(r"[a-z]+")
 _MAX_TEXT: Final = 4000
@@ -133,13 +135,16 @@ _MAX_TEXT: Final = 4000
 def cost_probes(
     tool: str, schema: Mapping[str, Any], base: Mapping[str, Any], description: str = ""
 ) -> list[ProbeCase]:
-    """The cost probes of `tool`, each in a copy of `base` (a valid case), field by field in schema
-    order; only those the schema accepts. Pure: the same inputs give the same probes."""
+    """The cost probes of `tool`, each in a copy of `base` (`{}`: the fields it sets alone, as the
+    engine plans them to ride on a call the tool accepted), field by field in schema order; only
+    those the schema accepts, read without what the base would bring (`required`, `minProperties`,
+    dependencies). Pure: the same inputs give the same probes."""
     properties = schema.get("properties")
     if not isinstance(properties, Mapping):
         return []
+    relaxed = {key: value for key, value in schema.items() if key not in _NEEDS_THE_BASE}
     try:
-        validator = build_validator(schema, bounded_patterns=True)
+        validator = build_validator(relaxed, bounded_patterns=True)
     except UnsupportedSchema:
         return []
 

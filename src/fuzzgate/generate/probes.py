@@ -22,10 +22,17 @@ with the directory of the server start the probe goes to):
 
 A probe's file name hashes the run's token, the tool, the field and the probe, so the same seed
 gives the same probes, and a created name maps back to the one probe that could create it.
+
+A probe in one field only matters when the rest of the call gets the server as far as reading that
+field, so a tool's probes are planned once, as the fields each sets (`ProbeCase.arguments`), and
+each rides, when it is sent, on the tool's last accepted call (`ride`). Which of a tool's cases are
+probes is `ProbeSlots`' choice, paced (`pace`) by how many cases the tool can expect in its share of
+the budget: back to back when the regular stream would leave some unsent, else spread early.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -72,6 +79,8 @@ class Probe:
 @dataclass(frozen=True, slots=True)
 class ProbeCase:
     arguments: dict[str, Any]
+    """The arguments the probe sets over its base: the probed field (and, for a cost probe's regex,
+    the input it is matched against); with the base `{}` the engine plans probes on, only those."""
     probe: Probe
 
     @property
@@ -195,35 +204,105 @@ def probe_cases(
     canaries: Sequence[str],
     boundary: Boundary | None = None,
 ) -> list[ProbeCase]:
-    """The probes for every string field of `tool`, each in a copy of `base` (a valid case, so the
-    tool gets past its other arguments): field by field, scope probes first, then injection
-    probes, then the boundary's (when the workspace's `boundary` is given)."""
-    cases = []
+    """The probes for every string field of `tool`, each in a copy of `base` (`{}` for the fields it
+    sets alone, as the engine plans them), in rounds: the first probe of each class for every field,
+    then the second, and so on, classes in the order `_values` gives them (scope, injection, then the
+    boundary's when the workspace's `boundary` is given). A tool that gets only a few cases then
+    still sends every class to every field first (an option probe in the second of two fields does
+    not wait behind sixteen probes of the first)."""
+    by_class: dict[ProbeClass, list[list[ProbeCase]]] = {}
     for field in string_fields(schema):
+        mine: dict[ProbeClass, list[ProbeCase]] = {}
         for probe in _values(token, tool, field, canaries, boundary):
-            cases.append(ProbeCase({**base, field: probe.value}, probe))
-    return cases
+            mine.setdefault(probe.probe_class, []).append(ProbeCase({**base, field: probe.value}, probe))
+        for probe_class, cases in mine.items():
+            by_class.setdefault(probe_class, []).append(cases)
+    ordered: list[ProbeCase] = []
+    rounds = max((len(cases) for lists in by_class.values() for cases in lists), default=0)
+    for rank in range(rounds):
+        for lists in by_class.values():
+            ordered += [cases[rank] for cases in lists if rank < len(cases)]
+    return ordered
 
 
-PROBES_AFTER = 4
-"""A tool's first cases stay regular ones (its example and first boundary values)."""
+def ride(case: ProbeCase, base: Mapping[str, Any]) -> dict[str, Any]:
+    """The probe's arguments on `base` (a call the tool accepted, or its first case): the base with
+    only the fields the probe sets changed."""
+    return {**base, **case.arguments}
+
+
+PROBES_AFTER = 1
+"""A tool's first case stays a regular one (its base object: its examples and defaults), which is
+often the first call it accepts; its probes are paced from the next case on."""
 PROBE_EVERY = 3
-"""After them, every third case is the next probe until each was sent once."""
+"""The sparsest pace: a probe every third case, so the regular stream is slowed by a third."""
+PROBE_SHARE = 0.5
+"""All of a tool's probes go within this share of the cases it can expect in its share of the budget."""
+WAIT_CASES = 2
+"""At most this many regular cases more before a tool's first probe, when its share leaves room for
+them: a call the tool accepts, for the probes to ride on, is likely among them."""
 
 
-def probe_slot(index: int, probes: int) -> tuple[bool, int]:
-    """Case `index` of a tool with `probes` probes: the first `PROBES_AFTER` cases are regular, then
-    every `PROBE_EVERY`-th case is the next probe until they are all sent, so the regular stream (a
-    tool's own examples and boundaries) is slowed by a third, not halved. Returns (is_probe, position
-    among probes or among regular cases)."""
-    if index < PROBES_AFTER:
-        return False, index
-    j = index - PROBES_AFTER
-    before = j // PROBE_EVERY
-    """Probe slots before this one."""
-    if j % PROBE_EVERY == PROBE_EVERY - 1 and before < probes:
-        return True, before
-    return False, index - min(probes, before)
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """How a tool's probes are spread among its cases."""
+
+    every: int
+    """A probe every this many cases (1: back to back, before any more regular case)."""
+    wait: int
+    """Regular cases more before the first probe, so that the tool likely accepted a call to ride on."""
+
+
+def pace(probes: int, expected: float | None) -> Pace:
+    """The pace of `probes` probes in a tool that can expect `expected` cases in all (None: not
+    known yet, so the probes go first): as sparse as `PROBE_EVERY` when they all fit in
+    `PROBE_SHARE` of the expected cases that way, denser when not, back to back when even the
+    regular cases after them would leave some unsent."""
+    if probes <= 0:
+        return Pace(PROBE_EVERY, 0)
+    if expected is None:
+        return Pace(1, 0)
+    every = max(1, min(PROBE_EVERY, int(PROBE_SHARE * expected // probes)))
+    spare = expected - PROBES_AFTER - probes
+    return Pace(every, max(0, min(WAIT_CASES, int(spare))))
+
+
+@dataclass(slots=True)
+class ProbeSlots:
+    """Which of one tool's cases are probes, decided in case order and remembered, so a case asked
+    for again (set aside for a corpus mutant) is the same slot. Before it is paced every case is
+    regular, and so are the first `PROBES_AFTER` and, when the pace leaves room, `Pace.wait` more
+    (a call the tool accepts is likely among them, and the probes ride on it); after them, a case is
+    the next probe when `pace.every - 1` regular cases came since the last one. The slots depend on
+    the case index and the pace alone, never on replies: with several calls in flight, a case that
+    is regular in one run is regular in another."""
+
+    probes: int
+    pace: Pace | None = None
+    _slots: list[tuple[bool, int]] = dataclasses.field(default_factory=list)
+    _sent: int = 0
+    _regular: int = 0
+    _since: int = 0
+
+    def slot(self, index: int) -> tuple[bool, int]:
+        """(is_probe, position among probes or among regular cases) of case `index`."""
+        while len(self._slots) <= index:
+            self._slots.append(self._next())
+        return self._slots[index]
+
+    def decided(self, index: int) -> bool:
+        return index < len(self._slots)
+
+    def _next(self) -> tuple[bool, int]:
+        paced = self.pace
+        due = paced is not None and len(self._slots) >= PROBES_AFTER + paced.wait and self._since >= paced.every - 1
+        if due and self._sent < self.probes:
+            self._since = 0
+            self._sent += 1
+            return True, self._sent - 1
+        self._since += 1
+        self._regular += 1
+        return False, self._regular - 1
 
 
 def place(value: Any, outside: str) -> Any:

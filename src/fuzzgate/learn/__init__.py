@@ -12,6 +12,8 @@ The modules:
 - `feed.py`: the dictionary's values put into every 4th valid case, the sequences a new id queues,
   no identical request to a tool while the server's state is unchanged, and whether a tool still
   shows something new (which the scheduler weighs).
+- `accepted.py`: the field values of the calls each tool accepted (else its schema's examples and
+  pool), put as they are or changed a little (`generate.nearby`) into one in three random draws.
 - `chains.py`: the sequences a new id queues: read, update, delete, delete again, read after delete;
   two objects interleaved; consumers only among the selected tools, so the destructive guard holds.
 - `behaviour.py`: behaviour keys (status, code, normalized text, structured shape; no timing).

@@ -8,6 +8,10 @@ One `Feed` per run, owned by the engine:
   steps that read, update, delete, delete again and read it after the delete, or interleave it
   with a second object; the engine sends them before its next scheduled case
   (`next_chain_case`), each a valid base case of the consumer tool with the value in;
+- accepted values (`accepted`): the field values of the calls each tool accepted (else those its
+  schema offers) put, as they are or changed a little, into every `AROUND_EVERY`-th case when it is
+  a valid random draw (`around`), so a tool that takes only a pool of values keeps getting past its
+  checks;
 - duplicates: a request identical to one the tool already got since the server's state last
   changed (a successful call to a tool that is not read-only, or a restart) is not sent again
   (`seen`);
@@ -29,9 +33,10 @@ from typing import Any
 
 import anyio.to_thread
 
-from fuzzgate.generate.cases import Case
+from fuzzgate.generate.cases import ANCHORED_ORIGIN, Case
 from fuzzgate.generate.dictionary import PER_CLASS, Dictionary, Entry, convert, score
 from fuzzgate.generate.fields import Field, fields_of, put
+from fuzzgate.learn.accepted import AROUND_EVERY, AcceptedValues
 from fuzzgate.learn.behaviour import Behaviours
 from fuzzgate.learn.chains import INTERLEAVED, SINGLE, Role, Verb, roles, verb_of
 from fuzzgate.model.findings import Step, Surface
@@ -53,6 +58,7 @@ MAX_SENT = 100_000
 """Requests remembered per tool between state changes."""
 
 _STEP_ORIGINS = ("probe:", "sequence:")
+_RANDOM_ORIGINS = frozenset({"random", ANCHORED_ORIGIN})
 
 ToolKey = tuple[Surface, str]
 
@@ -110,7 +116,7 @@ def _placed(origin: str, arguments: dict[str, Any]) -> tuple[str, str] | None:
         pointer = origin.split(":", 1)[1]
     elif origin.startswith("sequence:") and origin.count(":") >= 3:
         pointer = origin.split(":", 3)[3]
-    elif origin.startswith("mutate:") and origin.count(":") >= 2:
+    elif origin.startswith(("mutate:", "accepted:")) and origin.count(":") >= 2:
         pointer = origin.split(":", 2)[2]
         # Only a pointer through properties names one field (`/items` would parse as a name).
         if any(part != "properties" for part in pointer.split("/")[1::2]):
@@ -139,6 +145,8 @@ def _scalars(value: Any) -> list[str | int]:
 class Feed:
     def __init__(self, plans: Sequence[ToolPlan], *, resources: Sequence[str] = (), per_class: int = PER_CLASS) -> None:
         self.dictionary = Dictionary(per_class)
+        self.accepted = AcceptedValues()
+        self._offered: dict[ToolKey, dict[tuple[str, ...], list[Any]]] = {}
         self.behaviours = Behaviours()
         self._tools: dict[ToolKey, _Tool] = {}
         for plan in plans:
@@ -177,6 +185,34 @@ class Feed:
         if not plan.generator.is_valid(arguments):
             return case
         return replace(case, arguments=arguments, origin=origin)
+
+    def around(self, plan: ToolPlan, case: Case, tries: int = 4) -> Case:
+        """`case`, or for every `AROUND_EVERY`-th case of the tool that is a valid random draw, the
+        same case with one field holding a value the tool accepted (or its schema offers), as it is
+        or changed a little (origin `accepted:<change>:<pointer>`), when the result still validates,
+        is no request the tool already got, and puts no value that crashed or hung the server before
+        there."""
+        if case.index % AROUND_EVERY != 1 or not case.schema_valid or plan.generator is None:
+            return case
+        if case.origin not in _RANDOM_ORIGINS:
+            # The examples, boundaries, probes and values from replies stay: only random draws give way.
+            return case
+        generator = plan.generator
+        offered = self._offered.get(_key(plan))
+        if offered is None:
+            offered = self._offered[_key(plan)] = generator.offered()
+        fatal = self._fatal_of(plan)
+        first = case.index // AROUND_EVERY
+        for k in range(first * tries, first * tries + tries):
+            made = self.accepted.offer(_key(plan), plan.info.input_schema, case.arguments, k, offered)
+            if made is None:
+                return case
+            arguments, origin = made
+            if arguments == case.arguments or _placed(origin, arguments) in fatal or self.seen(plan, arguments):
+                continue
+            if generator.is_valid(arguments):
+                return replace(case, arguments=arguments, origin=origin)
+        return case
 
     def _fatal_of(self, plan: ToolPlan) -> set[tuple[str, str]]:
         key = _key(plan)
@@ -236,6 +272,8 @@ class Feed:
         if outcome.status is OutcomeStatus.OK:
             echoes = [*_scalars(case.arguments), *_scalars(sent or {})]
             learned = self._learn(plan.info.name, outcome.payload, echoes)
+            if case.schema_valid and not case.origin.startswith("probe:"):
+                self.accepted.learn(key, plan.info.input_schema, case.arguments)
         if outcome.status is OutcomeStatus.OK and (tool is None or not tool.read_only):
             self._sent.clear()
         else:
@@ -360,7 +398,7 @@ class Feed:
             return tool.base
         tool.base_tried = True
         for index in range(BASE_CASES):
-            case = await anyio.to_thread.run_sync(tool.plan.case, index, abandon_on_cancel=True)
+            case = await anyio.to_thread.run_sync(tool.plan.regular, index, abandon_on_cancel=True)
             if case is not None and case.schema_valid and not case.origin.startswith(_STEP_ORIGINS):
                 tool.base = case
                 break

@@ -24,7 +24,7 @@ from fuzzgate.generate._worker import GenerationAbandoned, GenerationError
 from fuzzgate.generate.cases import Case
 from fuzzgate.generate.cost import cost_probes
 from fuzzgate.generate.hints import enrich
-from fuzzgate.generate.probes import ProbeCase, probe_slot
+from fuzzgate.generate.probes import PROBES_AFTER, ProbeCase, ProbeSlots, pace, ride
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import UsageError
 from fuzzgate.model.findings import Finding, Surface
@@ -56,9 +56,10 @@ class ToolPlan:
     used_s: float = 0.0
     generator: CaseGenerator | None = None
     probe_source: Callable[[ToolInfo, dict[str, Any]], list[ProbeCase]] | None = None
-    """Builds the tool's probes from a valid base case (`fuzzgate.generate.probes`); None: none of
-    those (cost probes, `fuzzgate.generate.cost`, go in any case)."""
+    """Builds the tool's probes, the fields each sets over the base `{}` (`fuzzgate.generate.probes`);
+    None: none of those (cost probes, `fuzzgate.generate.cost`, go in any case)."""
     probes: list[ProbeCase] | None = None
+    """The tool's probes, planned once with its generator: cost probes, then the containment ones."""
     max_cases: int | None = None
     """The most cases it ever gets (a resource without arguments: 1); None: as many as time allows."""
     skip_reason: str | None = None
@@ -68,7 +69,20 @@ class ToolPlan:
     weight: float = 1.0
     """How much of the fuzzing time it gets relative to the others (`fuzzgate.plan.focus`): the
     scheduler divides the time it charges the tool by it."""
+    accepted: dict[str, Any] | None = None
+    """The arguments of the tool's last call it accepted (an OK reply to a schema-valid case that
+    was no probe): the base its probes ride on, so the other fields get the server as far as the
+    probed one. Before there is one, probes ride on the tool's first case."""
+    calls_s: float = 0.0
+    """The time its calls took, generation and restarts not counted: what paces its probes."""
+    probes_sent: set[str] = field(default_factory=set)
+    """The origins of the probes that reached the server."""
+    expected: float | None = None
+    """The cases the tool can expect in all, as the scheduler estimated when it paced the probes."""
+    paced: bool = False
+    _slots: ProbeSlots | None = None
     _building: threading.Lock = field(default_factory=threading.Lock)
+    _slotting: threading.Lock = field(default_factory=threading.Lock)
 
     def case(self, index: int) -> Case | None:
         """Case `index`, building the generator first if needed; None once the tool is skipped.
@@ -79,13 +93,16 @@ class ToolPlan:
                     return None
                 if self.generator is None:
                     self.generator = self.make_generator()
-                    self.probes = self._probes(self.generator)
+                    self.probes = self._probes()
+                    self._slots = ProbeSlots(len(self.probes))
             generator, probes = self.generator, self.probes or []
-            is_probe, position = probe_slot(index, len(probes))
+            is_probe, position = self._slot(index)
             if is_probe:
                 probe = probes[position]
-                valid = generator.is_valid(probe.arguments)
-                return Case(index=index, arguments=probe.arguments, schema_valid=valid, origin=probe.origin)
+                base = self.accepted if self.accepted is not None else generator.case(0).arguments
+                arguments = ride(probe, base)
+                valid = generator.is_valid(arguments)
+                return Case(index=index, arguments=arguments, schema_valid=valid, origin=probe.origin)
             return replace(generator.case(position), index=index)
         except UnsupportedSchema as exc:
             self.skip_reason = f"input schema not supported: {exc}"
@@ -96,6 +113,18 @@ class ToolPlan:
             # (with the reason in the report), never the run.
             self.skip_reason = f"generation failed: {exc}"
         return None
+
+    def regular(self, position: int) -> Case | None:
+        """The tool's regular case `position` (never a probe, whatever the schedule), for a base
+        of a sequence step; None once the tool is skipped. Blocking: call it from a thread."""
+        generator = self.prepare()
+        if generator is None:
+            return None
+        try:
+            return generator.case(position)
+        except (UnsupportedSchema, GenerationAbandoned, GenerationError):
+            # `case` reports what this means for the tool the next time it is asked.
+            return None
 
     def prepare(self) -> CaseGenerator | None:
         """The tool's generator, built first if needed; None once the tool is skipped. Blocking
@@ -110,20 +139,46 @@ class ToolPlan:
         generator, probes = self.generator, self.probes
         if generator is None or probes is None or self.skip_reason is not None:
             return False
-        is_probe, position = probe_slot(index, len(probes))
+        is_probe, position = self._slot(index)
         return is_probe or generator.ready(position)
 
-    def _probes(self, generator: CaseGenerator) -> list[ProbeCase]:
-        base = generator.case(0)
-        # Probes go into a valid case, so the tool gets past its other arguments to the probed one.
-        if not base.schema_valid:
-            return []
-        contained = [] if self.probe_source is None else self.probe_source(self.info, base.arguments)
+    def set_pace(self, expected: float | None) -> None:
+        """Pace the tool's probes for `expected` cases in all (None: not known)."""
+        with self._slotting:
+            self.paced, self.expected = True, expected
+
+    def answered(self, case: Case, duration_s: float, reached: bool, accepted: bool) -> None:
+        """After a call of `case` that took `duration_s`: whether it `reached` the server, and
+        whether the tool `accepted` it (an OK reply)."""
+        self.calls_s += duration_s
+        probe = case.origin.startswith("probe:")
+        if probe and reached:
+            self.probes_sent.add(case.origin)
+        if accepted and case.schema_valid and not probe:
+            self.accepted = dict(case.arguments)
+
+    def probe_counts(self) -> tuple[int, int]:
+        """(probes sent, probes planned)."""
+        return len(self.probes_sent), len(self.probes or ())
+
+    def _slot(self, index: int) -> tuple[bool, int]:
+        slots = self._slots
+        if slots is None:
+            return False, index
+        with self._slotting:
+            if slots.pace is None and self.paced and not slots.decided(index):
+                slots.pace = pace(slots.probes, self.expected)
+            return slots.slot(index)
+
+    def _probes(self) -> list[ProbeCase]:
+        # Planned once, over the base `{}`: each probe rides, when sent, on the call the tool last
+        # accepted (`ride`), so the other arguments get the server as far as the probed one.
+        contained = [] if self.probe_source is None else self.probe_source(self.info, {})
         # Cost probes need no containment: what they show is a hang or a crash. They go first: they
         # are few (only fields that read like expressions, patterns, queries or sizes get them), and
         # a server that hangs on `9**9**9` must be caught within a short budget, not after the
         # dozens of scope and injection probes a tool's string fields get.
-        cost = cost_probes(self.info.name, self.info.input_schema, base.arguments, self.info.description)
+        cost = cost_probes(self.info.name, self.info.input_schema, {}, self.info.description)
         return cost + contained
 
 
@@ -359,6 +414,8 @@ class Scheduler:
     plans: tuple[ToolPlan, ...]
     deadline: Callable[[], float]
     cases: int | None
+    concurrency: int = 1
+    """Calls in flight at once: the cases a tool can expect grow with it (`expected`)."""
     stopped: bool = False
     _order: dict[tuple[Surface, str], int] = field(default_factory=dict)
 
@@ -385,7 +442,28 @@ class Scheduler:
         plan.next_case += 1
         # Charge a little up front so concurrent workers spread over tools before any call returns.
         plan.used_s += 1e-6
+        # The probes are paced once the tool's first call says how long its calls take (under
+        # `--cases`, at its second case whatever the clock says: the cases stay the seed's).
+        if not plan.paced and index >= PROBES_AFTER and (self.cases is not None or plan.calls or index > PROBES_AFTER):
+            plan.set_pace(self.expected(plan))
         return plan, index
+
+    def expected(self, plan: ToolPlan) -> float | None:
+        """The cases `plan` can expect in all: `--cases` (or its own limit) when set, else the
+        cases handed out so far and those its share of the time left allows at the pace its calls
+        took so far, building its generator not counted (another tool's when none of its own
+        returned yet); None when no call returned."""
+        limit = self._limit(plan)
+        if self.cases is not None or plan.max_cases is not None:
+            return float(limit) if limit != math.inf else None
+        timed = [p for p in self.plans if p.calls]
+        mine = [plan] if plan.calls else timed
+        if not mine:
+            return None
+        latency = sum(p.calls_s for p in mine) / sum(p.calls for p in mine)
+        open_plans = sum(1 for p in self.plans if p.skip_reason is None and p.next_case < self._limit(p))
+        left = max(0.0, self.deadline() - time.monotonic())
+        return plan.next_case + left * max(1, self.concurrency) / (max(1, open_plans) * max(latency, 1e-6))
 
     def again(self, plan: ToolPlan, index: int) -> None:
         """Hand out case `index` of `plan` again next (it was set aside for a corpus mutant)."""

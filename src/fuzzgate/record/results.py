@@ -63,6 +63,10 @@ class SurfaceEntry:
     status: Status
     reason: str | None = None
     cases: int = 0
+    probes_planned: int = 0
+    """The probes planned for it (`fuzzgate.generate.probes`, `fuzzgate.generate.cost`)."""
+    probes_sent: int = 0
+    """Of those, the ones that reached the server."""
 
     def to_json(self) -> dict[str, JSONValue]:
         return {
@@ -71,6 +75,8 @@ class SurfaceEntry:
             "status": self.status.value,
             "reason": self.reason,
             "cases": self.cases,
+            "probes_planned": self.probes_planned,
+            "probes_sent": self.probes_sent,
         }
 
     @classmethod
@@ -81,7 +87,13 @@ class SurfaceEntry:
             status=Status(data["status"]),
             reason=data.get("reason"),
             cases=int(data.get("cases", 0)),
+            probes_planned=int(data.get("probes_planned", 0)),
+            probes_sent=int(data.get("probes_sent", 0)),
         )
+
+    def probes_line(self) -> str:
+        """`N of M sent`; "-" when none was planned."""
+        return f"{self.probes_sent} of {self.probes_planned}" if self.probes_planned else "-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +303,14 @@ class RunReport:
             and self.state_of(f) is BaselineState.NEW
         ]
 
+    def probe_counts(self) -> tuple[int, int]:
+        """(probes sent, probes planned) over every entry."""
+        return sum(e.probes_sent for e in self.entries), sum(e.probes_planned for e in self.entries)
+
+    def probes_short(self) -> tuple[SurfaceEntry, ...]:
+        """The entries fuzzed that could not send all their probes."""
+        return tuple(e for e in self.entries if e.probes_sent < e.probes_planned)
+
     def inconclusive(self) -> bool:
         """Whether most requests never reached the server (`calls` counts only those that did), or
         the run fuzzed nothing (`fuzzed_nothing`)."""
@@ -337,6 +357,7 @@ class RunReport:
                 e.name: e.cases for e in self.entries if e.status is Status.FUZZED and e.surface is Surface.TOOL
             },
             "entries": [e.to_json() for e in self.entries],
+            "probes": dict(zip(("sent", "planned"), self.probe_counts(), strict=True)),
             "resources": list(self.resources),
             "prompts": list(self.prompts),
             "notes": list(self.notes),

@@ -26,7 +26,7 @@ from fuzzgate.engine.events import (
 from fuzzgate.model.commands import repro_command, sequence_text, subject_label
 from fuzzgate.model.findings import Finding, Surface
 from fuzzgate.record.results import SHARD_REASON_PREFIX, BaselineState, RunReport, Status, Verdict
-from fuzzgate.report.feedback_text import corpus_line, feedback_line
+from fuzzgate.report.feedback_text import corpus_line, feedback_line, probes_line
 
 PROGRESS_EVERY_S = 5.0
 
@@ -149,7 +149,7 @@ class ConsoleReporter:
         table = Table(
             title=f"{self._shown(report.target.name)}: {report.calls} calls in {report.duration_s:.1f}s", expand=False
         )
-        for column in ("tool, prompt or resource", "status", "cases", "findings"):
+        for column in ("tool, prompt or resource", "status", "cases", "probes sent", "findings"):
             table.add_column(column)
         per_subject: dict[tuple[Surface, str], list[Finding]] = {}
         for finding in report.findings:
@@ -161,6 +161,7 @@ class ConsoleReporter:
                 self._shown(subject_label(entry.surface, entry.name)),
                 self._shown(status),
                 str(entry.cases),
+                entry.probes_line(),
                 ", ".join(sorted({f.kind.value for f in found})) or "-",
             )
         c.print(table)
@@ -185,6 +186,8 @@ class ConsoleReporter:
             c.print(f"[green]fixed[/] {finding.kind.value} in {self._shown(finding.name)} ({finding.fingerprint})")
         if report.containment is not None:
             c.print(f"[dim]containment:[/] {self._shown(report.containment)}")
+        if (probes := probes_line(report)) is not None:
+            c.print(f"[dim]probes:[/] {self._shown(probes)}")
         if (feedback := feedback_line(report)) is not None:
             c.print(f"[dim]feedback:[/] {self._shown(feedback)}")
         if (corpus := corpus_line(report)) is not None:

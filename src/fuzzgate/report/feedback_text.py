@@ -1,4 +1,4 @@
-"""The feedback and corpus lines the console and the Markdown summary print, in the same words."""
+"""The feedback, corpus and probes lines the console and the Markdown summary print, in the same words."""
 
 from __future__ import annotations
 
@@ -38,3 +38,15 @@ def corpus_line(report: RunReport) -> str | None:
         saved += f" (saving stopped: {corpus.save_error})"
     where = f" to {corpus.path}" if corpus.path else ""
     return f"{start}; {saved}{where}"
+
+
+def probes_line(report: RunReport) -> str | None:
+    """`12 of 40 sent (3 tools could not send all theirs)`; None when no probe was planned (no
+    containment and no field that evaluates, or an old report)."""
+    sent, planned = report.probe_counts()
+    if not planned:
+        return None
+    short = report.probes_short()
+    if not short:
+        return f"{sent} of {planned} sent"
+    return f"{sent} of {planned} sent ({len(short)} of {len(report.entries)} could not send all theirs: see the notes)"

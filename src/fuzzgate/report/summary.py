@@ -21,7 +21,7 @@ from fuzzgate.model.commands import accept_command, prune_command, repro_command
 from fuzzgate.model.files import write_atomic
 from fuzzgate.model.findings import Cause, Finding, Surface
 from fuzzgate.record.results import BaselineState, RunReport, Status, Verdict
-from fuzzgate.report.feedback_text import corpus_line, feedback_line
+from fuzzgate.report.feedback_text import corpus_line, feedback_line, probes_line
 from fuzzgate.report.locate import source_location
 
 SUMMARY_FILENAME = "summary.md"
@@ -152,6 +152,8 @@ def _head(report: RunReport) -> Iterator[str]:
         yield f"> **Notes** (what the budget cut short, what could not be checked, how the time was spent):\n>\n{cut}"
     if report.containment is not None:
         yield f"> **Containment:** {_escape(report.containment)}\n"
+    if (probes := probes_line(report)) is not None:
+        yield f"> **Probes:** {_escape(probes)}\n"
     if (feedback := feedback_line(report)) is not None:
         yield f"> **Feedback:** {_escape(feedback)}\n"
     if (corpus := corpus_line(report)) is not None:
@@ -186,13 +188,13 @@ def _table(report: RunReport) -> str:
         counts = per_subject.get((entry.surface, entry.name))
         found = ", ".join(f"{counts[label]} {label}" for label in _TABLE_LABELS if counts and counts[label]) or "—"
         kind = "" if entry.surface is Surface.TOOL else f"{entry.surface.value} "
-        cells = (f"{kind}{_code(entry.name)}", status, str(entry.cases), found)
+        cells = (f"{kind}{_code(entry.name)}", status, str(entry.cases), entry.probes_line(), found)
         rows.append("| " + " | ".join(_cell(c) for c in cells) + " |\n")
     if len(report.entries) > _TABLE_ROWS_LIMIT:
-        rows.append(f"| … {len(report.entries) - _TABLE_ROWS_LIMIT} more | | | |\n")
+        rows.append(f"| … {len(report.entries) - _TABLE_ROWS_LIMIT} more | | | | |\n")
     if not rows:
         return "### Tools\n\nThe server offered nothing to fuzz.\n"
-    return "### Tools\n\n| Tool | Status | Cases | Findings |\n|---|---|---:|---|\n" + "".join(rows)
+    return "### Tools\n\n| Tool | Status | Cases | Probes sent | Findings |\n|---|---|---:|---:|---|\n" + "".join(rows)
 
 
 def _grouped(report: RunReport) -> list[tuple[str, list[Finding]]]:
