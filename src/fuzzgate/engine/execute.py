@@ -164,7 +164,7 @@ class Engine:
             return []
         workspace = containment.workspace
         canaries = [c.relpath for c in workspace.canaries]
-        cases = probe_cases(tool.name, tool.input_schema, base, workspace.token, canaries)
+        cases = probe_cases(tool.name, tool.input_schema, base, workspace.token, canaries, containment.listener)
         for case in cases:
             if case.probe.marker is not None:
                 self.probes[case.probe.marker] = case.probe

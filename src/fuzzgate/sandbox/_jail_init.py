@@ -65,7 +65,7 @@ if not __package__:
     # package are imported from it, all here, before anything is mounted.
     sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from fuzzgate.sandbox._jail_spec import SETUP_FAILED, JailError, Spec, parse, say
+from fuzzgate.sandbox._jail_spec import SETUP_FAILED, JailError, Listen, Spec, parse, say
 from fuzzgate.sandbox._jail_view import (
     CLONE_NEWPID,
     PR_SET_PDEATHSIG,
@@ -78,7 +78,7 @@ from fuzzgate.sandbox._jail_view import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
 
 _FATAL_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT)
@@ -162,12 +162,46 @@ def _wait_briefly(pid: int, timeout_s: float) -> None:
         time.sleep(0.001)
 
 
+def _listener(listen: Listen, log_fd: int, sockets: list[Any]) -> NoReturn:
+    """The SSRF listener's process (`_listener.py`): in the jail's PID namespace, so it dies with
+    the jail, without the powers to undo the sandbox, and deaf to the MCP pipes."""
+    try:
+        prctl(PR_SET_PDEATHSIG, _signal.SIGKILL)
+        _null_stdio((0, 1, 2))
+        drop_capabilities()
+        from fuzzgate.sandbox._listener import serve
+
+        serve(sockets, log_fd, listen.port)
+    finally:
+        os._exit(0)
+
+
+def _release(sockets: list[Any], log_fd: int) -> None:
+    """Close the listener's sockets and log: only its own process keeps them."""
+    for sock in sockets:
+        sock.close()
+    if log_fd >= 0:
+        os.close(log_fd)
+
+
 def run(spec: Spec, argv: list[str]) -> NoReturn:
     # The server gets its group's signals itself; this process only waits for it.
     for signum in _FATAL_SIGNALS:
         _signal.signal(signum, _signal.SIG_IGN)
+    log_fd, sockets = -1, []
     try:
+        if spec.listen is not None:
+            # Imported (as the other modules) before anything is mounted, and only when asked for:
+            # `_socket` and `select` cost start-up time.
+            from fuzzgate.sandbox._listener import bind
+
+            # Only the listener keeps the pipe: the server's exec closes it.
+            log_fd = spec.listen.fd
+            os.set_inheritable(log_fd, False)
         build_view(spec)
+        if spec.listen is not None:
+            # Bound once `lo` is up and before the server exists: its first request finds them.
+            sockets = bind(spec.listen.port)
         unshare(CLONE_NEWPID)
     except JailError as exc:
         say(str(exc))
@@ -179,8 +213,13 @@ def run(spec: Spec, argv: list[str]) -> NoReturn:
     reaper = os.fork()
     if reaper == 0:
         os.close(pipe_write)
+        _release(sockets, log_fd)
         _reaper(pipe_read)
     os.close(pipe_read)
+    if spec.listen is not None and sockets and os.fork() == 0:
+        os.close(pipe_write)
+        _listener(spec.listen, log_fd, sockets)
+    _release(sockets, log_fd)
     server = os.fork()
     if server == 0:
         _server(spec, argv)
