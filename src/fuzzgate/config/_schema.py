@@ -44,6 +44,7 @@ FUZZGATE_KEYS = (
     "replays",
     "protocol",
     "startup_timeout",
+    "fuzz_guarded_in_sandbox",
 )
 
 SECTION_KEYS: dict[str, tuple[str, ...]] = {

@@ -65,7 +65,7 @@ from fuzzgate.model.findings import Finding, Step, Surface
 from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox, margin_s
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
-from fuzzgate.sandbox.containment import Containment, contain
+from fuzzgate.sandbox.containment import Containment, contain, unheld_of
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import ToolInfo, discover
 from fuzzgate.triage.finding_set import FindingSet
@@ -176,6 +176,9 @@ class Engine:
         required and does not work here)."""
         if self.connector == self._contained:
             self.containment = await anyio.to_thread.run_sync(contain, self.settings.target, self.seed)
+            # Guarded tools are fuzzed only where this containment's sandbox holds (the opt-in).
+            selection = self.settings.selection.held_by(unheld_of(self.containment))
+            self.settings = replace(self.settings, selection=selection)
             # The oracles read the canaries this containment planted.
             self.oracles = self._oracles()
             self.verifier = Verifier(

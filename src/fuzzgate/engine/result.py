@@ -83,7 +83,7 @@ def surface_entries(
     """Every tool, resource and prompt in the inventory's order: those planned with their calls,
     beside those the selection decided against."""
     ran = tuple(
-        SurfaceEntry(p.info.surface, p.info.name, Status.FUZZED, None, p.calls)
+        SurfaceEntry(p.info.surface, p.info.name, Status.FUZZED, p.note, p.calls)
         if p.skip_reason is None
         else SurfaceEntry(p.info.surface, p.info.name, Status.SKIPPED, p.skip_reason, p.calls)
         for p in plans

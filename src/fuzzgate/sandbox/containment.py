@@ -83,6 +83,15 @@ class Containment:
         self.workspace.close()
 
 
+NOT_STARTED = "fuzzgate does not start this server (it only reaches it)"
+
+
+def unheld_of(containment: Containment | None) -> str | None:
+    """Why the sandbox does not hold for the servers `containment` starts (None: it does); for no
+    containment (an HTTP target fuzzgate only reaches), that fuzzgate does not start them."""
+    return NOT_STARTED if containment is None else containment.unheld
+
+
 def token_for(seed: int) -> str:
     """The run's canary and probe token: the same seed gives the same probes."""
     return hashlib.sha256(f"fuzzgate-workspace\x1f{seed}".encode("ascii")).hexdigest()[:12]
