@@ -142,6 +142,13 @@ BUGS: tuple[PlantedBug, ...] = (
     PlantedBug("NST-6", "nested", "tool", "connect_proxy", "magic string deep in optional objects", "secret",
                '`settings.network.proxy.auth.scheme == "ntlm-legacy"` (three optional objects deep): the reply '
                "holds the service account's AWS key"),
+    PlantedBug("FET-1", "fetcher", "tool", "fetch_page", "server-side request forgery", "ssrf",
+               "`url` names a host that is not public (loopback in any spelling) or a `file://` path: urllib "
+               "fetches it and returns the page"),
+    PlantedBug("FET-2", "fetcher", "tool", "preview_link", "server-side request forgery past a host blocklist",
+               "ssrf",
+               "`link`'s host is not literally `localhost`, `127.0.0.1` or `::1` but still reaches this machine "
+               "(`2130706433`, a name, a redirect): urllib fetches it and follows redirects"),
 )  # fmt: skip
 
 DESTRUCTIVE_TOOLS: dict[str, tuple[str, ...]] = {
@@ -170,10 +177,18 @@ CLEAN_TOOLS: dict[str, tuple[str, ...]] = {
     "briefing": ("list_topics",),
     "batch": ("count_tags",),
     "calc": ("evaluate_capped",),
+    "fetcher": ("fetch_page_safe", "word_count"),
 }
 """Among them the look-alikes of the scope and injection bugs: `read_note_safe` and `write_note` check
 every path against the root (`write_note` writes inside it), `diff_files_safe` puts `--` before the
-path, `echo` returns `$(touch x)` or `--output=x` verbatim; `export_items` writes inside the root."""
+path, `echo` returns `$(touch x)` or `--output=x` verbatim; `export_items` writes inside the root;
+`fetch_page_safe` fetches only public http(s) hosts, after resolving them, and follows no redirect."""
+
+SSRF_SERVERS: tuple[str, ...] = ("fetcher",)
+"""Issue 20's server whose bugs are requests made for the caller (FET-1, FET-2): seen only where the
+server's loopback is its own (fuzzgate's sandbox runs its listener there). Not among `SERVERS`:
+without a sandbox a fuzzer's loopback URLs would reach the machine's own services; bench/bugs.py
+runs it when `--servers` names it."""
 
 REACH_SERVERS: tuple[str, ...] = (
     "listing", "regions", "drafts", "library", "briefing", "batch", "nullargs", "nullargs_clean", "calc",
@@ -263,6 +278,7 @@ FUZZGATE_KINDS: dict[str, tuple[str, ...]] = {
     "injection": ("injection", "scope_escape"),
     "unanswered": ("protocol_error", "crash"),
     "cost": ("hang", "slow"),
+    "ssrf": ("ssrf",),
 }
 """The fuzzgate finding kinds that count as reporting a bug with this symptom. An injected command
 or option whose effect lands outside the scope is a scope escape too, so `scope_escape` on an
@@ -282,6 +298,7 @@ MCP_FUZZER_CATEGORIES: dict[str, tuple[str, ...]] = {
     "injection": ("command_injection",),
     "unanswered": ("hang", "crash", "anomaly"),
     "cost": ("hang", "performance_outlier"),
+    "ssrf": (),
 }
 """mcp-fuzzer's finding categories that count as reporting a bug with this symptom. It has no
 secret oracle; `anomaly` is its per-tool "transport/protocol anomaly" outcome count. Flaky bugs
