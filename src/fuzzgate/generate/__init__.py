@@ -31,7 +31,8 @@ Beyond schema-offered, boundary and adversarial values:
 - `reserved.py`: every host a case, example, mutant or dictionary value names is confined to
   reserved names and ranges, `enum`/`const` values kept (`cases.py`, `_anchor.py`, `mutate.py` and
   `dictionary.py` apply it, `_formats.py` draws reserved ones).
-- `probes.py`: the scope and injection probes (every third case of a tool after its first four,
+- `probes.py`: the scope, injection and URL probes (canary URLs for URL-like fields, only for a
+  server with the SSRF listener: `fuzzgate.sandbox.listener`) (every third case of a tool after its first four,
   until each free string field got each once), pointing at the watched directory through a
   placeholder the engine replaces.
 """

@@ -30,7 +30,10 @@ root). SPEC is `Spec.to_args()`. In order, it:
 5. remounts every other mount read-only, and every mount but the allowed devices and devpts
    `nodev`, so no other device node anywhere can be opened; brings up `lo` in the new network
    namespace;
-6. makes a PID namespace: a reaper becomes its PID 1 and the server its PID 2. The server is this
+6. makes a PID namespace: a reaper becomes its PID 1 and the server its PID 2 (PID 3 when the SSRF
+   listener is asked for, `--listen`: its sockets are bound on the new loopback before the PID
+   namespace is made, and it runs as PID 2, without the capabilities that could undo the sandbox,
+   reporting on the pipe fuzzgate passed down, which the server never holds). The server is this
    process's child, so this process learns its exact exit status and passes it on: an exit code as
    is, a death by signal N by dying of signal N itself (PID 1 of a namespace cannot do that, which
    is why the reaper, not this process, is PID 1). The server mounts the namespace's /proc, drops
@@ -44,12 +47,12 @@ spec and the messages are `_jail_spec.py`'s, and a scope dir that cannot be over
 `_scope_copy.py` (which also serves `workspace` when there is no sandbox).
 
 It runs with -I -S, without fuzzgate on sys.path: it appends the directory that holds the package,
-and imports from it only those three modules, which import only the standard library, and as
-little of it as they can: it runs at every server start, and `json`, `socket`, `signal` or `typing`
-would double its start-up time (hence `_signal`, `_socket` and SPEC as plain arguments). It never
-writes to stdout, which is the server's MCP channel; its own messages go to stderr, prefixed
-`fuzzgate-jail: `, and it exits 125 when the sandbox cannot be built, 126/127 when COMMAND cannot
-be run.
+and imports from it only those three modules (and `_listener.py` when a listener is asked for),
+which import only the standard library, and as little of it as they can: it runs at every server
+start, and `json`, `socket`, `signal` or `typing` would double its start-up time (hence `_signal`,
+`_socket` and SPEC as plain arguments). It never writes to stdout, which is the server's MCP
+channel; its own messages go to stderr, prefixed `fuzzgate-jail: `, and it exits 125 when the
+sandbox cannot be built, 126/127 when COMMAND cannot be run.
 """
 
 from __future__ import annotations
