@@ -219,9 +219,11 @@ def run(spec: Spec, argv: list[str]) -> NoReturn:
         _release(sockets, log_fd)
         _reaper(pipe_read)
     os.close(pipe_read)
-    if spec.listen is not None and sockets and os.fork() == 0:
+    listen = spec.listen
+    listener = os.fork() if listen is not None and sockets else -1
+    if listener == 0 and listen is not None:
         os.close(pipe_write)
-        _listener(spec.listen, log_fd, sockets)
+        _listener(listen, log_fd, sockets)
     _release(sockets, log_fd)
     server = os.fork()
     if server == 0:
@@ -229,6 +231,11 @@ def run(spec: Spec, argv: list[str]) -> NoReturn:
     # Only the server holds the MCP pipes now, so they end when it does.
     _null_stdio((0, 1))
     status = os.waitpid(server, 0)[1]
+    if listener > 0:
+        # Reaped here, before the reaper goes: the namespace's PID 1 cannot finish exiting while a
+        # process of the namespace (this one's child) is left unreaped.
+        os.kill(listener, _signal.SIGKILL)
+        os.waitpid(listener, 0)
     os.close(pipe_write)
     _wait_briefly(reaper, 2.0)
     _pass_on(status)
