@@ -168,6 +168,13 @@ BUGS: tuple[PlantedBug, ...] = (
     PlantedBug("NST-6", "nested", "tool", "connect_proxy", "magic string deep in optional objects", "secret",
                '`settings.network.proxy.auth.scheme == "ntlm-legacy"` (three optional objects deep): the reply '
                "holds the service account's AWS key"),
+    PlantedBug("FET-1", "fetcher", "tool", "fetch_page", "server-side request forgery", "ssrf",
+               "`url` names a host that is not public (loopback in any spelling) or a `file://` path: urllib "
+               "fetches it and returns the page"),
+    PlantedBug("FET-2", "fetcher", "tool", "preview_link", "server-side request forgery past a host blocklist",
+               "ssrf",
+               "`link`'s host is not literally `localhost`, `127.0.0.1` or `::1` but still reaches this machine "
+               "(`2130706433`, a name, a redirect): urllib fetches it and follows redirects"),
 )  # fmt: skip
 
 DESTRUCTIVE_TOOLS: dict[str, tuple[str, ...]] = {
@@ -199,6 +206,7 @@ CLEAN_TOOLS: dict[str, tuple[str, ...]] = {
     "calc": ("evaluate_capped",),
     "slowtools": ("sort_lines_safe", *(f"note_{i}" for i in range(28))),
     "gated": ("list_projects", "build_project_safe", "zone_time_safe"),
+    "fetcher": ("fetch_page_safe", "word_count"),
 }
 """Among them the look-alikes of the scope and injection bugs: `read_note_safe` and `write_note` check
 every path against the root (`write_note` writes inside it), `diff_files_safe` puts `--` before the
@@ -206,7 +214,14 @@ path, `echo` returns `$(touch x)` or `--output=x` verbatim; `export_items` write
 boundary's `*_safe` tools resolve links and `..`, then check containment, before the same reads,
 writes and listings as their buggy twins. `sort_lines_safe` puts `--` before the target behind the
 same project check, `build_project_safe` keeps the flags one argument behind the same id check,
-`zone_time_safe` refuses an unknown part of a known zone."""
+`zone_time_safe` refuses an unknown part of a known zone. `fetch_page_safe` fetches only public
+http(s) hosts, after resolving them, and follows no redirect."""
+
+SSRF_SERVERS: tuple[str, ...] = ("fetcher",)
+"""Issue 20's server whose bugs are requests made for the caller (FET-1, FET-2): seen only where the
+server's loopback is its own (fuzzgate's sandbox runs its listener there). Not among `SERVERS`:
+without a sandbox a fuzzer's loopback URLs would reach the machine's own services; bench/bugs.py
+runs it when `--servers` names it."""
 
 REACH_SERVERS: tuple[str, ...] = (
     "listing", "regions", "drafts", "library", "briefing", "batch", "nullargs", "nullargs_clean", "calc",
@@ -300,6 +315,7 @@ FUZZGATE_KINDS: dict[str, tuple[str, ...]] = {
     "injection": ("injection", "scope_escape"),
     "unanswered": ("protocol_error", "crash"),
     "cost": ("hang", "slow"),
+    "ssrf": ("ssrf",),
 }
 """The fuzzgate finding kinds that count as reporting a bug with this symptom. An injected command
 or option whose effect lands outside the scope is a scope escape too, so `scope_escape` on an
@@ -319,6 +335,7 @@ MCP_FUZZER_CATEGORIES: dict[str, tuple[str, ...]] = {
     "injection": ("command_injection",),
     "unanswered": ("hang", "crash", "anomaly"),
     "cost": ("hang", "performance_outlier"),
+    "ssrf": (),
 }
 """mcp-fuzzer's finding categories that count as reporting a bug with this symptom. It has no
 secret oracle; `anomaly` is its per-tool "transport/protocol anomaly" outcome count. Flaky bugs

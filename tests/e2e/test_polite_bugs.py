@@ -210,7 +210,7 @@ def buggy_run(base: Path, user_files: UserFiles) -> Contained:
 def clean_run(base: Path, user_files: UserFiles) -> Contained:
     return contained_run(
         base, "clean", user_files, *polite_target(user_files.root), *includes(*CLEAN),
-        "--cases", "70", "--replays", "2", "--budget", "90s", "--trace", str(base / "clean-trace.jsonl"),
+        "--cases", "110", "--replays", "2", "--budget", "90s", "--trace", str(base / "clean-trace.jsonl"),
     )  # fmt: skip
 
 

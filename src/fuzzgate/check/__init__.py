@@ -7,7 +7,8 @@
 
 Each kind of bug is a check of its own (`registry.check`: `CallContext`, `CheckEnv`,
 `@check(order=...)`), in a module of its own (`crash.py` (crash and hang), `protocol.py`,
-`internal_error.py`, `output_schema.py`, `secret_leak.py`, `slow.py`, `effects.py`); importing this
+`internal_error.py`, `output_schema.py`, `secret_leak.py`, `slow.py`, `effects.py`, `ssrf.py` (what the
+listener on a jailed server's loopback saw: `fuzzgate.sandbox.listener`)); importing this
 package registers the built-in ones, and `Oracles` (`oracles.py`) runs every registered check on
 each call, in their order.
 
@@ -32,7 +33,7 @@ the jail such an exception is a note of the run, not a finding.
 from __future__ import annotations
 
 # Importing a check's module registers it (`registry.check`).
-from fuzzgate.check import crash, effects, internal_error, output_schema, protocol, secret_leak, slow
+from fuzzgate.check import crash, effects, internal_error, output_schema, protocol, secret_leak, slow, ssrf
 from fuzzgate.check.crash import has_lone_surrogate
 from fuzzgate.check.internal_error import RPC_MESSAGE_CHARS
 from fuzzgate.check.normalize import normalize_message, normalize_schema_path
@@ -67,4 +68,5 @@ __all__ = [
     "registered_checks",
     "secret_leak",
     "slow",
+    "ssrf",
 ]

@@ -37,7 +37,8 @@ class CallContext:
     """Whether `arguments` conform to the tool's input schema."""
     outcome: CallOutcome
     effects: tuple[Any, ...] = ()
-    """What the call did outside the reply (file-system effects), for the checks that read it."""
+    """What the call did outside the reply (file-system effects, the listener's requests), for the
+    checks that read them."""
     surface: Surface = Surface.TOOL
     """Which request it was: a tool's `tools/call`, a prompt's `prompts/get`, a resource read."""
 

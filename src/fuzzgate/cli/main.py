@@ -66,6 +66,12 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
         choices=["auto", "required", "off"],
         help="run the server in a Linux-namespace sandbox: auto (where it works), required, off (default auto)",
     )
+    g.add_argument(
+        "--fuzz-guarded-in-sandbox",
+        action="store_const",
+        const=True,
+        help="fuzz tools the destructive guard blocks, where (and only where) the sandbox holds for the server",
+    )
     t = p.add_argument_group("target (instead of or over the config file's [target])")
     t.add_argument("--command", dest="target_command", help="stdio server command")
     t.add_argument(
@@ -112,6 +118,7 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
         timeout=ns.timeout,
         sandbox=ns.sandbox,
         feedback=ns.feedback,
+        fuzz_guarded_in_sandbox=ns.fuzz_guarded_in_sandbox,
     )
 
 

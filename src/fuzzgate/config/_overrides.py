@@ -45,6 +45,8 @@ class Overrides:
     store: str | None = None
     """A store URL or directory, replacing `[fuzzgate] store`."""
     name: str | None = None
+    fuzz_guarded_in_sandbox: bool | None = None
+    """True: fuzz guarded tools where the sandbox holds (`--fuzz-guarded-in-sandbox`)."""
 
     command: str | None = None
     """A stdio target: replaces the file's command and its args (give new ones in `args`)."""
@@ -88,6 +90,7 @@ OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
         "shard": "--shard",
         "store": "--store",
         "name": "--name",
+        "fuzz_guarded_in_sandbox": "--fuzz-guarded-in-sandbox",
         "command": "--command",
         "args": "--arg",
         "url": "--url",

@@ -47,6 +47,7 @@ FUZZGATE_KEYS = (
     "replays",
     "protocol",
     "startup_timeout",
+    "fuzz_guarded_in_sandbox",
 )
 
 SECTION_KEYS: dict[str, tuple[str, ...]] = {

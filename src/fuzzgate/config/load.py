@@ -238,6 +238,9 @@ def _fuzzgate_settings(settings: _Settings, config: Config) -> Config:
         replays=settings.read("replays", _integer(0, 20), config.replays),
         protocol=settings.read("protocol", _choice(ProtocolMode), config.protocol),
         startup_timeout_ms=settings.read("startup_timeout", _plain(as_millis), config.startup_timeout_ms),
+        fuzz_guarded_in_sandbox=settings.read(
+            "fuzz_guarded_in_sandbox", _plain(as_bool), config.fuzz_guarded_in_sandbox
+        ),
     )
 
 

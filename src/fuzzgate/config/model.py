@@ -174,6 +174,9 @@ class Config:
     destructive_patterns: tuple[str, ...] = ()
     destructive_replace_defaults: bool = False
     allow_destructive: tuple[str, ...] = ()
+    fuzz_guarded_in_sandbox: bool = False
+    """`[fuzzgate] fuzz_guarded_in_sandbox` / `--fuzz-guarded-in-sandbox`: tools the destructive
+    guard blocks are fuzzed when, and only when, the sandbox holds for that server start."""
 
     corpus_dir: Path = Path(".wallfacer/corpus")
     lock_timeout_ms: int = 30000

@@ -101,6 +101,8 @@ _FUZZGATE = """
 # protocol = "auto"
 # How long the server may take to start and answer its first request.
 # startup_timeout = "30s"
+# Fuzz the tools the destructive guard blocks too, where (and only where) the sandbox holds.
+# fuzz_guarded_in_sandbox = false
 """
 
 _WALLFACER = """

@@ -68,7 +68,7 @@ from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox, margin_s
 from fuzzgate.plan.focus import focus, reached_files
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
-from fuzzgate.sandbox.containment import Containment, contain
+from fuzzgate.sandbox.containment import Containment, contain, unheld_of
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import ToolInfo, discover
 from fuzzgate.target.runtime import server_sdk
@@ -221,7 +221,9 @@ class Engine:
             return []
         workspace = containment.workspace
         canaries = [c.relpath for c in workspace.canaries]
-        cases = probe_cases(tool.name, tool.input_schema, base, workspace.token, canaries, workspace.boundary)
+        cases = probe_cases(
+            tool.name, tool.input_schema, base, workspace.token, canaries, workspace.boundary, containment.listener
+        )
         for case in cases:
             if case.probe.marker is not None:
                 self.probes[case.probe.marker] = case.probe
@@ -233,6 +235,9 @@ class Engine:
         required and does not work here)."""
         if self.connector == self._contained:
             self.containment = await anyio.to_thread.run_sync(contain, self.settings.target, self.seed)
+            # Guarded tools are fuzzed only where this containment's sandbox holds (the opt-in).
+            selection = self.settings.selection.held_by(unheld_of(self.containment))
+            self.settings = replace(self.settings, selection=selection)
             # The oracles read the canaries this containment planted.
             self.oracles = self._oracles()
             self.verifier = self._verifier()

@@ -161,7 +161,7 @@ async def measuring(settings: EngineSettings, seed: int, timebox: TimeBox) -> As
     """A `Measurer` on a server started as a run starts it; the server and its workspace are gone
     on exit. Raises `TargetError` when the server cannot be started."""
     async with contained(settings, seed) as servers:
-        measurer = Measurer(settings, seed, timebox, servers.connector)
+        measurer = Measurer(servers.settings, seed, timebox, servers.connector)
         try:
             await measurer.start()
             yield measurer

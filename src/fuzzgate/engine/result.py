@@ -91,8 +91,10 @@ def surface_entries(
 
 def _ran(plan: ToolPlan) -> SurfaceEntry:
     status = Status.FUZZED if plan.skip_reason is None else Status.SKIPPED
+    # A fuzzed tool's reason is its note (a guarded tool fuzzed in the sandbox says why).
+    reason = plan.note if plan.skip_reason is None else plan.skip_reason
     sent, planned = plan.probe_counts()
-    return SurfaceEntry(plan.info.surface, plan.info.name, status, plan.skip_reason, plan.calls, planned, sent)
+    return SurfaceEntry(plan.info.surface, plan.info.name, status, reason, plan.calls, planned, sent)
 
 
 def feedback_summary(feedback: Feedback) -> FeedbackSummary:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio.to_thread
@@ -24,7 +24,7 @@ from fuzzgate.model.findings import Finding, Repro, Surface
 from fuzzgate.model.outcome import CallOutcome
 from fuzzgate.plan.selection import NotSelected, ToolPlan, select
 from fuzzgate.record.results import Status, SurfaceEntry
-from fuzzgate.sandbox.containment import Containment, contain
+from fuzzgate.sandbox.containment import Containment, contain, unheld_of
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import Inventory, discover
 
@@ -60,6 +60,9 @@ class Contained:
     connector: Connector
     oracles: Oracles
     canaries: dict[str, str]
+    settings: EngineSettings
+    """The settings given, their selection held by this containment (`SelectionSettings.held_by`):
+    what decides which calls may be sent to these servers."""
 
 
 @asynccontextmanager
@@ -72,9 +75,10 @@ async def contained(settings: EngineSettings, seed: int) -> AsyncIterator[Contai
     def connector(server: ServerSettings, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
         return open_connection(server, extra_env=extra_env, containment=containment)
 
+    held = replace(settings, selection=settings.selection.held_by(unheld_of(containment)))
     try:
         oracles, canaries = oracles_for(settings, seed, containment)
-        yield Contained(connector, oracles, canaries)
+        yield Contained(connector, oracles, canaries, held)
     finally:
         if containment is not None:
             # Not awaited: a cancelled replay (SIGINT, SIGTERM) must still remove its workspace.
@@ -102,7 +106,8 @@ async def list_surface(settings: EngineSettings, seed: int) -> Listing:
     ):
         inventory = await discover(connection, settings.target.timeout_ms / 1000)
         protocol = connection.protocol_version
-    selection = select(inventory, settings.selection, seed)
+        selection_settings = servers.settings.selection
+    selection = select(inventory, selection_settings, seed)
     for plan in selection.plans:
         await anyio.to_thread.run_sync(plan.case, 0, abandon_on_cancel=True)
     decided = {(e.surface, e.name): (e.status, e.reason) for e in selection.entries}
@@ -117,7 +122,7 @@ async def list_surface(settings: EngineSettings, seed: int) -> Listing:
 def _plan_decision(plan: ToolPlan) -> tuple[Status, str | None]:
     if plan.skip_reason is not None:
         return Status.SKIPPED, plan.skip_reason
-    return Status.FUZZED, None
+    return Status.FUZZED, plan.note
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +158,7 @@ async def replay_finding(settings: EngineSettings, finding: Finding, attempts: i
         for attempt in range(1, max(1, attempts) + 1):
             try:
                 same, observations = await replay_once(
-                    settings.verification,
+                    servers.settings.verification,
                     servers.oracles,
                     finding,
                     servers.canaries,
@@ -199,6 +204,6 @@ async def replay_call(
     )
     async with contained(settings, seed) as servers:
         _, observations = await replay_once(
-            settings.verification, servers.oracles, probe, servers.canaries, servers.connector
+            servers.settings.verification, servers.oracles, probe, servers.canaries, servers.connector
         )
     return tuple(observations)

@@ -19,6 +19,7 @@ from fuzzgate.engine.protocol_round import send_probe
 from fuzzgate.generate.probes import place, substitute
 from fuzzgate.model.findings import Step, Surface
 from fuzzgate.model.outcome import CallOutcome
+from fuzzgate.sandbox.listener import Request, unreachable
 from fuzzgate.sandbox.workspace import Layer
 from fuzzgate.target.call import call_and_follow, prompt_argument
 from fuzzgate.target.connection import Connection
@@ -34,6 +35,8 @@ class StepResult:
     """The arguments as sent (workspace paths in place)."""
     outcome: CallOutcome
     effects: tuple[Effect, ...]
+    requests: tuple[Request, ...] = ()
+    """What the SSRF listener on the server's loopback got while the call was pending."""
 
 
 def call_timeout(target: TargetConfig, arguments: Any) -> float:
@@ -43,7 +46,10 @@ def call_timeout(target: TargetConfig, arguments: Any) -> float:
 
 def placed(connection: Connection, arguments: dict[str, Any], written_for: str | None = None) -> dict[str, Any]:
     """`arguments` with the probes' placeholder, and the workspace they were written for, replaced
-    by this server start's directory outside the scope."""
+    by this server start's directory outside the scope. A server without the SSRF listener gets
+    no canary URL: their host is one that resolves nowhere (`sandbox.listener.unreachable`)."""
+    if connection.listener is None:
+        arguments = unreachable(arguments)
     layer = connection.layer
     if layer is None:
         return arguments
@@ -87,6 +93,8 @@ async def send_step(
         # Unchanged since the last call ended, unless another call began since (or ran alongside).
         reuse = cached is not None and cached[0] == connection.steps_started
         before = cached[1] if cached is not None and reuse else layer.snapshot()
+    listener = connection.listener
+    heard = listener.mark() if listener is not None else 0
     connection.steps_started += 1
     timeout_s = call_timeout(target, sent)
     if surface is Surface.SERVER:
@@ -99,7 +107,8 @@ async def send_step(
         after = layer.snapshot()
         connection.last_snapshot = (connection.steps_started, after)
         effects = effects_of(layer.changes(before, after), layer.outside)
-    return StepResult(sent, outcome, effects)
+    requests = listener.since(heard) if listener is not None else ()
+    return StepResult(sent, outcome, effects, requests)
 
 
 def observe(
@@ -118,6 +127,6 @@ def observe(
         arguments=result.arguments,
         schema_valid=schema_valid,
         outcome=outcome if outcome is not None else result.outcome,
-        effects=result.effects,
+        effects=(*result.effects, *result.requests),
     )
     return oracles.observe_call(ctx)

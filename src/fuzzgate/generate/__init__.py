@@ -32,10 +32,11 @@ Beyond schema-offered, boundary and adversarial values:
 - `reserved.py`: every host a case, example, mutant or dictionary value names is confined to
   reserved names and ranges, `enum`/`const` values kept (`cases.py`, `_anchor.py`, `mutate.py` and
   `dictionary.py` apply it, `_formats.py` draws reserved ones).
-- `probes.py`: the scope, boundary (prefix sibling, symlink) and injection probes, planned once
-  per free string field, each riding on the tool's last accepted call, paced by the cases the tool
-  can expect (back to back on a slow tool, every third case on a fast one), pointing at the watched
-  directory through a placeholder the engine replaces.
+- `probes.py`: the scope, boundary (prefix sibling, symlink), injection and URL probes (canary URLs
+  for URL-like fields, only for a server with the SSRF listener: `fuzzgate.sandbox.listener`),
+  planned once per free string field, each riding on the tool's last accepted call, paced by the
+  cases the tool can expect (back to back on a slow tool, every third case on a fast one), pointing
+  at the watched directory through a placeholder the engine replaces.
 - `nearby.py`: variants of a value a tool accepted (its case, a character, a path segment).
 """
 

@@ -18,7 +18,12 @@ with the directory of the server start the probe goes to):
 - injection probes: command-line options that write a file (`--output=`, `-o`, git's
   `--upload-pack=`) and shell fragments that create one (`$(...)`, backticks, `;`, `|`, `&&`, a
   newline). The file's name is unique to the probe, so the file appearing proves the option or
-  the command ran, and says which probe did it; a probe merely echoed back creates nothing.
+  the command ran, and says which probe did it; a probe merely echoed back creates nothing;
+- URL probes, for URL-like fields (`url_fields`) of a server that has the SSRF listener on its own
+  loopback (`fuzzgate.sandbox.listener`; none is given to any other, whose 127.0.0.1 is the
+  machine's): canary URLs to the listener, written as 127.0.0.1, its decimal form, ::1 and
+  localhost, one the listener redirects, and `file://` of the file canary in the watched directory.
+  The listener reports the marker in the path, which says which probe's URL the server fetched.
 
 A probe's file name hashes the run's token, the tool, the field and the probe, so the same seed
 gives the same probes, and a created name maps back to the one probe that could create it.
@@ -34,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -41,6 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fuzzgate.sandbox.boundary import Boundary
+
+from fuzzgate.sandbox.listener import FILE_CANARY, HOSTS, URL_MARKER, Listener
 
 OUTSIDE = "@@FUZZGATE_OUTSIDE@@"
 """Stands for the watched directory outside the scope until the engine sends the probe."""
@@ -59,6 +67,8 @@ class ProbeClass(StrEnum):
     """Through a link planted in the scope that leads outside it."""
     COST = "cost"
     """A value costly to evaluate (`fuzzgate.generate.cost`): what it shows is a hang or a crash."""
+    URL = "url"
+    """A canary URL (`fuzzgate.sandbox.listener`): what it shows is a request the server made (`ssrf`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +83,8 @@ class Probe:
     value: str | int
     """What goes to the field (an integer only for a cost probe's huge count)."""
     marker: str | None = None
-    """The file name only this probe can create, when it is one that creates a file."""
+    """The file name only this probe can create, when it is one that creates a file; a URL probe's
+    marker, the path its canary URL holds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +118,50 @@ def string_fields(schema: Mapping[str, Any]) -> list[str]:
         if takes_string and sub.get("format") not in _SKIPPED_FORMATS:
             fields.append(str(name))
     return fields
+
+
+_URL_WORDS = frozenset(
+    {"url", "urls", "uri", "uris", "iri", "endpoint", "link", "links", "href", "webhook", "callback"}
+)
+_URL_FORMATS = frozenset({"uri", "url", "iri", "uri-reference", "iri-reference"})
+_URL_SHAPE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+
+
+def url_fields(schema: Mapping[str, Any]) -> list[str]:
+    """The free string fields (`string_fields`) that take a URL: a URI format, a name or description
+    saying url, uri, endpoint, link, href, webhook or callback, or URL examples or default."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return []
+    found = []
+    for name in string_fields(schema):
+        sub = properties[name]
+        description = sub.get("description")
+        words = set(_words(name)) | set(_words(description if isinstance(description, str) else ""))
+        examples = sub.get("examples")
+        shown = [*(examples if isinstance(examples, list) else []), sub.get("default")]
+        if (
+            sub.get("format") in _URL_FORMATS
+            or words & _URL_WORDS
+            or any(isinstance(v, str) and _URL_SHAPE.fullmatch(v) for v in shown)
+        ):
+            found.append(name)
+    return found
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", text)]
+
+
+def _url_values(token: str, tool: str, field: str, listener: Listener) -> list[Probe]:
+    def made(label: str, host: str, *, redirect: bool = False) -> Probe:
+        name = marker(token, tool, field, label, URL_MARKER)
+        return Probe(tool, field, ProbeClass.URL, label, listener.url(host, name, redirect=redirect), name)
+
+    probes = [made(label, host) for label, host in HOSTS]
+    probes.append(made("redirect", "127.0.0.1", redirect=True))
+    probes.append(Probe(tool, field, ProbeClass.URL, "file:// canary", f"file://{OUTSIDE}/{FILE_CANARY}"))
+    return probes
 
 
 MAX_BOUNDARY_DIRS = 2
@@ -203,17 +258,21 @@ def probe_cases(
     token: str,
     canaries: Sequence[str],
     boundary: Boundary | None = None,
+    listener: Listener | None = None,
 ) -> list[ProbeCase]:
     """The probes for every string field of `tool`, each in a copy of `base` (`{}` for the fields it
     sets alone, as the engine plans them), in rounds: the first probe of each class for every field,
-    then the second, and so on, classes in the order `_values` gives them (scope, injection, then the
+    then the second, and so on, classes in the order they come for a field (URL probes first in a
+    URL-like field when the server has the SSRF `listener`, then scope, injection, and the
     boundary's when the workspace's `boundary` is given). A tool that gets only a few cases then
     still sends every class to every field first (an option probe in the second of two fields does
     not wait behind sixteen probes of the first)."""
+    urls = set(url_fields(schema)) if listener is not None else set()
     by_class: dict[ProbeClass, list[list[ProbeCase]]] = {}
     for field in string_fields(schema):
         mine: dict[ProbeClass, list[ProbeCase]] = {}
-        for probe in _values(token, tool, field, canaries, boundary):
+        probes = _url_values(token, tool, field, listener) if listener is not None and field in urls else []
+        for probe in [*probes, *_values(token, tool, field, canaries, boundary)]:
             mine.setdefault(probe.probe_class, []).append(ProbeCase({**base, field: probe.value}, probe))
         for probe_class, cases in mine.items():
             by_class.setdefault(probe_class, []).append(cases)

@@ -34,6 +34,9 @@ class Kind(StrEnum):
     SLOW = "slow"
     SCOPE_ESCAPE = "scope_escape"
     INJECTION = "injection"
+    SSRF = "ssrf"
+    """The server fetched a URL its caller gave it, reaching the listener on its own loopback or a
+    canary file (server-side request forgery)."""
 
 
 class Severity(StrEnum):
@@ -62,6 +65,7 @@ DEFAULT_SEVERITY: dict[Kind, Severity] = {
     Kind.SLOW: Severity.LOW,
     Kind.SCOPE_ESCAPE: Severity.CRITICAL,
     Kind.INJECTION: Severity.CRITICAL,
+    Kind.SSRF: Severity.HIGH,
 }
 
 

@@ -24,7 +24,9 @@ The modules:
   the tool that used least time, generation included, or with `--cases` to each tool in turn; it
   asks for its deadline every time.
 - `safety.py`: the destructive guard: tools that look like they delete or reset data are never
-  called unless the user allowlisted them by name.
+  called unless the user allowlisted them by name, or `fuzz_guarded_in_sandbox` is on and the
+  sandbox holds for the server (`SelectionSettings.held_by`, filled in by whoever contains the
+  servers; until then guarded tools stay blocked).
 - `budget.py`: the time box: one deadline from the process start for every phase, the fuzzing end
   moved earlier as replays wait, the margin.
 """

@@ -32,6 +32,8 @@ from fuzzgate.plan.safety import DestructiveGuard, looks_read_only
 from fuzzgate.record.results import SHARD_REASON_PREFIX, Status, SurfaceEntry
 from fuzzgate.target.discover import Inventory, ToolInfo
 
+NOT_CONTAINED = "no sandbox was started for it"
+"""Why the sandbox does not hold, until whoever contains the servers says it does."""
 FAIR_SLACK_S = 1.0
 FAIR_SLACK_SHARE = 0.1
 """Tools whose charged time is within this much of the least (seconds, or this share of it) are
@@ -81,6 +83,8 @@ class ToolPlan:
     """The cases the tool can expect in all, as the scheduler estimated when it paced the probes."""
     paced: bool = False
     _slots: ProbeSlots | None = None
+    note: str | None = None
+    """Why a tool the destructive guard blocks is fuzzed all the same (`guarded_in_sandbox`)."""
     _building: threading.Lock = field(default_factory=threading.Lock)
     _slotting: threading.Lock = field(default_factory=threading.Lock)
 
@@ -254,6 +258,16 @@ class SelectionSettings:
     shard: Shard | None
     mode: GenerationMode
     max_string: int
+    fuzz_guarded_in_sandbox: bool = False
+    """The opt-in: tools the destructive guard blocks are fuzzed where the sandbox holds (`unheld`)."""
+    unheld: str | None = NOT_CONTAINED
+    """Why the sandbox does not hold for the server starts these settings govern; None when it does
+    (jailed, its own loopback-only network, a throwaway layer: `Containment.unheld`). Set by whoever
+    contains the servers (`held_by`); until then guarded tools stay blocked."""
+
+    def held_by(self, unheld: str | None) -> SelectionSettings:
+        """These settings for servers whose sandbox holds (`unheld` None) or does not, and why."""
+        return replace(self, unheld=unheld)
 
     @classmethod
     def of(cls, config: Config) -> SelectionSettings:
@@ -267,6 +281,7 @@ class SelectionSettings:
             shard=config.shard,
             mode=config.mode,
             max_string=config.max_string,
+            fuzz_guarded_in_sandbox=config.fuzz_guarded_in_sandbox,
         )
 
 
@@ -291,7 +306,22 @@ def _refusal(tool: ToolInfo, settings: SelectionSettings, guard: DestructiveGuar
         return reason, Status.SKIPPED
     # A resource's name is its URI or template: `db://drop/{table}` reads like an action.
     reason = guard.blocks(tool.name, tool.destructive_hint, tool.read_only_hint)
-    return None if reason is None else (reason, Status.BLOCKED)
+    if reason is None or guarded_in_sandbox(tool, settings, guard) is not None:
+        return None
+    if settings.fuzz_guarded_in_sandbox:
+        reason += f"; fuzz_guarded_in_sandbox is on, but the sandbox does not hold for this server ({settings.unheld})"
+    return reason, Status.BLOCKED
+
+
+def guarded_in_sandbox(tool: ToolInfo, settings: SelectionSettings, guard: DestructiveGuard) -> str | None:
+    """What a tool the guard blocks is called for, when it is called only because the sandbox holds
+    and `fuzz_guarded_in_sandbox` is on (the note a listing and a report show); None otherwise."""
+    if not settings.fuzz_guarded_in_sandbox or settings.unheld is not None:
+        return None
+    why = guard.why_destructive(tool.name, tool.destructive_hint, tool.read_only_hint)
+    if why is None or guard.blocks(tool.name, tool.destructive_hint, tool.read_only_hint) is None:
+        return None
+    return f"guarded ({why}), fuzzed in the sandbox: fuzz_guarded_in_sandbox"
 
 
 class NotSelected(UsageError):
@@ -373,7 +403,8 @@ def select(
             factory = _generator_factory(tool, settings, seed, generation_timeout_s)
             fixed = tool.surface is Surface.RESOURCE and "{" not in tool.name
             # A plain resource takes no arguments: one read says all there is to say.
-            plans.append(ToolPlan(tool, factory, probe_source=probe_source, max_cases=1 if fixed else None))
+            note = guarded_in_sandbox(tool, settings, guard)
+            plans.append(ToolPlan(tool, factory, probe_source=probe_source, max_cases=1 if fixed else None, note=note))
             tools += counted
             continue
         entries.append(SurfaceEntry(tool.surface, tool.name, status, reason))

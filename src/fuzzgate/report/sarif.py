@@ -206,6 +206,23 @@ _RULES: dict[Kind, _RuleText] = {
         tags=("integrity", "external/cwe/cwe-88", "external/cwe/cwe-78"),
         precision="high",
     ),
+    Kind.SSRF: _RuleText(
+        name="ServerSideRequestForgery",
+        short="The MCP server fetched a URL its caller gave it, reaching addresses only it can reach.",
+        full=(
+            "fuzzgate gave a URL-like argument a canary URL pointing at the server's own loopback (as "
+            "127.0.0.1, its decimal form, ::1, localhost, or through a redirect) or a file:// canary, "
+            "and the server requested it or answered with its content. A client or a prompt-injected "
+            "model can then make the server reach internal services, cloud metadata endpoints or "
+            "local files on its behalf."
+        ),
+        fix=(
+            "Resolve the URL's host and refuse loopback, private, link-local and other internal addresses "
+            "(after every redirect, or do not follow redirects), and allow only the schemes the tool needs."
+        ),
+        tags=("confidentiality", "external/cwe/cwe-918"),
+        precision="high",
+    ),
 }
 
 _SECURITY_SEVERITY: dict[Severity, str] = {

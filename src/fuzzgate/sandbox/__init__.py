@@ -30,6 +30,12 @@ The modules:
   `_jail_view.py` (the mounts and system calls that build the view) and `_scope_copy.py` (a scope
   dir copied, in the jail or by `workspace` without it), which import only the standard library;
   none of them can be measured by coverage.py in the jail (it execs the server).
+- `listener.py` with `_listener.py`: the SSRF listener. `_listener.py` is the tiny HTTP server the
+  jail's init starts on the jail's own loopback (stdlib only, imported by `_jail_init.py` only when
+  asked for), reporting each request's path on a pipe; `listener.py` is fuzzgate's side: its port,
+  the canary URLs, reading the pipe call by call (`ListenerLog`), and `unreachable` for servers
+  without it. `Containment.unheld` says whether the sandbox holds for a start (what
+  `fuzz_guarded_in_sandbox` needs).
 - `owned_process.py`: what any server process fuzzgate starts needs: the launch spec, its own
   session, `CUSTODY` (fuzzgate's own children), the line log of its stderr (a line too long to keep
   is redacted here, where it is whole: the one import of a later stage, `check.secrets`), stop and

@@ -30,7 +30,10 @@ root). SPEC is `Spec.to_args()`. In order, it:
 5. remounts every other mount read-only, and every mount but the allowed devices and devpts
    `nodev`, so no other device node anywhere can be opened; brings up `lo` in the new network
    namespace;
-6. makes a PID namespace: a reaper becomes its PID 1 and the server its PID 2. The server is this
+6. makes a PID namespace: a reaper becomes its PID 1 and the server its PID 2 (PID 3 when the SSRF
+   listener is asked for, `--listen`: its sockets are bound on the new loopback before the PID
+   namespace is made, and it runs as PID 2, without the capabilities that could undo the sandbox,
+   reporting on the pipe fuzzgate passed down, which the server never holds). The server is this
    process's child, so this process learns its exact exit status and passes it on: an exit code as
    is, a death by signal N by dying of signal N itself (PID 1 of a namespace cannot do that, which
    is why the reaper, not this process, is PID 1). The server mounts the namespace's /proc, drops
@@ -44,12 +47,12 @@ spec and the messages are `_jail_spec.py`'s, and a scope dir that cannot be over
 `_scope_copy.py` (which also serves `workspace` when there is no sandbox).
 
 It runs with -I -S, without fuzzgate on sys.path: it appends the directory that holds the package,
-and imports from it only those three modules, which import only the standard library, and as
-little of it as they can: it runs at every server start, and `json`, `socket`, `signal` or `typing`
-would double its start-up time (hence `_signal`, `_socket` and SPEC as plain arguments). It never
-writes to stdout, which is the server's MCP channel; its own messages go to stderr, prefixed
-`fuzzgate-jail: `, and it exits 125 when the sandbox cannot be built, 126/127 when COMMAND cannot
-be run.
+and imports from it only those three modules (and `_listener.py` when a listener is asked for),
+which import only the standard library, and as little of it as they can: it runs at every server
+start, and `json`, `socket`, `signal` or `typing` would double its start-up time (hence `_signal`,
+`_socket` and SPEC as plain arguments). It never writes to stdout, which is the server's MCP
+channel; its own messages go to stderr, prefixed `fuzzgate-jail: `, and it exits 125 when the
+sandbox cannot be built, 126/127 when COMMAND cannot be run.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ if not __package__:
     # package are imported from it, all here, before anything is mounted.
     sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from fuzzgate.sandbox._jail_spec import SETUP_FAILED, JailError, Spec, parse, say
+from fuzzgate.sandbox._jail_spec import SETUP_FAILED, JailError, Listen, Spec, parse, say
 from fuzzgate.sandbox._jail_view import (
     CLONE_NEWPID,
     PR_SET_PDEATHSIG,
@@ -78,7 +81,7 @@ from fuzzgate.sandbox._jail_view import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
 
 _FATAL_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT)
@@ -162,12 +165,46 @@ def _wait_briefly(pid: int, timeout_s: float) -> None:
         time.sleep(0.001)
 
 
+def _listener(listen: Listen, log_fd: int, sockets: list[Any]) -> NoReturn:
+    """The SSRF listener's process (`_listener.py`): in the jail's PID namespace, so it dies with
+    the jail, without the powers to undo the sandbox, and deaf to the MCP pipes."""
+    try:
+        prctl(PR_SET_PDEATHSIG, _signal.SIGKILL)
+        _null_stdio((0, 1, 2))
+        drop_capabilities()
+        from fuzzgate.sandbox._listener import serve
+
+        serve(sockets, log_fd, listen.port)
+    finally:
+        os._exit(0)
+
+
+def _release(sockets: list[Any], log_fd: int) -> None:
+    """Close the listener's sockets and log: only its own process keeps them."""
+    for sock in sockets:
+        sock.close()
+    if log_fd >= 0:
+        os.close(log_fd)
+
+
 def run(spec: Spec, argv: list[str]) -> NoReturn:
     # The server gets its group's signals itself; this process only waits for it.
     for signum in _FATAL_SIGNALS:
         _signal.signal(signum, _signal.SIG_IGN)
+    log_fd, sockets = -1, []
     try:
+        if spec.listen is not None:
+            # Imported (as the other modules) before anything is mounted, and only when asked for:
+            # `_socket` and `select` cost start-up time.
+            from fuzzgate.sandbox._listener import bind
+
+            # Only the listener keeps the pipe: the server's exec closes it.
+            log_fd = spec.listen.fd
+            os.set_inheritable(log_fd, False)
         build_view(spec)
+        if spec.listen is not None:
+            # Bound once `lo` is up and before the server exists: its first request finds them.
+            sockets = bind(spec.listen.port)
         unshare(CLONE_NEWPID)
     except JailError as exc:
         say(str(exc))
@@ -179,14 +216,26 @@ def run(spec: Spec, argv: list[str]) -> NoReturn:
     reaper = os.fork()
     if reaper == 0:
         os.close(pipe_write)
+        _release(sockets, log_fd)
         _reaper(pipe_read)
     os.close(pipe_read)
+    listen = spec.listen
+    listener = os.fork() if listen is not None and sockets else -1
+    if listener == 0 and listen is not None:
+        os.close(pipe_write)
+        _listener(listen, log_fd, sockets)
+    _release(sockets, log_fd)
     server = os.fork()
     if server == 0:
         _server(spec, argv)
     # Only the server holds the MCP pipes now, so they end when it does.
     _null_stdio((0, 1))
     status = os.waitpid(server, 0)[1]
+    if listener > 0:
+        # Reaped here, before the reaper goes: the namespace's PID 1 cannot finish exiting while a
+        # process of the namespace (this one's child) is left unreaped.
+        os.kill(listener, _signal.SIGKILL)
+        os.waitpid(listener, 0)
     os.close(pipe_write)
     _wait_briefly(reaper, 2.0)
     _pass_on(status)

@@ -29,10 +29,23 @@ class Overlay:
         self.lower, self.upper, self.work, self.target, self.on_failure = lower, upper, work, target, on_failure
 
 
+class Listen:
+    """The SSRF listener (`_listener.py`): its port on the jail's loopback, and the inherited write
+    end of the pipe it reports requests on (fuzzgate reads the other end)."""
+
+    __slots__ = ("fd", "port")
+
+    def __init__(self, port: int, fd: int) -> None:
+        self.port, self.fd = port, fd
+
+
 class Spec:
     """Everything the init needs, passed as arguments (`to_args`, `parse`)."""
 
-    __slots__ = ("chdir", "env", "layer", "network", "overlays", "stage", "tmp_upper", "tmp_work", "userns", "writable")
+    __slots__ = (
+        "chdir", "env", "layer", "listen", "network", "overlays", "stage", "tmp_upper", "tmp_work", "userns",
+        "writable",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -47,10 +60,12 @@ class Spec:
         env: dict[str, str],
         network: bool,
         userns: bool,
+        listen: Listen | None = None,
     ) -> None:
         self.writable, self.overlays, self.layer, self.stage = writable, overlays, layer, stage
         self.tmp_upper, self.tmp_work = tmp_upper, tmp_work
         self.chdir, self.env, self.network, self.userns = chdir, env, network, userns
+        self.listen = listen
 
     def to_args(self) -> list[str]:
         args = ["--layer", self.layer, "--stage", self.stage, "--tmp", self.tmp_upper, self.tmp_work]
@@ -65,6 +80,8 @@ class Spec:
             args.append("--network")
         if self.userns:
             args.append("--userns")
+        if self.listen is not None:
+            args += ["--listen", str(self.listen.port), str(self.listen.fd)]
         return args
 
 
@@ -75,6 +92,7 @@ def parse(args: list[str]) -> tuple[Spec, list[str]]:
     overlays: list[Overlay] = []
     env: dict[str, str] = {}
     flags: set[str] = set()
+    listen: Listen | None = None
     i = 0
     while i < len(args) and args[i] != "--":
         option = args[i]
@@ -92,6 +110,9 @@ def parse(args: list[str]) -> tuple[Spec, list[str]]:
             i += 6
         elif option == "--env":
             env[args[i + 1]] = args[i + 2]
+            i += 3
+        elif option == "--listen":
+            listen = Listen(int(args[i + 1]), int(args[i + 2]))
             i += 3
         elif option in ("--network", "--userns"):
             flags.add(option)
@@ -112,6 +133,7 @@ def parse(args: list[str]) -> tuple[Spec, list[str]]:
         env=env,
         network="--network" in flags,
         userns="--userns" in flags,
+        listen=listen,
     )
     return spec, command
 

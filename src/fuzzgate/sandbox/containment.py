@@ -5,7 +5,9 @@ the sandbox around it where Linux namespaces allow one.
 unconfined on a copy of its scope, saying why in the report; `"required"` refuses to run without
 the jail; `"off"` never jails. In every case the server works on a throwaway copy (or overlay) of
 its scope, so the user's files are never changed, and the directory outside the scope where the
-canaries lie is watched call by call (`workspace.Layer.changes`).
+canaries lie is watched call by call (`workspace.Layer.changes`). A jailed server with its own
+loopback also gets the SSRF listener there (`listener.py`); the containment line says when a
+server gets none (`NO_LISTENER`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from fuzzgate.config.model import SandboxMode, TargetConfig, TargetKind
 from fuzzgate.model.errors import TargetError
 from fuzzgate.sandbox.jail import jailed, sandbox_unavailable
+from fuzzgate.sandbox.listener import Listener, ListenerLog
 from fuzzgate.sandbox.owned_process import LaunchSpec
 from fuzzgate.sandbox.scope import infer_scope
 from fuzzgate.sandbox.workspace import Layer, Workspace
@@ -25,6 +28,10 @@ from fuzzgate.sandbox.workspace import Layer, Workspace
 NOT_OBSERVED = (
     "the network is not contained (the server can reach the internet and the runner's services); "
     "writes outside the watched directory and other processes are neither contained nor observed"
+)
+
+NO_LISTENER = (
+    "no SSRF listener (the server has no loopback of its own: its 127.0.0.1 is the machine's): URL probes are not sent"
 )
 
 
@@ -39,10 +46,19 @@ class Containment:
     """Whether the jail keeps the host's network (an HTTP target fuzzgate must reach)."""
     summary: str
     """One line for the report: what contains the server, or why not and what is then not observed."""
+    unheld: str | None = "not known to hold"
+    """None when the sandbox holds for every server start (jailed, its own loopback-only network,
+    a throwaway layer, nothing else of the host writable), so a server can change only its layer;
+    else why it does not, in a few words."""
+    listener: Listener | None = None
+    """The SSRF listener on each jail's loopback; None when the server has no network of its own
+    (not jailed, or an HTTP target keeping the host's): URL probes are then not sent."""
 
-    def prepare(self, spec: LaunchSpec) -> tuple[LaunchSpec, Layer]:
-        """A fresh layer for one server start, and the launch spec that runs the server on it."""
+    def prepare(self, spec: LaunchSpec) -> tuple[LaunchSpec, Layer, ListenerLog | None]:
+        """A fresh layer for one server start, the launch spec that runs the server on it, and
+        what its listener reports (None without one: `listener`). The caller closes the log."""
         layer = self.workspace.layer()
+        log = None
         try:
             args = layer.rewrite_args(spec.args)
             # An environment variable naming a scope directory (`NOTES_DIR=/srv/notes`) must lead to
@@ -50,14 +66,31 @@ class Containment:
             env = {name: layer.map_path(value) or value for name, value in spec.env.items()}
             command = spec.command
             if self.jail:
-                command, args = jailed(command, args, layer, scope=self.scope, network=self.network)
-            return replace(spec, command=command, args=args, env=env, cwd=layer.cwd), layer
+                listen = None
+                if self.listener is not None:
+                    self.listener.plant(layer.outside)
+                    log = ListenerLog()
+                    listen = self.listener.jail_spec(log)
+                    spec = replace(spec, pass_fds=(*spec.pass_fds, log.child_fd))
+                command, args = jailed(command, args, layer, scope=self.scope, network=self.network, listen=listen)
+            return replace(spec, command=command, args=args, env=env, cwd=layer.cwd), layer, log
         except BaseException:
+            if log is not None:
+                log.close()
             layer.close()
             raise
 
     def close(self) -> None:
         self.workspace.close()
+
+
+NOT_STARTED = "fuzzgate does not start this server (it only reaches it)"
+
+
+def unheld_of(containment: Containment | None) -> str | None:
+    """Why the sandbox does not hold for the servers `containment` starts (None: it does); for no
+    containment (an HTTP target fuzzgate only reaches), that fuzzgate does not start them."""
+    return NOT_STARTED if containment is None else containment.unheld
 
 
 def token_for(seed: int) -> str:
@@ -82,6 +115,7 @@ def contain(target: TargetConfig, seed: int, *, labels: Sequence[str] = ()) -> C
     scope = infer_scope(target)
     workspace = Workspace(scope, token_for(seed), isolate=jail, cwd=target.cwd, labels=labels)
     shown = ", ".join(str(d) for d in scope)
+    listener = Listener.for_token(workspace.token) if jail and not http else None
     if jail:
         net = "the host network (an HTTP target)" if http else "its own loopback only"
         summary = (
@@ -97,4 +131,11 @@ def contain(target: TargetConfig, seed: int, *, labels: Sequence[str] = ()) -> C
         # `scope = [...]` without the working directory: the server runs in the original one
         # (read-only in the sandbox), and what it writes there is neither protected nor watched.
         summary += f"; its working directory {workspace.cwd} is outside the scope: it runs there as is"
-    return Containment(workspace, scope, jail, http, summary)
+    summary += f"; {listener.summary()}" if listener is not None else f"; {NO_LISTENER}"
+    if jail:
+        unheld = "an HTTP target keeps the host network" if http else None
+    elif target.sandbox is SandboxMode.OFF:
+        unheld = 'sandbox = "off"'
+    else:
+        unheld = f"the sandbox does not work here: {reason}"
+    return Containment(workspace, scope, jail, http, summary, unheld, listener)

@@ -19,6 +19,8 @@
   every other mount is `nodev`; the Unix sockets bound on the host (docker.sock, the session bus)
   are hidden under /run or covered, since a read-only mount stops neither connect() nor opening a
   device for writing.
+- **a listener**: with `listen`, the SSRF listener (`_listener.py`) answers on the jail's loopback,
+  reachable from inside the jail only, and dies with it.
 - **processes**: a PID namespace with its own /proc; the server sees only its own processes, and
   all of them die with the jail's main process.
 - **powers**: the server keeps the capabilities a Docker container has by default, less MKNOD;
@@ -46,7 +48,7 @@ from typing import Protocol
 
 from fuzzgate.model.errors import TargetError
 from fuzzgate.sandbox import _jail_init, _jail_spec
-from fuzzgate.sandbox._jail_spec import Overlay, Spec
+from fuzzgate.sandbox._jail_spec import Listen, Overlay, Spec
 from fuzzgate.sandbox.removal import remove_tree
 from fuzzgate.sandbox.workspace import Layer, overlay_upper, workdir_base
 
@@ -98,6 +100,7 @@ def jailed(
     scope: Sequence[Path],
     network: bool = False,
     userns: bool | None = None,
+    listen: Listen | None = None,
 ) -> tuple[str, tuple[str, ...]]:
     """The command line running `command args` in the sandbox for `layer` (module docstring).
 
@@ -107,7 +110,8 @@ def jailed(
     started in any existing directory (`layer.cwd` exists on the host too). Its exit status is the
     server's, a death by signal included; a jail that could not be built exits `SETUP_FAILED`
     (125), a command that cannot be run 127 or 126, each with a line on stderr starting `PREFIX`.
-    `userns` forces a user namespace (default: when not root)."""
+    `userns` forces a user namespace (default: when not root). `listen` starts the SSRF listener
+    (`listener.py`) on the jail's loopback; only without `network`."""
     unshare = shutil.which("unshare")
     if unshare is None:
         raise TargetError("the sandbox needs unshare (util-linux), not found on PATH", hint='set sandbox = "off"')
@@ -115,7 +119,10 @@ def jailed(
     if missing:
         raise ValueError(f"not in the layer's scope: {', '.join(missing)}")
     use_userns = os.geteuid() != 0 if userns is None else userns
+    if listen is not None and network:
+        raise ValueError("a listener on the jail's loopback needs the jail's own network")
     spec = _spec(layer, scope, network=network, userns=use_userns, home=os.environ.get("HOME", ""), probe=False)
+    spec.listen = listen
     return unshare, _unshare_args(spec, [command, *args])
 
 

@@ -29,6 +29,7 @@ from fuzzgate.target.output import OutputChecker
 
 if TYPE_CHECKING:
     from fuzzgate.sandbox.containment import Containment
+    from fuzzgate.sandbox.listener import ListenerLog
     from fuzzgate.sandbox.workspace import Layer
 from fuzzgate.coverage.channel import CoverageChannel, feedback_note
 from fuzzgate.coverage.plan import CollectorPlan, plan_collector
@@ -70,6 +71,9 @@ class Connection:
     """The coverage collector's side channel, when this server runs the collector (`coverage.channel`)."""
     feedback_note: str = ""
     """Which feedback this server's calls give and why, in one line (`coverage.feedback_note`)."""
+    listener: ListenerLog | None = None
+    """What the SSRF listener on this server's own loopback reports; None when it has none
+    (`sandbox.listener`): canary URLs are then not sent to it."""
 
     @property
     def server(self) -> OwnedProcess | None:
@@ -210,12 +214,13 @@ async def open_connection(
     redact = redactor_for(config, extra_env or {})
     spec: LaunchSpec | None = None
     layer: Layer | None = None
+    listener: ListenerLog | None = None
     if containment is not None and config.target.command is not None:
         launch = launch_spec(config, extra_env or {})
         if _missing(launch):
             # Inside the jail it would only show as the jail's exit 127: say it as plainly as unjailed.
             raise _startup_error(config, None, f"command not found ({launch.command})", redact)
-        spec, layer = containment.prepare(launch)
+        spec, layer, listener = containment.prepare(launch)
     plan = plan_collector(config.target)
     channel: CoverageChannel | None = None
     try:
@@ -225,10 +230,15 @@ async def open_connection(
             channel = CoverageChannel(plan, map_path=layer.map_path if layer is not None else None)
             spec = channel.apply(spec or launch_spec(config, extra_env or {}))
         async with _opened(config, extra_env or {}, redact, spec, layer, plan, channel) as connection:
+            if listener is not None:
+                listener.started()
+                connection.listener = listener
             yield connection
     finally:
         if channel is not None:
             channel.close()
+        if listener is not None:
+            listener.close()
         if layer is not None:
             # The server and everything it started are gone by now: its layer can go too (not
             # awaited, so a cancelled run removes it as well).
