@@ -17,7 +17,7 @@ LISTENER = Listener.for_token("token-1")
 SCHEMA = {"type": "object", "properties": {"url": {"type": "string"}, "note": {"type": "string"}}}
 PROBES = {
     c.probe.marker: c.probe
-    for c in probe_cases("fetch", SCHEMA, {}, "token-1", [], LISTENER)
+    for c in probe_cases("fetch", SCHEMA, {}, "token-1", [], listener=LISTENER)
     if c.probe.probe_class is ProbeClass.URL and c.probe.marker is not None
 }
 

@@ -168,8 +168,10 @@ def test_trace_records_every_call(buggy_run: tuple[CliRun, Path]) -> None:
         # Each generated case at most once. A case may be missing: one holding a lone surrogate
         # that was already sent for that field, or once the server is known to drop such requests,
         # is not sent again (each costs a timeout). A corpus mutant carries the index of the case
-        # it went before; corpus replays and shrinks are the corpus's calls, not the tool's cases.
-        generated = [case for case, origin in sent if not origin.startswith(("mutate:", "shrink:", "corpus"))]
+        # it went before, a sequence's step that of the case it was built on; corpus replays and
+        # shrinks are the corpus's calls, not the tool's cases.
+        stepped = ("mutate:", "sequence:", "shrink:", "corpus")
+        generated = [case for case, origin in sent if not origin.startswith(stepped)]
         assert len(set(generated)) == len(generated)
         cases = [case for case, origin in sent if not origin.startswith(("shrink:", "corpus"))]
         assert entries[(surface, name)]["cases"] == len(cases)

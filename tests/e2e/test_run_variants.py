@@ -19,10 +19,13 @@ HOSTILE = Path(__file__).resolve().parents[1] / "servers" / "hostile.py"
 def _clean_run(work: Path, name: str, seed: str, concurrency: str = "1", measured: bool = True) -> tuple[CliRun, Path]:
     """The clean example server, 25 cases a tool, each request traced: the run and its trace."""
     trace = work / f"trace-{name}.jsonl"
+    # Every run in a directory of the same name: the scope's name is in its boundary probes.
+    project = work / "project"
+    project.mkdir(exist_ok=True)
     run = fuzzgate(
         "run", *stdio_target("clean_server.py"), "--seed", seed, "--cases", "25", "--budget", "5m",
         "--concurrency", concurrency, "--trace", str(trace), "--corpus", str(work / f"corpus-{name}"),
-        cwd=work, out=work / f"out-{name}", measured=measured,
+        cwd=project, out=work / f"out-{name}", measured=measured,
     )  # fmt: skip
     return run, trace
 

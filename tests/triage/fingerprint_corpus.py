@@ -32,6 +32,7 @@ from fuzzgate.generate.probes import Probe, probe_cases
 from fuzzgate.model.findings import SERVER_NAME, Surface
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
 from fuzzgate.sandbox.canaries import Canary
+from fuzzgate.sandbox.listener import URL_MARKER, Request
 
 SAMPLES = Path(__file__).parent / "fingerprint_samples"
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +47,7 @@ _PROBED = {
     "git_log": {"type": "object", "properties": {"ref": {"type": "string"}}},
     "grep_notes": {"type": "object", "properties": {"pattern": {"type": "string"}}},
 }
+_SSRF_MARKER = f"{URL_MARKER}0123456789abcdef"
 PROBES: dict[str, Probe] = {
     case.probe.marker: case.probe
     for tool, schema in _PROBED.items()
@@ -328,5 +330,12 @@ CASES: dict[str, Case] = {
         _ok("no match"),
         {"pattern": _probe("grep_notes", "$(...)").value},
         effects=_created_by(_probe("grep_notes", "$(...)")),
+    ),
+    # A request made for the caller: the listener reported the canary URL's path.
+    "ssrf: fetched canary URL": Case(
+        "fetch_page",
+        _ok("<html>fetched</html>"),
+        {"url": f"http://127.0.0.1:41000/{_SSRF_MARKER}"},
+        effects=(Request(f"/{_SSRF_MARKER}"),),
     ),
 }

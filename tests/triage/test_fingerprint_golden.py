@@ -19,7 +19,7 @@ from tests.triage.fingerprint_corpus import CASES
 
 CRASH, HANG, SLOW = Kind.CRASH, Kind.HANG, Kind.SLOW
 INTERNAL, PROTOCOL, SCHEMA, SECRET = Kind.INTERNAL_ERROR, Kind.PROTOCOL_ERROR, Kind.SCHEMA_VIOLATION, Kind.SECRET_LEAK
-ESCAPE, INJECTION = Kind.SCOPE_ESCAPE, Kind.INJECTION
+ESCAPE, INJECTION, SSRF = Kind.SCOPE_ESCAPE, Kind.INJECTION, Kind.SSRF
 
 Golden = dict[str, list[tuple[Kind, tuple[str, ...], str]]]
 
@@ -108,6 +108,7 @@ FUZZGATE_1: Golden = {
     "scope_escape: read canary": [(ESCAPE, ("read", "path"), "80fa41ea60185ca32708")],
     "injection: option": [(INJECTION, ("option", "ref"), "ebf9c99cf5b5bd971f18")],
     "injection: shell": [(INJECTION, ("shell", "pattern"), "4bb98b80fc8f982dac5f")],
+    "ssrf: fetched canary URL": [(SSRF, ("fetch", "url"), "92a180985bf4fca37674")],
     # Added with fuzzgate/2, as fuzzgate/1 fingerprinted them: the frame a library raised in, the
     # value the message held.
     "rich, an installed server's library raised": [
@@ -206,6 +207,7 @@ FUZZGATE_2: Golden = {
     "scope_escape: read canary": [(ESCAPE, ("read", "path"), "b7804bc828c044e1cb1f")],
     "injection: option": [(INJECTION, ("option", "ref"), "c5815582cf4916271c21")],
     "injection: shell": [(INJECTION, ("shell", "pattern"), "40f26a7dc62d94eae8f3")],
+    "ssrf: fetched canary URL": [(SSRF, ("fetch", "url"), "8c952e72bc1752b745c1")],
 }
 """What fuzzgate/2 gives for the corpus: the raising frame in the server's own code (an installed
 server's package too), the call"s values taken out of internal error messages."""

@@ -74,7 +74,9 @@ def _escape(name: str) -> str:
 def _types(prop: Mapping[str, Any]) -> frozenset[str]:
     declared = prop.get("type")
     if declared is None:
-        combined = any(k in prop for k in ("anyOf", "oneOf", "allOf"))
+        # A reference (pydantic writes an enum field as `{"$ref": "#/$defs/Kind"}`) or a combination
+        # names no free value: an accepted or a reply's value put there would crowd out its choices.
+        combined = any(k in prop for k in ("anyOf", "oneOf", "allOf", "$ref"))
         return frozenset() if combined else frozenset({"string", "integer"})
     listed = [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else []
     return frozenset(t for t in listed if t in ("string", "integer", "number"))

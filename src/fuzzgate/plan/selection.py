@@ -87,6 +87,7 @@ class ToolPlan:
     """Why a tool the destructive guard blocks is fuzzed all the same (`guarded_in_sandbox`)."""
     _building: threading.Lock = field(default_factory=threading.Lock)
     _slotting: threading.Lock = field(default_factory=threading.Lock)
+    _on_top: bool = False
 
     def case(self, index: int) -> Case | None:
         """Case `index`, building the generator first if needed; None once the tool is skipped.
@@ -146,10 +147,11 @@ class ToolPlan:
         is_probe, position = self._slot(index)
         return is_probe or generator.ready(position)
 
-    def set_pace(self, expected: float | None) -> None:
-        """Pace the tool's probes for `expected` cases in all (None: not known)."""
+    def set_pace(self, expected: float | None, *, on_top: bool = False) -> None:
+        """Pace the tool's probes for `expected` cases in all (None: not known); `on_top`: the
+        probes come on top of `expected` regular cases (`--cases`)."""
         with self._slotting:
-            self.paced, self.expected = True, expected
+            self.paced, self.expected, self._on_top = True, expected, on_top
 
     def answered(self, case: Case, duration_s: float, reached: bool, accepted: bool) -> None:
         """After a call of `case` that took `duration_s`: whether it `reached` the server, and
@@ -171,7 +173,10 @@ class ToolPlan:
             return False, index
         with self._slotting:
             if slots.pace is None and self.paced and not slots.decided(index):
-                slots.pace = pace(slots.probes, self.expected)
+                expected = self.expected
+                if self._on_top and expected is not None:
+                    expected += slots.probes
+                slots.pace = pace(slots.probes, expected)
             return slots.slot(index)
 
     def _probes(self) -> list[ProbeCase]:
@@ -476,7 +481,7 @@ class Scheduler:
         # The probes are paced once the tool's first call says how long its calls take (under
         # `--cases`, at its second case whatever the clock says: the cases stay the seed's).
         if not plan.paced and index >= PROBES_AFTER and (self.cases is not None or plan.calls or index > PROBES_AFTER):
-            plan.set_pace(self.expected(plan))
+            plan.set_pace(self.expected(plan), on_top=self.cases is not None)
         return plan, index
 
     def expected(self, plan: ToolPlan) -> float | None:
@@ -484,9 +489,10 @@ class Scheduler:
         cases handed out so far and those its share of the time left allows at the pace its calls
         took so far, building its generator not counted (another tool's when none of its own
         returned yet); None when no call returned."""
-        limit = self._limit(plan)
         if self.cases is not None or plan.max_cases is not None:
-            return float(limit) if limit != math.inf else None
+            # `--cases` counts the regular cases: the probes come on top (`ToolPlan.set_pace`).
+            limits = [n for n in (self.cases, plan.max_cases) if n is not None]
+            return float(min(limits))
         timed = [p for p in self.plans if p.calls]
         mine = [plan] if plan.calls else timed
         if not mine:
@@ -502,7 +508,13 @@ class Scheduler:
             plan.next_case = index
 
     def _limit(self, plan: ToolPlan) -> float:
-        limits = [n for n in (self.cases, plan.max_cases) if n is not None]
+        """The most cases `plan` gets: `--cases` generated ones, and its probes on top of them (as
+        corpus entries and their mutants are), or its own limit."""
+        limits: list[float] = []
+        if self.cases is not None:
+            limits.append(self.cases + len(plan.probes or ()))
+        if plan.max_cases is not None:
+            limits.append(plan.max_cases)
         return min(limits, default=math.inf)
 
     def running(self) -> bool:
