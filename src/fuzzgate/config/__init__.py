@@ -9,7 +9,8 @@
 
 `load.py` finds and loads the file, `model.py` holds the frozen types, `views.py` the views of a
 `Config` several stages read (`ServerSettings`), `starter.py` writes
-`fuzzgate init`'s file; the private modules parse documents, values, durations and `${VAR}`s. The
+`fuzzgate init`'s file, `rebase.py` maps the target to the base revision's checkout (`--base`); the
+private modules parse documents, values, durations and `${VAR}`s. The
 reference for every section and key is docs/configuration.md.
 """
 

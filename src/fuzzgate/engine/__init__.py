@@ -46,6 +46,9 @@ The modules:
   that stay known) and said in `notes`; a baseline entry whose fresh server cannot start is not
   replayed and stays known, the note giving the start error (`baseline prune` keeps it the same
   way). It lives here, not in `triage`, because it sends calls through the plan's `Admission`.
+- `base_check.py`: with `--base`, each confirmed new finding replayed on the base revision's server
+  (its repro's paths moved to the base): failing there too, it is pre-existing; what could not be
+  checked stays new and is said in a note. Its jobs run in the verifier's queue and time box.
 - `session.py`: the engine's other entry points, which the CLI calls and prints: `list_surface`
   (the inventory and what a run would do with each tool), `replay_findings` and `replay_call` (on
   fresh servers, through `verify.replay_once`).

@@ -29,4 +29,7 @@ The modules:
   servers; until then guarded tools stay blocked).
 - `budget.py`: the time box: one deadline from the process start for every phase, the fuzzing end
   moved earlier as replays wait, the margin.
+- `focus.py`: where the change is: the files a change touched (a list, or two checkouts compared)
+  against the files each tool's corpus entries ran, giving the tools that reach them most of the
+  time (`ToolPlan.weight`) and a note saying which and why.
 """
