@@ -50,7 +50,10 @@ def test_first_run_fails_on_new_findings(cycle: dict[str, CliRun]) -> None:
     first = cycle["first"]
     assert first.code == 1, first.stderr
     assert {f["baseline_state"] for f in first.report["findings"]} == {"new"}
-    assert {f["name"] for f in first.report["findings"]} == {"split_bill", "get_stock_level"}
+    # The server's own bugs; the SDK's lone-surrogate drop may come beside them, low and named as the SDK's.
+    own = [f for f in first.report["findings"] if f.get("cause", "server") == "server"]
+    assert {f["name"] for f in own} == {"split_bill", "get_stock_level"}
+    assert all(f["severity"] == "low" for f in first.report["findings"] if f not in own)
 
 
 def test_accept_writes_one_reviewable_file_per_fingerprint(cycle: dict[str, CliRun]) -> None:
@@ -63,7 +66,9 @@ def test_accept_writes_one_reviewable_file_per_fingerprint(cycle: dict[str, CliR
     for path in files:
         text = path.read_text()
         data = json.loads(text)
-        assert text == json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        # Canonical JSON; a lone surrogate a repro holds (it cannot be UTF-8) is written as its escape.
+        canonical = json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        assert text == canonical.encode("utf-8", "backslashreplace").decode("utf-8")
         assert "count" not in data and "stderr" not in json.dumps(data)
 
 
@@ -135,7 +140,11 @@ def test_real_outputs_validate(cycle: dict[str, CliRun]) -> None:
     # ... and found no error under GitHub's rules.
     assert not [line for line in proc.stdout.splitlines() if ": error " in line], proc.stdout
     results = sarif["runs"][0]["results"]
-    assert {r["ruleId"] for r in results} == {"internal_error", "schema_violation"}
+    sdk = {f["fingerprint"] for f in first.report["findings"] if f.get("cause") == "sdk"}
+    assert {r["ruleId"] for r in results if r["fingerprints"]["fuzzgate/v1"] not in sdk} == {
+        "internal_error",
+        "schema_violation",
+    }
     # One alert per confirmed finding of report.json, under its fingerprint and name, new to the baseline.
     alerts = {(r["fingerprints"]["fuzzgate/v1"], r["properties"]["name"], r["baselineState"]) for r in results}
     assert alerts == {(f["fingerprint"], f["name"], "new") for f in first.report["findings"] if not f["flaky"]}
