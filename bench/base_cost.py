@@ -39,7 +39,9 @@ def _one(head: Path, out: Path, budget: float, seed: int, base: Path | None) -> 
     args += ["--feedback", "behaviour", "--baseline", str(out / "baseline"), "--corpus", str(out / "corpus")]
     if base is not None:
         args += ["--base", str(base)]
-    run = run_fuzzgate(args, out, cwd=head, timeout_s=budget * 3 + 120)
+    # The head is its own repository (here it lies inside fuzzgate's checkout, whose git top level
+    # would be taken for the repository's root and every path under it, the interpreter too, mapped).
+    run = run_fuzzgate(args, out, cwd=head, env={"GITHUB_WORKSPACE": str(head)}, timeout_s=budget * 3 + 120)
     report = run.report or {}
     states: dict[str, str] = {}
     for finding in report.get("findings", []):

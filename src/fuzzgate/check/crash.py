@@ -10,7 +10,7 @@ from typing import Any
 from fuzzgate.check.headline import stderr_headline
 from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
 from fuzzgate.check.registry import CallContext, CheckEnv, check
-from fuzzgate.check.sdk import PYTHON_SDK, SURROGATE_FIXED_IN, failed_in_sdk
+from fuzzgate.check.sdk import PYTHON_SDK, SURROGATE_FIXED_IN
 from fuzzgate.model.findings import Cause, Kind, Severity
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, OutcomeStatus
 
@@ -127,23 +127,14 @@ def unanswered(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
     cause = f" ({_exit_label(outcome.exit_code)} after {stderr_headline(outcome.stderr, redact)})" if trace else ""
     message = f"never answered a request holding a lone surrogate escape, {then}{cause}"
     sdk = env.server.sdk
-    # The Python SDK's transport drops such a request and goes on answering others; one that died of
-    # it with a traceback through nothing but the SDK failed in the SDK too (its 1.x releases). A
-    # server that stalled on it, or died in its own code, or one not on that SDK did something of its own.
-    dropped = sdk is not None and sdk.package == PYTHON_SDK and outcome.after_timeout is AfterTimeout.ALIVE
-    killed = failed_in_sdk(outcome.stderr) if died else None
-    by_sdk = dropped or killed is not None
-    if dropped:
+    # The Python SDK's transport drops such a request and goes on answering others; a server that
+    # died or stalled on it, or one not on that SDK, did something of its own.
+    by_sdk = sdk is not None and sdk.package == PYTHON_SDK and outcome.after_timeout is AfterTimeout.ALIVE
+    if by_sdk:
         assert sdk is not None
         message += (
             f": {sdk} drops a request it cannot parse without a reply; the SDK's bug, not the server's "
             f"({sdk.upgrade_advice(SURROGATE_FIXED_IN)})"
-        )
-    elif killed is not None:
-        known = sdk if sdk is not None and sdk.package == killed.package and killed.version is None else killed
-        message += (
-            f": its traceback runs through {known} alone, whose transport failed on the request before any "
-            f"of the server's code ran; the SDK's bug, not the server's ({known.upgrade_advice(SURROGATE_FIXED_IN)})"
         )
     # Killing the server on the next request is a crash (of the server, caused by this request);
     # dropping the request or stalling on it breaks the protocol.

@@ -21,17 +21,16 @@ of a probe's repro on a fresh server is judged exactly as the round was.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from fuzzgate.check.headline import stderr_headline
 from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_UNHANDLED
-from fuzzgate.check.sdk import failed_in_sdk
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.check.traceback import parse_traces, root_cause
-from fuzzgate.model.findings import Cause, Details, Kind
+from fuzzgate.model.findings import Details, Kind
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
 
 __all__ = [
@@ -226,10 +225,7 @@ def judge(name: str, outcome: CallOutcome, redact: Redactor) -> list[Observation
     if found is None:
         return []
     symptom, observed_kind, message, details = found
-    observation = _observation(observed_kind, name, symptom, message, details, redact)
-    if symptom == "crash" and failed_in_sdk(outcome.stderr) is not None:
-        observation = replace(observation, cause=Cause.SDK)
-    return [observation]
+    return [_observation(observed_kind, name, symptom, message, details, redact)]
 
 
 _Found = tuple[str, Kind, str, Details]
@@ -245,12 +241,6 @@ def _judge(kind: ProbeKind, outcome: CallOutcome, redact: Redactor) -> _Found | 
         cause = f" after {stderr_headline(outcome.stderr, redact)}" if trace is not None else ""
         when = "never answered, then died on the next request" if status is OutcomeStatus.TIMEOUT else "died"
         message = f"the server {when} ({how}{cause}) on {what}"
-        sdk = failed_in_sdk(outcome.stderr)
-        if sdk is not None:
-            message += (
-                f"; its traceback runs through {sdk} alone, whose transport failed on the message before any of"
-                " the server's code ran: the SDK's bug, not the server's"
-            )
         return "crash", Kind.CRASH, message, trace_details(trace, outcome, redact)
     if status is OutcomeStatus.TIMEOUT and outcome.after_timeout is AfterTimeout.STUCK:
         return "hang", Kind.HANG, f"the server stopped answering after {what}", outcome_details(outcome, redact)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from fuzzgate.check.environment import SandboxCause
 from fuzzgate.check.normalize import SDK_PACKAGES, package_of
-from fuzzgate.check.traceback import Trace, parse_traces
+from fuzzgate.check.traceback import Trace
 
 PYTHON_SDK = "mcp"
 TYPESCRIPT_SDK = "@modelcontextprotocol/sdk"
@@ -108,19 +108,6 @@ def rejected_by_sdk(trace: Trace) -> Sdk | None:
         if package is not None and package not in SDK_PACKAGES | _VALIDATORS:
             return None  # an installed server's package, or a library it called
     return sdk
-
-
-def failed_in_sdk(stderr: str) -> Sdk | None:
-    """The SDK, when every exception a server died with (each leaf of an exception group: the
-    group's own frames are the server's `main` that started the SDK's loop) ran through nothing but
-    the SDK, what it validates with and the standard library: its transport failed on a message
-    before any of the server's code ran (the Python SDK 1.x dies on a request it cannot parse).
-    The same test as `rejected_by_sdk`, for a death rather than a rejection."""
-    leaves = [t for t in parse_traces(stderr) if "ExceptionGroup" not in t.exc_type]
-    found = [rejected_by_sdk(t) for t in leaves]
-    if not found or any(sdk is None for sdk in found):
-        return None
-    return found[0]
 
 
 _DIST_VERSION = re.compile(r"^Version:\s*(\S+)", re.MULTILINE)

@@ -291,7 +291,11 @@ class Verifier:
         else:
             # The same bug hit again: its count and evidence, the repro verification holds (which
             # may be one it shrank itself).
-            tally.finding = replace(finding, repro=tally.finding.repro)
+            held = tally.finding
+            if held.repro.original_arguments is not None:
+                # Shrunk: the message and evidence are the smaller call's, as its repro is.
+                finding = replace(finding, message=held.message, details=held.details)
+            tally.finding = replace(finding, repro=held.repro)
 
     async def serve(self) -> None:
         """Run jobs as they come, as many at once as the limiter allows; until cancelled."""
