@@ -518,3 +518,54 @@ def test_name_tokens_are_unique_and_only_names(workspace: Workspace) -> None:
     layer = workspace.layer()
     top = next(c for c in workspace.watched if c.kind == "name")
     assert (layer.outside / top.relpath).is_file() and top.names == (top.relpath,)
+
+
+# the watch: a walk only when something changed ----------------------------------------------------
+
+
+def test_a_layer_with_nothing_changed_is_not_walked_again(workspace: Workspace) -> None:
+    layer = workspace.layer()
+    assert sys.platform != "linux" or layer._watch is not None, "inotify is there on Linux"
+    first = layer.snapshot()
+    if layer._watch is not None:
+        assert layer.snapshot() is first, "no event since: the last walk stands"
+    (layer.outside / "fuzzgate-canary.txt").write_text("overwritten\n")
+    changes = layer.changes(first, layer.snapshot())
+    assert [(c.action, c.path.name) for c in changes] == [("changed", "fuzzgate-canary.txt")]
+
+
+def test_a_directory_made_since_the_last_walk_is_watched_too(workspace: Workspace) -> None:
+    layer = workspace.layer()
+    (layer.outside / "a" / "b").mkdir(parents=True)
+    before = layer.snapshot()
+    assert layer.changes(before, layer.snapshot()) == []
+    (layer.outside / "a" / "b" / "c.txt").write_text("deep\n")
+    middle = layer.snapshot()
+    assert [c.path.name for c in layer.changes(before, middle)] == ["c.txt"]
+    (layer.outside / "a" / "b" / "c.txt").write_text("deeper\n")
+    assert [(c.action, c.path.name) for c in layer.changes(middle, layer.snapshot())] == [("changed", "c.txt")]
+
+
+def test_without_inotify_every_snapshot_walks(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("fuzzgate.sandbox.workspace.open_watch", lambda: None)
+    layer = workspace.layer()
+    before = layer.snapshot()
+    again = layer.snapshot()
+    assert again is not before and again == before
+    (layer.outside / ".env").write_text("changed\n")
+    assert [c.path.name for c in layer.changes(before, layer.snapshot())] == [".env"]
+
+
+def test_a_watch_that_cannot_watch_a_directory_never_vouches() -> None:
+    from fuzzgate.sandbox.watch import Watch
+
+    class Refusing:
+        def add_watch(self, path: str, mask: int) -> int:
+            raise OSError(28, "No space left on device")  # the watch limit
+
+        def read(self, timeout: int = 0) -> list[object]:
+            return []
+
+    watch = Watch(Refusing())
+    watch.cover(["/nowhere"])
+    assert watch.changed() and watch.changed()

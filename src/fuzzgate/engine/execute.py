@@ -73,7 +73,7 @@ from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import ToolInfo, discover
 from fuzzgate.target.runtime import server_sdk
 from fuzzgate.triage.finding_set import FindingSet
-from fuzzgate.triage.sequence import HISTORY_STEPS, prefix_of
+from fuzzgate.triage.sequence import HISTORY_STEPS
 
 GENERATION_SHARE = 0.1
 """The longest one generation request may take, as a share of the budget (at least 1 s, at most
@@ -477,7 +477,9 @@ class Engine:
         self._in_flight.add(pending)
         for other in self._in_flight:
             other.peak = max(other.peak, len(self._in_flight))
-        history = prefix_of(connection.history, self._read_only)
+        # The calls before this one (a C-speed copy: others may append while it runs); what a repro
+        # keeps of them is picked only for a call that shows something (`verdict`).
+        history = connection.history[-HISTORY_STEPS:]
         surface = plan.info.surface
         try:
             step = await send_step(connection, target, plan.info.name, case.arguments, surface=surface)
@@ -508,7 +510,9 @@ class Engine:
         scheduler.behaved(plan, new_behaviour or bool(observed.new))
         if self.live is not None:
             self.live.after_call(plan, case, outcome, observed, sent, chain_prefix)
-        observations, repro = verdict(self.oracles, self.seed, connection, plan, case, step, outcome, history)
+        observations, repro = verdict(
+            self.oracles, self.seed, connection, plan, case, step, outcome, history, self._read_only
+        )
         for observation in observations:
             finding = self.findings.add(observation, plan.info.name, repro)
             self.offer(finding, observation.ambiguous)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+
 from fuzzgate.check import Oracles
 from fuzzgate.check.observation import Observation
 from fuzzgate.engine.collector import under_collector
@@ -12,6 +14,7 @@ from fuzzgate.model.findings import Repro, Step
 from fuzzgate.model.outcome import CallOutcome
 from fuzzgate.plan.selection import ToolPlan
 from fuzzgate.target.connection import Connection
+from fuzzgate.triage.sequence import prefix_of
 
 
 def verdict(
@@ -22,12 +25,15 @@ def verdict(
     case: Case,
     step: StepResult,
     outcome: CallOutcome,
-    history: tuple[Step, ...],
+    history: Sequence[Step],
+    read_only: Collection[str],
 ) -> tuple[list[Observation], Repro]:
     """The observations of `outcome` (the call of `case` sent as `step`, after the calls `history`
-    on `connection`), and the repro of that call."""
+    on `connection`), and the repro of that call: its prefix is what `prefix_of` keeps of `history`
+    (and nothing when the call showed nothing: most calls do, and no repro of theirs is kept)."""
     surface = plan.info.surface
     observations = observe(oracles, plan.info.name, case.schema_valid, step, outcome, surface)
+    history = prefix_of(history, read_only) if observations else ()
     layer = connection.layer
     repro = Repro(
         seed=seed,

@@ -68,6 +68,8 @@ from fuzzgate.triage.sequence import rebind
 REPLAYS_IN_PARALLEL = 4
 """At most this many fresh stdio servers replay at once, and no more than there are CPUs: servers
 starting side by side on fewer cores only slow each other down."""
+_CPUS = os.cpu_count() or 1
+"""Read once: the deadline asks for it before every case."""
 REPLAYS_WHILE_FUZZING = 1
 SETTLE_ESTIMATE = 3
 """Tries a sequence repro is expected to take beyond its replays: alone, whole, some shrinking."""
@@ -87,7 +89,7 @@ def parallel_replays(target: TargetConfig) -> int:
         # One address: the fresh servers fuzzgate starts for it take its port in turn, and a
         # server the user started is one server.
         return 1
-    return max(1, min(REPLAYS_IN_PARALLEL, os.cpu_count() or 1))
+    return max(1, min(REPLAYS_IN_PARALLEL, _CPUS))
 
 
 async def replay_once(

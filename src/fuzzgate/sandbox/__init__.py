@@ -14,7 +14,8 @@ The modules:
   its scope (inferred or `[target] scope`) and the layer each start gets.
 - `workspace.py`: a fresh throwaway layer per server start; an overlay in the jail, a copy without
   it. The watched directory outside the scope holds canaries; a snapshot before and after each call
-  gives the changes there.
+  gives the changes there. `watch.py`: an inotify watch on that directory, so a snapshot walks it
+  again only when something changed there since the last walk.
 - `scope.py`: the scope, configured or inferred from the command line; `canaries.py`: the canaries
   and their markers (and the name tokens a listing shows); `boundary.py`: the canaries at the
   scope's boundary (prefix siblings of every scope dir, links planted in it, the user's own links

@@ -43,6 +43,7 @@ from fuzzgate.sandbox.canaries import Canary, plant_canaries
 from fuzzgate.sandbox.removal import remove_tree
 from fuzzgate.sandbox.scope import mapped_name, normalize_scope, scope_labels
 from fuzzgate.sandbox.stale_roots import sweep_stale, write_owner
+from fuzzgate.sandbox.watch import open_watch
 
 WORKDIR_ENV = "FUZZGATE_WORKDIR"
 
@@ -193,6 +194,8 @@ class Layer:
             remove_tree(directory)
             raise
         self._scope_dirs = frozenset(str(p) for p in self.scope_map.values())
+        self._watch = open_watch()
+        self._last: Snapshot | None = None
         mapped_cwd = self.map_path(str(workspace.cwd))
         self.cwd = Path(mapped_cwd) if mapped_cwd is not None else workspace.cwd
         if mapped_cwd is not None and workspace.isolate:
@@ -235,7 +238,20 @@ class Layer:
         return [path.as_uri() for path in self.scope_map.values()]
 
     def snapshot(self) -> Snapshot:
-        """`outside`, without descending into the scope dirs; lstat only, never following links."""
+        """`outside`, without descending into the scope dirs; lstat only, never following links.
+        The last walk again when the layer's watch saw no event since it (`watch.py`)."""
+        watch = self._watch
+        if watch is not None and self._last is not None and not watch.changed():
+            return self._last
+        # Drained before the walk: a change made while it runs is an event for the next call.
+        walked: list[str] = []
+        snapshot = self._walk(walked)
+        if watch is not None:
+            watch.cover(walked)
+        self._last = snapshot
+        return snapshot
+
+    def _walk(self, walked: list[str]) -> Snapshot:
         entries: dict[str, Entry] = {}
         start = len(str(self.outside)) + 1
         stack = [str(self.outside)]
@@ -245,6 +261,7 @@ class Layer:
                 it = os.scandir(directory)
             except OSError:
                 continue
+            walked.append(directory)
             with it:
                 for item in it:
                     try:
@@ -277,6 +294,8 @@ class Layer:
         return None
 
     def close(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
         remove_tree(self.dir)
 
 
