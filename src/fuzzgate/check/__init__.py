@@ -8,9 +8,10 @@
 Each kind of bug is a check of its own (`registry.check`: `CallContext`, `CheckEnv`,
 `@check(order=...)`), in a module of its own (`crash.py` (crash and hang), `protocol.py`,
 `internal_error.py`, `output_schema.py`, `secret_leak.py`, `slow.py`, `effects.py`, `ssrf.py` (what the
-listener on a jailed server's loopback saw: `fuzzgate.sandbox.listener`)); importing this
-package registers the built-in ones, and `Oracles` (`oracles.py`) runs every registered check on
-each call, in their order.
+listener on a jailed server's loopback saw: `fuzzgate.sandbox.listener`)); the first use of
+this package's names (or of `registry.registered_checks()`) imports them, which registers them, and
+`Oracles` (`oracles.py`) runs every registered check on each call, in their order. The package
+itself imports nothing, so `secrets.py` and `patterns.py` cost no more than their own code.
 
 Checks read the raw outcome (tracebacks, signatures and the secret scan need it as sent), and every
 text they put into an observation is redacted whole before it is cut or quoted.
@@ -32,17 +33,58 @@ the jail such an exception is a note of the run, not a finding.
 
 from __future__ import annotations
 
-# Importing a check's module registers it (`registry.check`).
-from fuzzgate.check import crash, effects, internal_error, output_schema, protocol, secret_leak, slow, ssrf
-from fuzzgate.check.crash import has_lone_surrogate
-from fuzzgate.check.internal_error import RPC_MESSAGE_CHARS
-from fuzzgate.check.normalize import normalize_message, normalize_schema_path
-from fuzzgate.check.observation import FRAMES_KEPT, STDERR_EXCERPT_LINES, Observation
-from fuzzgate.check.oracles import Oracles
-from fuzzgate.check.output_schema import SCHEMA_ERROR_CHARS
-from fuzzgate.check.patterns import INTERNAL_ERROR_CODES
-from fuzzgate.check.protocol import PROTOCOL_EXCERPT_CHARS
-from fuzzgate.check.registry import CallContext, Check, CheckEnv, check, registered_checks
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fuzzgate.check import crash, effects, internal_error, output_schema, protocol, secret_leak, slow, ssrf
+    from fuzzgate.check.crash import has_lone_surrogate
+    from fuzzgate.check.internal_error import RPC_MESSAGE_CHARS
+    from fuzzgate.check.normalize import normalize_message, normalize_schema_path
+    from fuzzgate.check.observation import FRAMES_KEPT, STDERR_EXCERPT_LINES, Observation
+    from fuzzgate.check.oracles import Oracles
+    from fuzzgate.check.output_schema import SCHEMA_ERROR_CHARS
+    from fuzzgate.check.patterns import INTERNAL_ERROR_CODES
+    from fuzzgate.check.protocol import PROTOCOL_EXCERPT_CHARS
+    from fuzzgate.check.registry import CallContext, Check, CheckEnv, check, registered_checks
+
+# Imported on first use, not with the package: `secrets.py` and `patterns.py` are read before the
+# server starts (the sandbox, the target), and the checks pull in the generation stage.
+_SOURCES = {
+    "has_lone_surrogate": "crash",
+    "RPC_MESSAGE_CHARS": "internal_error",
+    "normalize_message": "normalize",
+    "normalize_schema_path": "normalize",
+    "FRAMES_KEPT": "observation",
+    "STDERR_EXCERPT_LINES": "observation",
+    "Observation": "observation",
+    "Oracles": "oracles",
+    "SCHEMA_ERROR_CHARS": "output_schema",
+    "INTERNAL_ERROR_CODES": "patterns",
+    "PROTOCOL_EXCERPT_CHARS": "protocol",
+    "CallContext": "registry",
+    "Check": "registry",
+    "CheckEnv": "registry",
+    "check": "registry",
+    "registered_checks": "registry",
+}
+
+
+_CHECK_MODULES = frozenset(
+    {"crash", "effects", "internal_error", "output_schema", "protocol", "secret_leak", "slow", "ssrf"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CHECK_MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{source}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FRAMES_KEPT",

@@ -101,6 +101,19 @@ def check(*, order: int, name: str | None = None) -> Callable[[_F], _F]:
     return register
 
 
+def load_builtin_checks() -> None:
+    """Import (and so register) the built-in checks; the package imports them on first use."""
+    import fuzzgate.check.crash
+    import fuzzgate.check.effects
+    import fuzzgate.check.internal_error
+    import fuzzgate.check.output_schema
+    import fuzzgate.check.protocol
+    import fuzzgate.check.secret_leak
+    import fuzzgate.check.slow
+    import fuzzgate.check.ssrf  # noqa: F401
+
+
 def registered_checks() -> tuple[Check, ...]:
-    """Every registered check, in the order they run."""
+    """Every registered check (the built-in ones and any registered since), in the order they run."""
+    load_builtin_checks()
     return tuple(sorted(_REGISTRY.values(), key=lambda c: (c.order, c.name)))

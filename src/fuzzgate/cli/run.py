@@ -1,6 +1,10 @@
 """`fuzzgate run` (replay the baseline, fuzz, classify, write every output) and `fuzzgate tools`. They
 print through reporters and return exit codes; `replay` and `baseline` are `cli.replay` and
-`cli.baseline`."""
+`cli.baseline`.
+
+A run's first server starts as soon as the run knows it will fuzz (`target.head_start`), before the
+engine and the reporters are imported: what the run reads first is imported here, the rest where
+it is used."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -19,13 +24,6 @@ from fuzzgate.config.model import Config, FeedbackMode
 from fuzzgate.config.rebase import at_base
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.base_check import BaseRevision
-from fuzzgate.engine.events import Event, EventSink, RunFinished, RunStarted
-from fuzzgate.engine.execute import Engine
-from fuzzgate.engine.result import EngineResult
-from fuzzgate.engine.session import list_surface
-from fuzzgate.engine.settings import EngineSettings
-from fuzzgate.fleet.store_sync import RunStore
-from fuzzgate.learn.live_corpus import Seeds
 from fuzzgate.model.commands import prune_command
 from fuzzgate.model.corpus import CorpusEntry
 from fuzzgate.model.errors import ExitCode, FuzzgateError, UsageError
@@ -34,25 +32,17 @@ from fuzzgate.model.findings import Finding
 from fuzzgate.plan.budget import TimeBox, process_start
 from fuzzgate.plan.focus import Changes, compare_checkouts, read_changes
 from fuzzgate.plan.seed import SeedChoice, choose_seed
-from fuzzgate.plan.selection import in_shard, owned_baseline, shard_split
 from fuzzgate.record.results import CorpusSummary, RunReport, Verdict, exit_code
-from fuzzgate.report import annotations as github_annotations
-from fuzzgate.report import json_report
-from fuzzgate.report.console import ConsoleReporter
-from fuzzgate.report.junit import JUNIT_FILENAME, write_junit
 from fuzzgate.report.locate import repository_root
-from fuzzgate.report.redaction import redact_report
-from fuzzgate.report.sarif import SARIF_FILENAME, write_sarif
-from fuzzgate.report.summary import SUMMARY_FILENAME, render_summary, write_summary
-from fuzzgate.report.tables import print_listing
-from fuzzgate.report.trace import TraceWriter
-from fuzzgate.report.workflow_commands import write_command
 from fuzzgate.sandbox.scope import infer_scope, normalize_scope, scope_labels
 from fuzzgate.store.baseline import Baseline
-from fuzzgate.store.corpus_store import CorpusStore
-from fuzzgate.store.diff import classify
-from fuzzgate.triage.fingerprint import current_scheme
-from fuzzgate.triage.versions import hypothesis_version
+from fuzzgate.target.head_start import HeadStart, begin
+
+if TYPE_CHECKING:
+    from fuzzgate.engine.events import Event, EventSink
+    from fuzzgate.engine.result import EngineResult
+    from fuzzgate.learn.live_corpus import Seeds
+    from fuzzgate.store.corpus_store import CorpusStore
 
 
 def _fan_out(*sinks: EventSink) -> EventSink:
@@ -85,8 +75,10 @@ def _config_here(config: Config, cwd: Path) -> str | None:
     return _relative(config.source, cwd)
 
 
-OUTPUT_FILES = (json_report.REPORT_FILE, SARIF_FILENAME, JUNIT_FILENAME, SUMMARY_FILENAME)
-"""What `write_outputs` writes into the output directory."""
+OUTPUT_FILES = ("report.json", "fuzzgate.sarif", "junit.xml", "summary.md")
+"""What `write_outputs` writes into the output directory: `json_report.REPORT_FILE`,
+`SARIF_FILENAME`, `JUNIT_FILENAME` and `SUMMARY_FILENAME`, named here without importing the
+writers (tests/cli/test_lazy_imports.py keeps them in step)."""
 
 
 def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: Path | None, quiet: bool) -> int:
@@ -104,8 +96,42 @@ def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: 
 
     base, base_note = base_revision(config, cwd)
     changes = changed_files(config, cwd)
+    # Nothing above needs a server: it starts now, while the engine is imported.
+    head = begin(ServerSettings.of(config), choice.seed)
+    try:
+        return _gate(config, console, box, choice, known, (base, base_note, changes), head, trace=trace, quiet=quiet)
+    finally:
+        if head is not None:
+            head.close()
+
+
+def _gate(
+    config: Config,
+    console: Console,
+    box: TimeBox,
+    choice: SeedChoice,
+    known: list[Finding],
+    revision: tuple[BaseRevision | None, str | None, Changes | None],
+    head: HeadStart | None,
+    *,
+    trace: Path | None,
+    quiet: bool,
+) -> int:
+    """The run once its first server is starting: the engine, the reporters, the outputs."""
+    from fuzzgate.engine.events import RunFinished, RunStarted
+    from fuzzgate.engine.execute import Engine
+    from fuzzgate.engine.settings import EngineSettings
+    from fuzzgate.fleet.store_sync import RunStore
+    from fuzzgate.plan.selection import owned_baseline
+    from fuzzgate.report.console import ConsoleReporter
+    from fuzzgate.report.redaction import redact_report
+    from fuzzgate.report.trace import TraceWriter
+    from fuzzgate.store.corpus_store import CorpusStore
+
+    base, base_note, changes = revision
+    cwd = Path.cwd()
     settings = replace(EngineSettings.of(config), base=base, changes=changes)
-    engine = Engine(settings, choice.seed, lambda e: None, timebox=box)
+    engine = Engine(settings, choice.seed, lambda e: None, timebox=box, head_start=head)
     reporter = ConsoleReporter(console, quiet=quiet, redact=engine.redact)
     sinks: list[EventSink] = [reporter]
     tracer: TraceWriter | None = None
@@ -200,6 +226,11 @@ def build_report(
     known: list[Finding],
     repo_root: Path,
 ) -> RunReport:
+    from fuzzgate.plan.selection import in_shard
+    from fuzzgate.store.diff import classify
+    from fuzzgate.triage.fingerprint import current_scheme
+    from fuzzgate.triage.versions import hypothesis_version
+
     # A baseline entry the budget left unreplayed stays known: "fixed" needs evidence.
     found = {f.fingerprint for f in result.findings}
     # Another share's baseline entries were not replayed here: never fixed by this run, and left out
@@ -245,6 +276,8 @@ def build_report(
 
 def _seeds(store: CorpusStore | None) -> Seeds:
     """The stored corpus of the target; a missing or unreadable one is a cold start, never an error."""
+    from fuzzgate.learn.live_corpus import Seeds
+
     if store is None:
         return Seeds()
     loaded = store.load()
@@ -272,6 +305,11 @@ def _save_corpus(
 
 
 def write_outputs(report: RunReport, out_dir: Path, repo_root: Path) -> None:
+    from fuzzgate.report import json_report
+    from fuzzgate.report.junit import write_junit
+    from fuzzgate.report.sarif import write_sarif
+    from fuzzgate.report.summary import write_summary
+
     json_report.write(report, out_dir)
     write_sarif(report, repo_root, out_dir)
     write_junit(report, repo_root, out_dir)
@@ -279,6 +317,10 @@ def write_outputs(report: RunReport, out_dir: Path, repo_root: Path) -> None:
 
 
 def _github_extras(report: RunReport, repo_root: Path) -> None:
+    from fuzzgate.report import annotations as github_annotations
+    from fuzzgate.report.summary import render_summary
+    from fuzzgate.report.workflow_commands import write_command
+
     if summary_path := os.environ.get("GITHUB_STEP_SUMMARY"):
         with open(summary_path, "a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(render_summary(report, repo_root) + "\n")
@@ -288,6 +330,11 @@ def _github_extras(report: RunReport, repo_root: Path) -> None:
 
 
 def list_tools(config: Config, console: Console, *, seed_flag: str | None) -> int:
+    from fuzzgate.engine.session import list_surface
+    from fuzzgate.engine.settings import EngineSettings
+    from fuzzgate.plan.selection import shard_split
+    from fuzzgate.report.tables import print_listing
+
     choice = choose_seed(seed_flag, config.seed, os.environ, Path.cwd())
     listing = interrupt.run(lambda: list_surface(EngineSettings.of(config), choice.seed))
     print_listing(

@@ -71,6 +71,7 @@ from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
 from fuzzgate.sandbox.containment import Containment, contain, unheld_of
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import ToolInfo, discover
+from fuzzgate.target.head_start import HeadStart
 from fuzzgate.target.runtime import server_sdk
 from fuzzgate.triage.finding_set import FindingSet
 from fuzzgate.triage.sequence import HISTORY_STEPS
@@ -99,8 +100,12 @@ class Engine:
         timebox: TimeBox | None = None,
         connector: Connector = connect,
         settled: frozenset[str] = frozenset(),
+        head_start: HeadStart | None = None,
     ) -> None:
         self.settings = settings
+        self.head_start = head_start
+        """The containment and first server start made before the engine was imported
+        (`target.head_start`); taken over by the real connector."""
         self.settled = settled
         """Fingerprints whose evidence is settled elsewhere (a worker's store holds them confirmed):
         met again they are counted and returned as seen, never replayed."""
@@ -173,8 +178,10 @@ class Engine:
     def _contained(
         self, server: ServerSettings, extra_env: Mapping[str, str]
     ) -> AbstractAsyncContextManager[Connection]:
-        """The real connector, starting every server on a fresh layer of the run's containment."""
-        return open_connection(server, extra_env=extra_env, containment=self.containment)
+        """The real connector, starting every server on a fresh layer of the run's containment (the
+        first one, started ahead, taken over when it is the one asked for)."""
+        early = self.head_start.take(server, extra_env) if self.head_start is not None else None
+        return open_connection(server, extra_env=extra_env, containment=self.containment, early=early)
 
     def _focus(self, plans: Sequence[ToolPlan], seeds: Seeds) -> str | None:
         """Weigh the tools the change reaches (`fuzzgate.plan.focus`); what was decided, for the notes."""
@@ -234,7 +241,8 @@ class Engine:
         Raises `TargetError` when the server cannot be started or listed (or the sandbox is
         required and does not work here)."""
         if self.connector == self._contained:
-            self.containment = await anyio.to_thread.run_sync(contain, self.settings.target, self.seed)
+            made = self.head_start.take_containment() if self.head_start is not None else None
+            self.containment = made or await anyio.to_thread.run_sync(contain, self.settings.target, self.seed)
             # Guarded tools are fuzzed only where this containment's sandbox holds (the opt-in).
             selection = self.settings.selection.held_by(unheld_of(self.containment))
             self.settings = replace(self.settings, selection=selection)
@@ -245,6 +253,8 @@ class Engine:
             result = await self._run(baseline, seeds or Seeds())
         finally:
             # Not awaited: a cancelled run (SIGINT, SIGTERM) must still remove its workspaces.
+            if self.head_start is not None:
+                self.head_start.close()
             if self.containment is not None:
                 self.containment.close()
             if self._base_containment is not None:

@@ -21,7 +21,7 @@ from collections import deque
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import anyio
 import anyio.lowlevel
@@ -30,6 +30,9 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.sandbox.process_tree import CUSTODY, ProcessTree, kill_orphans
+
+if TYPE_CHECKING:
+    from fuzzgate.sandbox.early import Early
 
 STDERR_KEEP_LINES = 20_000
 STDERR_LINE_BYTES = 1024 * 1024
@@ -105,6 +108,9 @@ class OwnedProcess:
         """fuzzgate decided to stop it (a restart, the end of a run): its end is not a crash."""
         self.stderr_closed = anyio.Event()
         """Set once everything the server logged has been read (its log pipes ended)."""
+        self.early: Early | None = None
+        """The process `start` takes over instead of starting one: started from this `spec` before
+        the event loop ran (`sandbox.early`)."""
 
     @property
     def pid(self) -> int | None:
@@ -115,7 +121,14 @@ class OwnedProcess:
         return self._process.returncode if self._process else None
 
     async def start(self) -> None:
-        """Start the process in a session of its own, stdout and stderr piped."""
+        """Start the process in a session of its own, stdout and stderr piped (or take over the
+        `early` one, started so already)."""
+        if self.early is not None:
+            from fuzzgate.sandbox.early import EarlyProcess
+
+            self._process = EarlyProcess(self.early.take())
+            self._tree = ProcessTree(self._process.pid)
+            return
         with CUSTODY.starting():
             self._process = await anyio.open_process(
                 [self.spec.command, *self.spec.args],

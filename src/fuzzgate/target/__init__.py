@@ -13,8 +13,13 @@ over either, what the server offers, and one request turned into a `CallOutcome`
 The modules:
 
 - `connection.py`: an `mcp.Client` session over stdio or HTTP with fuzzgate's own timeouts around
-  the start and the handshake: the launch spec, the `Connection`, and the error that says why a
-  server could not be started or reached.
+  the start and the handshake: the `Connection`, and the error that says why a server could not be
+  started or reached.
+- `launch.py`: the launch spec, and what one start prepares before its process exists (the layer
+  and jail, the listener's log, the collector's channel); it does not import the SDK.
+- `head_start.py`: the run's containment and first stdio server, made from the config alone and
+  started before the CLI imports the engine, so the server starts while fuzzgate does; the first
+  `open_connection` asking for exactly that start takes it over, anything else is discarded.
 - `call.py`: one request into a `CallOutcome` (a progress notification restarts a call's timeout, up
   to six timeouts in all); `call_and_follow` pings after a timeout (a dropped request, a stuck
   server, or one that died on the next request). An outcome carries the layer's scope directories

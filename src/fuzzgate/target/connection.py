@@ -5,8 +5,6 @@ One request on it is `call.py`."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
@@ -32,12 +30,14 @@ if TYPE_CHECKING:
     from fuzzgate.sandbox.listener import ListenerLog
     from fuzzgate.sandbox.workspace import Layer
 from fuzzgate.coverage.channel import CoverageChannel, feedback_note
-from fuzzgate.coverage.plan import CollectorPlan, plan_collector
+from fuzzgate.sandbox.early import Early
 from fuzzgate.sandbox.jail import NESTED_SANDBOX_HINT, nested_sandbox
-from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess, child_environment
+from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess
 from fuzzgate.target.client_side import ClientSide
+from fuzzgate.target.head_start import EarlyStart
 from fuzzgate.target.http_server import ServedProcess, ServerNotReady, address_of, served_transport, where
 from fuzzgate.target.http_transport import WatchedTransport, http_transport
+from fuzzgate.target.launch import PreparedStart, launch_spec, missing, prepare_start
 from fuzzgate.target.stdio import ServerProcess, stdio_transport
 
 CONNECTION_CLOSED = -32000
@@ -140,20 +140,6 @@ def _transport_for(
     return http if served is None else served_transport(served, http)
 
 
-def launch_spec(config: ServerSettings, extra_env: Mapping[str, str]) -> LaunchSpec:
-    """How to start the target's server: its command line, environment (`extra_env`, then the
-    user's `env`) and working directory. The one place that builds them, for a stdio server and for
-    the command serving an HTTP target alike."""
-    target = config.target
-    assert target.command is not None
-    return LaunchSpec(
-        command=target.command,
-        args=target.args,
-        env=child_environment({**extra_env, **target.env}),
-        cwd=target.cwd,
-    )
-
-
 def server_process(
     config: ServerSettings, extra_env: Mapping[str, str], spec: LaunchSpec | None = None
 ) -> ServerProcess:
@@ -204,45 +190,47 @@ def _startup_error(
 
 @asynccontextmanager
 async def open_connection(
-    config: ServerSettings, *, extra_env: Mapping[str, str] | None = None, containment: Containment | None = None
+    config: ServerSettings,
+    *,
+    extra_env: Mapping[str, str] | None = None,
+    containment: Containment | None = None,
+    early: EarlyStart | None = None,
 ) -> AsyncIterator[Connection]:
     """Start (stdio) or reach (HTTP) the server and initialize a session, or raise `TargetError`.
+    `early`: this start, prepared and started already (`head_start`), taken over instead.
 
     The SDK client lives in a task of its own: its task groups must be entered and left by one
     task, and only then can a timeout around the handshake cancel it cleanly.
     """
     redact = redactor_for(config, extra_env or {})
-    spec: LaunchSpec | None = None
-    layer: Layer | None = None
-    listener: ListenerLog | None = None
-    if containment is not None and config.target.command is not None:
-        launch = launch_spec(config, extra_env or {})
-        if _missing(launch):
-            # Inside the jail it would only show as the jail's exit 127: say it as plainly as unjailed.
-            raise _startup_error(config, None, f"command not found ({launch.command})", redact)
-        spec, layer, listener = containment.prepare(launch)
-    plan = plan_collector(config.target)
-    channel: CoverageChannel | None = None
+    if early is not None:
+        prepared = early.prepared
+    else:
+        if containment is not None and config.target.command is not None:
+            launch = launch_spec(config, extra_env or {})
+            if missing(launch):
+                # Inside the jail it would only show as the jail's exit 127: say it as plainly as unjailed.
+                raise _startup_error(config, None, f"command not found ({launch.command})", redact)
+        prepared = prepare_start(config, extra_env or {}, containment)
+    listener = prepared.listener
     try:
-        if plan.inject:
-            # After `prepare`: the measured directories are mapped to the layer, and the
-            # collector's own paths (fuzzgate's installation) are not.
-            channel = CoverageChannel(plan, map_path=layer.map_path if layer is not None else None)
-            spec = channel.apply(spec or launch_spec(config, extra_env or {}))
-        async with _opened(config, extra_env or {}, redact, spec, layer, plan, channel) as connection:
+        async with _opened(
+            config,
+            extra_env or {},
+            redact,
+            prepared,
+            early.process if early is not None else None,
+        ) as connection:
             if listener is not None:
                 listener.started()
                 connection.listener = listener
             yield connection
     finally:
-        if channel is not None:
-            channel.close()
-        if listener is not None:
-            listener.close()
-        if layer is not None:
-            # The server and everything it started are gone by now: its layer can go too (not
-            # awaited, so a cancelled run removes it as well).
-            layer.close()
+        if early is not None:
+            # Killed here if the session never took it over (a failure before the start).
+            early.process.discard()
+        # The server and everything it started are gone by now: its layer can go too.
+        prepared.close()
 
 
 @asynccontextmanager
@@ -250,15 +238,15 @@ async def _opened(
     config: ServerSettings,
     extra_env: Mapping[str, str],
     redact: Redactor,
-    spec: LaunchSpec | None,
-    layer: Layer | None,
-    plan: CollectorPlan,
-    channel: CoverageChannel | None,
+    prepared: PreparedStart,
+    early: Early | None,
 ) -> AsyncIterator[Connection]:
+    spec, layer, plan, channel = prepared.spec, prepared.layer, prepared.plan, prepared.channel
     side = ClientSide()
     process = server_process(config, extra_env, spec) if config.target.kind is TargetKind.STDIO else None
     if process is not None:
         process.side = side
+        process.early = early
     served = served_process(config, extra_env, spec)
     owned = process if process is not None else served
     watched = WatchedTransport(httpx2.AsyncHTTPTransport(), side) if process is None else None
@@ -329,16 +317,6 @@ async def _opened(
                 release.set()
     if error is not None:
         raise error
-
-
-def _missing(spec: LaunchSpec) -> bool:
-    """Whether `spec.command` names no program, as the process would look it up (PATH from its
-    environment; a path relative to its working directory)."""
-    command = spec.command
-    if "/" in command:
-        path = Path(command) if Path(command).is_absolute() or spec.cwd is None else Path(spec.cwd) / command
-        return not path.exists()
-    return shutil.which(command, path=spec.env.get("PATH", os.defpath)) is None
 
 
 def _startup_reason(exc: BaseException) -> str:

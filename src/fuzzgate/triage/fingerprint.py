@@ -27,8 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fuzzgate.check import normalize_message
-from fuzzgate.check.normalize import abstract_arguments
+from fuzzgate.check.normalize import abstract_arguments, normalize_message
 from fuzzgate.check.traceback import ANONYMOUS_FRAMES, Trace
 from fuzzgate.check.traceback import Frame as TraceFrame
 from fuzzgate.model.findings import Finding, Kind, Surface

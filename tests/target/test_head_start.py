@@ -1,0 +1,118 @@
+"""The run's first server started ahead (`target.head_start`): started before the SDK is imported,
+taken over by the first `open_connection` that asks for exactly that start, killed otherwise. Real
+servers over real stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from fuzzgate.check.secrets import canary_environment
+from fuzzgate.config.model import Config, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
+from fuzzgate.target.connection import open_connection
+from fuzzgate.target.discover import discover
+from fuzzgate.target.head_start import begin
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+FAST = Path(__file__).resolve().parents[2] / "examples" / "servers" / "fast_server.py"
+SEED = 7
+
+
+def _settings(*args: str) -> ServerSettings:
+    target = TargetConfig(kind=TargetKind.STDIO, command=sys.executable, args=(str(FAST), *args))
+    return ServerSettings.of(Config(target=target, startup_timeout_ms=30_000))
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_the_first_server_starts_before_the_sdk_is_imported(tmp_path: Path) -> None:
+    script = f"""
+import json, sys
+from fuzzgate.check.secrets import canary_environment
+from fuzzgate.config.model import Config, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
+from fuzzgate.target.head_start import begin
+target = TargetConfig(kind=TargetKind.STDIO, command=sys.executable, args=({str(FAST)!r},))
+settings = ServerSettings.of(Config(target=target))
+head = begin(settings, {SEED})
+early = head.take(settings, canary_environment({SEED}))
+heavy = sorted(m for m in ("mcp", "mcp_types", "hypothesis", "fuzzgate.target.connection") if m in sys.modules)
+print(json.dumps({{"started": early is not None and early.process.pid > 0, "heavy": heavy}}))
+early.process.discard()
+early.prepared.close()
+head.close()
+"""
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"started": True, "heavy": []}
+
+
+def test_the_first_connection_takes_the_early_server_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = _settings()
+    head = begin(settings, SEED)
+    assert head is not None
+    containment = head.take_containment()
+    canaries = canary_environment(SEED)
+    early = head.take(settings, canaries)
+    assert early is not None and head.take(settings, canaries) is None  # once
+    early_pid = early.process.pid
+
+    async def body() -> tuple[int | None, list[str]]:
+        async with open_connection(settings, extra_env=canaries, containment=containment, early=early) as connection:
+            inventory = await discover(connection, 10)
+            assert connection.process is not None
+            return connection.process.pid, [tool.name for tool in inventory.tools]
+
+    try:
+        assert anyio.run(body) == (early_pid, ["ping_fast"])
+        assert _gone(early_pid)
+    finally:
+        head.close()
+        if containment is not None:
+            containment.close()
+
+
+def test_a_start_other_than_the_one_made_ahead_gets_a_server_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = _settings()
+    head = begin(settings, SEED)
+    assert head is not None
+    early = head._start
+    assert early is not None
+    # Other canaries: not the start that was made, which is killed rather than handed over.
+    assert head.take(settings, canary_environment(SEED + 1)) is None
+    assert _gone(early.process.pid)
+    head.close()
+
+
+def test_closing_an_untaken_head_start_kills_its_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    head = begin(_settings(), SEED)
+    assert head is not None and head._start is not None
+    pid = head._start.process.pid
+    assert not _gone(pid)
+    head.close()
+    head.close()  # idempotent
+    assert _gone(pid)
+
+
+def test_a_target_fuzzgate_does_not_start_over_stdio_gets_no_head_start() -> None:
+    http = TargetConfig(kind=TargetKind.HTTP, url="http://127.0.0.1:9/mcp")
+    assert begin(ServerSettings.of(Config(target=http)), SEED) is None
