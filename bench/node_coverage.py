@@ -1,7 +1,7 @@
 """The Node coverage collector: what it costs, what it finds, what it reaches on real npm servers.
 
-    python bench/node_coverage.py [--parts cost,bugs,real] [--budget 60] [--seeds 1,2]
-                                  [--seconds 10] [--rounds 3] [--out FILE]
+    python bench/node_coverage.py [--parts cost,bugs,rate,real] [--budget 60] [--seeds 1,2]
+                                  [--seconds 10] [--rounds 3] [--rate-budget 30] [--out FILE]
 
 - `cost`: the planted-bug server (tests/servers/node_nested, on the official TypeScript SDK from
   tests/.tools) called one call at a time for `--seconds` through fuzzgate's own connection, a
@@ -12,6 +12,10 @@
 - `bugs`: `fuzzgate run --budget B` on the planted server with coverage feedback and with
   behaviour feedback, per seed: which of NB-1..NB-4 each found (by tool and kind), any finding
   on the clean look-alikes (a false positive), and the whole run's call rate under each.
+- `rate`: a whole `fuzzgate run` (generation, checks, corpus and all) on the planted server's clean
+  look-alikes only, with coverage feedback and with behaviour feedback, `--rounds` interleaved
+  rounds of `--rate-budget` seconds: the call rates and their ratio (the bug runs above hit their
+  bugs again and again, whose restarts and timeouts would be counted as the collector's cost).
 - `real`: the npm reference servers bench/run_all installs under bench/.work (server-everything,
   server-filesystem), each a cold run (no corpus) and a warm one (from a copy of what the cold one
   kept): the coverage reached (lines, blocks, constants), the corpus loaded and replayed, and
@@ -194,6 +198,33 @@ def bugs(budget: float, seeds: list[str]) -> list[dict[str, Any]]:
     return results
 
 
+def run_rate(budget: float, rounds: int) -> dict[str, Any]:
+    """A whole run's call rate with and without the collector, on the clean look-alikes only (a
+    planted bug hit again and again costs restarts and timeouts that are no collector's doing),
+    rounds interleaved, the order rotated."""
+    work = Path(tempfile.mkdtemp(prefix="node-rate-"))
+    project = _project(work)
+    (project / "fuzzgate.toml").write_text(
+        f'[target]\ncommand = "node"\nargs = ["server.js"]\nenv = {{ NODE_PATH = {json.dumps(str(SDK_MODULES))} }}\n'
+    )
+    include = [f"--include={tool}" for tool in LOOK_ALIKES]
+    measured: list[dict[str, Any]] = []
+    for round_ in range(rounds):
+        for feedback in ("auto", "behaviour") if round_ % 2 == 0 else ("behaviour", "auto"):
+            corpus = work / f"corpus-{round_}-{feedback}"  # every run starts cold
+            args = ["--budget", f"{budget:g}s", "--seed", "1", "--feedback", feedback, "--corpus", str(corpus)]
+            args += include
+            report = _fuzzgate(args, project, work / f"out-{round_}-{feedback}", budget * 4 + 300)
+            rate = report["calls"] / report["duration_s"]
+            measured.append({"round": round_, "feedback": feedback, "calls": report["calls"], "rate": rate})
+            log(f"run rate round {round_} {feedback:9} {rate:6.1f} calls/s ({report['calls']} calls)")
+    shutil.rmtree(work, ignore_errors=True)
+    medians = {f: statistics.median(m["rate"] for m in measured if m["feedback"] == f) for f in ("auto", "behaviour")}
+    ratio = medians["auto"] / medians["behaviour"]
+    log(f"run rate: coverage {medians['auto']:.1f} calls/s, behaviour {medians['behaviour']:.1f}, ratio {ratio:.3f}")
+    return {"budget_s": budget, "measurements": measured, "medians": medians, "ratio": ratio}
+
+
 def real(budget: float) -> list[dict[str, Any]]:
     scratch = WORK / "fs-scratch"
     scratch.mkdir(parents=True, exist_ok=True)
@@ -237,7 +268,8 @@ def real(budget: float) -> list[dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="cost,bugs,real")
+    parser.add_argument("--parts", default="cost,bugs,rate,real")
+    parser.add_argument("--rate-budget", type=float, default=30.0)
     parser.add_argument("--budget", type=float, default=60.0)
     parser.add_argument("--seeds", default="1,2")
     parser.add_argument("--seconds", type=float, default=10.0)
@@ -261,6 +293,8 @@ def main() -> None:
         ratio = rates["auto"] / rates["behaviour"]
         result["run_rate"] = {**rates, "ratio": ratio}
         log(f"run rate: coverage {rates['auto']:.1f} calls/s, behaviour {rates['behaviour']:.1f}, ratio {ratio:.3f}")
+    if "rate" in parts:
+        result["rate"] = run_rate(ns.rate_budget, ns.rounds)
     if "real" in parts:
         result["real"] = real(ns.budget)
     result["load_after"] = os.getloadavg()
