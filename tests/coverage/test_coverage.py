@@ -167,14 +167,22 @@ def test_feedback_off_and_behaviour_inject_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
-def test_a_node_server_gets_behaviour_feedback_and_says_why(tmp_path: Path, sandbox: SandboxMode) -> None:
+def test_a_bun_server_gets_behaviour_feedback_and_says_why(tmp_path: Path, sandbox: SandboxMode) -> None:
+    """A server on a JavaScript runtime that is not Node (its shebang names Bun) starts as usual,
+    without the collector (Node servers get theirs: tests/coverage/test_node_collector.py)."""
     node = shutil.which("node")
     assert node is not None, "node is needed (CI installs it)"
-    config = _config(tmp_path, sandbox, node, str(NODE_SERVER))
+    bun = tmp_path / "bin" / "bun"
+    bun.parent.mkdir()
+    bun.symlink_to(node)
+    server = tmp_path / "server.js"
+    server.write_text(f"#!{bun}\n" + NODE_SERVER.read_text())
+    server.chmod(0o755)
+    config = _config(tmp_path, sandbox, str(server))
     seen, injected = _run(config, {"echo": ("echo", {"text": "hi"})})
     assert not injected
     assert seen.texts["echo"] == "hi"
-    assert seen.note == "behaviour: node is not a Python interpreter"
+    assert seen.note == "behaviour: server.js runs on Bun, not Node: the collector needs Node's inspector"
 
 
 def test_a_server_that_does_not_load_the_collector_gets_behaviour_feedback(tmp_path: Path) -> None:

@@ -56,7 +56,10 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--feedback",
         choices=["auto", "behaviour", "off"],
-        help="what counts as new: auto (coverage of a Python server, else behaviour), behaviour, off (default auto)",
+        help=(
+            "what counts as new: auto (coverage of a Python or Node server, else behaviour), behaviour, off "
+            "(default auto)"
+        ),
     )
     g.add_argument("--timeout", help="per-request timeout, e.g. 5s")
     g.add_argument("--startup-timeout", help="time allowed for the server to start and initialize")

@@ -1,7 +1,9 @@
 """fuzzgate's end of the coverage collector's side channel, and what it hands over.
 
 `CoverageChannel` owns two pipes the server inherits (never its stdout, which is the MCP channel)
-and puts the collector (`collector/_site/`) first on the server's `PYTHONPATH`. `hello` waits for
+and puts the collector (`collector/_site/`) first on the server's `PYTHONPATH`, or for a Node
+server (`plan.runtime == "node"`) the Node collector's preload (`collector/node/`) first in its
+`NODE_OPTIONS`; both speak the same protocol. `hello` waits for
 the collector to say it runs (`CollectorInfo`); `collect` asks for the arcs the server's measured
 code ran since the previous `collect` (one call's, when calls go one at a time) and the constants
 of the files first run since then (`CallCoverage`). Neither raises: a channel that breaks gives
@@ -23,7 +25,8 @@ import anyio
 
 from fuzzgate.config.model import FeedbackMode, TargetConfig
 from fuzzgate.coverage import collector
-from fuzzgate.coverage.plan import CollectorPlan
+from fuzzgate.coverage.collector import node as node_collector
+from fuzzgate.coverage.plan import NODE, CollectorPlan
 from fuzzgate.sandbox.owned_process import LaunchSpec
 
 HELLO_TIMEOUT_S = 2.0
@@ -32,6 +35,7 @@ HELLO_TIMEOUT_S = 2.0
 COLLECT_TIMEOUT_S = 1.0
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 NOT_LOADED = "the server did not load the collector"
+NODE_NOT_LOADED = "the server did not load the collector (no Node process ran the entry point with NODE_OPTIONS kept)"
 _SITE = Path(collector.__file__).parent / "_site"
 _CORES = {"CTracer": "C tracer", "PyTracer": "Python tracer", "SysMonitor": "sys.monitoring"}
 
@@ -73,8 +77,12 @@ class CollectorInfo:
     per_call: bool
     """Each collect holds every arc the call ran (False: only arcs not handed over before)."""
     measured: str
+    runtime: str = "python"
+    """`python`, or `node` (then `python` holds Node's version and `coverage` V8's)."""
 
     def describe(self) -> str:
+        if self.runtime == NODE:
+            return f"Node {self.python}, V8 precise coverage (blocks), measuring {self.measured}"
         if self.core == "sys.monitoring":
             return f"Python {self.python}, sys.monitoring (lines and branches), measuring {self.measured}"
         core = _CORES.get(self.core, self.core)
@@ -121,19 +129,34 @@ class CoverageChannel:
         self._settings: dict[str, Any] = {
             "request_fd": self._request_read,
             "reply_fd": self._reply_write,
-            "coverage": str(Path(coverage_py.__file__).parent),
-            "package": str(Path(collector.__file__).parent),
             "dirs": dirs,
             "packages": list(plan.packages),
         }
+        if plan.runtime == NODE:
+            # A Node wrapper (npx) keeps the pipes from its children: the entry opens them through
+            # /proc in the wrapper, and checks by inode that they are these pipes.
+            self._settings["request_ino"] = str(os.fstat(self._request_read).st_ino)
+            self._settings["reply_ino"] = str(os.fstat(self._reply_write).st_ino)
+            entry = str(plan.entry) if plan.entry is not None else None
+            self._settings["entry"] = (mapped(entry) or entry) if entry is not None else None
+            self._settings["entry_in_argv"] = plan.entry_in_argv
+        else:
+            self._settings["coverage"] = str(Path(coverage_py.__file__).parent)
+            self._settings["package"] = str(Path(collector.__file__).parent)
 
     @property
     def pass_fds(self) -> tuple[int, int]:
         """The server's ends of the two pipes, which it must inherit."""
         return (self._request_read, self._reply_write)
 
-    def environment(self, pythonpath: str | None = None) -> dict[str, str]:
-        """The variables added to the server's environment, around the user's `pythonpath`."""
+    def environment(self, pythonpath: str | None = None, *, node_options: str | None = None) -> dict[str, str]:
+        """The variables added to the server's environment, around the user's `pythonpath` (for a
+        Node server, its `node_options`)."""
+        if self.plan.runtime == NODE:
+            settings = {**self._settings, "node_options": node_options}
+            preload = '"' + str(node_collector.PRELOAD).replace("\\", "\\\\").replace('"', '\\"') + '"'
+            options = f"--require {preload} {node_options}" if node_options else f"--require {preload}"
+            return {node_collector.ENV: json.dumps(settings), "NODE_OPTIONS": options}
         settings = {**self._settings, "pythonpath": pythonpath}
         path = os.pathsep.join([str(_SITE), pythonpath]) if pythonpath else str(_SITE)
         return {collector.ENV: json.dumps(settings), "PYTHONPATH": path}
@@ -144,7 +167,10 @@ class CoverageChannel:
 
     def apply(self, spec: LaunchSpec) -> LaunchSpec:
         """`spec` with the collector's environment (the user's PYTHONPATH kept after it) and pipes."""
-        env = {**spec.env, **self.environment(spec.env.get("PYTHONPATH") or None)}
+        environment = self.environment(
+            spec.env.get("PYTHONPATH") or None, node_options=spec.env.get("NODE_OPTIONS") or None
+        )
+        env = {**spec.env, **environment}
         return replace(spec, env=env, pass_fds=(*spec.pass_fds, *self.pass_fds))
 
     async def hello(self, timeout_s: float = HELLO_TIMEOUT_S) -> CollectorInfo | None:
@@ -155,7 +181,7 @@ class CoverageChannel:
             with anyio.fail_after(timeout_s):
                 message = await self._receive()
         except TimeoutError:
-            self._give_up(NOT_LOADED)
+            self._give_up(NODE_NOT_LOADED if self.plan.runtime == NODE else NOT_LOADED)
             return None
         except ChannelBroken as exc:
             self._give_up(str(exc))
@@ -164,12 +190,14 @@ class CoverageChannel:
         if not isinstance(hello, dict):
             self._give_up(NOT_LOADED)
             return None
+        node = hello.get("runtime") == NODE
         self.info = CollectorInfo(
-            python=str(hello.get("python", "?")),
-            coverage=str(hello.get("coverage", "?")),
+            python=str(hello.get("node" if node else "python", "?")),
+            coverage=str(hello.get("v8" if node else "coverage", "?")),
             core=str(hello.get("core", "?")),
             per_call=hello.get("per_call") is True,
             measured=self.plan.measured(),
+            runtime=NODE if node else "python",
         )
         return self.info
 

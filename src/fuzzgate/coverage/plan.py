@@ -9,8 +9,9 @@ module's top-level package, the package a console script imports its entry point
 `[target] coverage_source`; never the SDK, the standard library or other installed packages unless
 listed there.
 
-A collector for another runtime (V8's precise coverage for Node) would plug in the same way: a
-plan that injects it and a channel that answers `collect` with `CallCoverage`.
+A server that runs on Node.js (`node`, `npx`, `tsx`, a bin whose shebang names node) gets the
+Node collector instead (`node_plan.py` decides, `runtime = "node"`), measuring the entry's package
+and `[target] coverage_source` (directories, or npm package names).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from pathlib import Path
 from fuzzgate.config.model import FeedbackMode, TargetConfig, TargetKind
 
 SHEBANG_BYTES = 256
+NODE = "node"
+"""`CollectorPlan.runtime` of a Node server."""
 _PYTHON = re.compile(r"python(?:[23](?:\.\d+)?)?")
 
 
@@ -37,6 +40,13 @@ class CollectorPlan:
     reason: str
     directories: tuple[Path, ...] = ()
     packages: tuple[str, ...] = ()
+    runtime: str = "python"
+    """Which collector: `python` (`collector/`) or `node` (`collector/node/`)."""
+    entry: Path | None = None
+    """Node: the script the server's own process runs (the collector measures only there); None
+    with `packages`: a process running a file of one of those packages (`npx`)."""
+    entry_in_argv: bool = False
+    """Node: the entry process has `entry` anywhere on its command line (`ts-node script.ts`)."""
 
     def measured(self) -> str:
         """What is measured, for a person: directories relative to the working directory."""
@@ -46,6 +56,8 @@ class CollectorPlan:
 
 def plan_collector(target: TargetConfig) -> CollectorPlan:
     """Whether the collector goes into `target`'s server, and what it measures (module docstring)."""
+    from fuzzgate.coverage import node_plan
+
     if target.feedback is not FeedbackMode.AUTO:
         return CollectorPlan(False, f"feedback = {target.feedback.value}")
     if target.kind is not TargetKind.STDIO or target.command is None:
@@ -57,7 +69,8 @@ def plan_collector(target: TargetConfig) -> CollectorPlan:
         return plan
     dirs, packages = list(plan.directories), list(plan.packages)
     for source in target.coverage_source:
-        if _is_dotted_name(source) and not (cwd / source).is_dir():
+        named = node_plan.is_package_name(source) if plan.runtime == NODE else _is_dotted_name(source)
+        if named and not (cwd / source).is_dir():
             packages.append(source)
         else:
             dirs.append(Path(os.path.normpath(cwd / source)))
@@ -67,7 +80,12 @@ def plan_collector(target: TargetConfig) -> CollectorPlan:
 
 
 def _plan_command(command: str, args: list[str], cwd: Path, path: str) -> CollectorPlan:
+    from fuzzgate.coverage import node_plan  # it builds CollectorPlans: imported once this module is
+
     name = os.path.basename(command)
+    node = node_plan.plan_node(command, args, cwd)
+    if node is not None:
+        return node
     if _PYTHON.fullmatch(name):
         return _plan_python(name, args, cwd)
     if name == "env":
@@ -212,6 +230,8 @@ def _plan_script(command: str, cwd: Path, path: str, *, shown: str | None = None
     """A command that is a file: a Python program if its shebang line names Python. A console
     script (a wrapper that imports its entry point) measures the package it imports from; any
     other Python script, its own directory."""
+    from fuzzgate.coverage import node_plan
+
     name = shown or os.path.basename(command)
     found = (str(cwd / command) if not os.path.isabs(command) else command) if "/" in command else None
     if found is None:
@@ -227,6 +247,10 @@ def _plan_script(command: str, cwd: Path, path: str, *, shown: str | None = None
     first, _, rest = text.partition("\n")
     # pip writes `#!/bin/sh` then `'''exec' /long/path/python "$0" "$@"` when a shebang would be too long.
     relay = rest.startswith(_RELAY) and _names_python(rest[len(_RELAY) :].split("\n", 1)[0].replace('"', " "))
+    if first.startswith("#!") and not relay:
+        node = node_plan.plan_node_script(name, Path(found), first[2:])
+        if node is not None:
+            return node
     if not first.startswith("#!") or not (_names_python(first[2:]) or relay):
         return CollectorPlan(False, f"{name} is not a Python interpreter")
     package = _entry_package(text)
