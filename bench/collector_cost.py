@@ -16,13 +16,16 @@ one call at a time for `--seconds` through fuzzgate's own connection (`open_conn
 
 Rounds are interleaved (every round measures every mode, the order rotated each round) so that
 load from elsewhere on the machine falls on all modes alike. Printed: each measurement, then the
-median rate per mode and its ratio to `behaviour`; the cost is `1 - ratio`. All of it goes to one
+median rate per mode and its ratio to `behaviour` (the cost is `1 - ratio`), and the median of each
+round's ratio, and the CPU time per call of the server (from /proc, the collector's thread
+included) and of fuzzgate's side: on a loaded machine the CPU times are the steadier figures. All of it goes to one
 JSON file, default bench/.work/results/collector_cost.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -59,6 +62,9 @@ async def _measure(config: Config, mode: str, tool: str, seconds: float, every: 
                 await channel.collect(5)
             calls = arcs = collected_calls = 0
             collect_s = 0.0
+            pid = connection.server.pid if connection.server is not None else None
+            server_cpu = _cpu_s(pid)
+            own_cpu = time.process_time()
             start = time.perf_counter()
             deadline = start + seconds
             while time.perf_counter() < deadline:
@@ -78,6 +84,8 @@ async def _measure(config: Config, mode: str, tool: str, seconds: float, every: 
                     arcs += len(collected.arcs) + len(collected.lines)
                 calls += 1
             elapsed = time.perf_counter() - start
+            server_cpu = _cpu_s(pid) - server_cpu
+            own_cpu = time.process_time() - own_cpu
             note = connection.feedback_note
     finally:
         containment.close()
@@ -86,11 +94,23 @@ async def _measure(config: Config, mode: str, tool: str, seconds: float, every: 
         "calls": calls,
         "seconds": elapsed,
         "rate": calls / elapsed,
+        "server_cpu_ms": 1000 * server_cpu / calls,
+        "fuzzgate_cpu_ms": 1000 * own_cpu / calls,
         "collect_ms": 1000 * collect_s / collected_calls if collected_calls else None,
         "features_per_call": arcs / collected_calls if collected_calls else None,
         "note": note,
         "pause": bool(channel is not None and channel.info is not None and channel.info.pause),
     }
+
+
+def _cpu_s(pid: int | None) -> float:
+    """The CPU time (user + system) the process has used, from /proc: steadier than a call rate on a
+    machine others load (0 without a pid, or when the sandbox hides it)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
@@ -131,15 +151,35 @@ def main() -> None:
             if result["collect_ms"] is not None:
                 extra = f", collect {result['collect_ms']:.3f} ms/call, {result['features_per_call']:.1f} arcs+lines"
                 extra += " (switched off between)" if mode == "sampled" and result["pause"] else ""
-            log(f"round {round_} {mode:9} {result['rate']:7.1f} calls/s ({result['calls']} calls){extra}")
+            cpu = f", CPU ms/call: server {result['server_cpu_ms']:.3f}, fuzzgate {result['fuzzgate_cpu_ms']:.3f}"
+            log(f"round {round_} {mode:9} {result['rate']:7.1f} calls/s ({result['calls']} calls){cpu}{extra}")
 
     work.rmdir()
     medians = {mode: statistics.median(m["rate"] for m in measurements if m["mode"] == mode) for mode in MODES}
-    summary = {mode: {"rate": medians[mode], "ratio": medians[mode] / medians["behaviour"]} for mode in MODES}
+    # On a loaded machine the rate moves from round to round: a round's ratio (its modes measured
+    # back to back) moves less than the medians of the rates.
+    rates = {(m["round"], m["mode"]): m["rate"] for m in measurements}
+    in_round = {
+        mode: statistics.median(rates[(r, mode)] / rates[(r, "behaviour")] for r in range(ns.rounds)) for mode in MODES
+    }
+    cpu = {mode: statistics.median(m["server_cpu_ms"] for m in measurements if m["mode"] == mode) for mode in MODES}
+    own = {mode: statistics.median(m["fuzzgate_cpu_ms"] for m in measurements if m["mode"] == mode) for mode in MODES}
+    summary = {
+        mode: {
+            "rate": medians[mode],
+            "ratio": medians[mode] / medians["behaviour"],
+            "round_ratio": in_round[mode],
+            "server_cpu_ms": cpu[mode],
+            "fuzzgate_cpu_ms": own[mode],
+        }
+        for mode in MODES
+    }
     for mode in MODES:
         print(
             f"{mode:9} median {medians[mode]:7.1f} calls/s  ratio {summary[mode]['ratio']:.3f}"
-            f"  (cost {100 * (1 - summary[mode]['ratio']):.1f}%)"
+            f"  (cost {100 * (1 - summary[mode]['ratio']):.1f}%)  median of the rounds' ratios {in_round[mode]:.3f}"
+            f"  server CPU {cpu[mode]:.3f} ms/call ({cpu[mode] / cpu['behaviour']:.2f}x)"
+            f"  fuzzgate CPU {own[mode]:.3f} ms/call ({own[mode] / own['behaviour']:.2f}x)"
         )
     notes = sorted({m["note"] for m in measurements})
     print("\n".join(notes))
