@@ -97,6 +97,14 @@ BAD_VALUES = [
         "fuzzgate.toml: [fuzzgate] replays: expected an integer from 0 to 20, got 21",
     ),
     (
+        STDIO + "[fuzzgate]\ncoverage_sampling = 0\n",
+        "fuzzgate.toml: [fuzzgate] coverage_sampling: expected an integer from 1 to 1024, got 0",
+    ),
+    (
+        STDIO + '[fuzzgate]\ncoverage_sampling = "often"\n',
+        'fuzzgate.toml: [fuzzgate] coverage_sampling: expected an integer from 1 to 1024, got "often"',
+    ),
+    (
         STDIO + '[fuzzgate]\nprotocol = "2025-06-18"\n',
         'fuzzgate.toml: [fuzzgate] protocol: expected one of "auto", "legacy", "2026-07-28", got "2025-06-18"',
     ),
@@ -447,3 +455,8 @@ def test_a_wrong_value_from_the_environment_is_never_quoted(load: Loader, secret
     message = raised.value.message
     assert "[fuzzgate] budget" in message and "[REDACTED]" in message
     assert not any(secret[i : i + 6] in message for i in range(len(secret) - 5))
+
+
+def test_coverage_sampling_is_read_and_defaults_to_one_in_eight(load: Loader) -> None:
+    assert load(STDIO)[0].coverage_sampling == 8
+    assert load(STDIO + "[fuzzgate]\ncoverage_sampling = 1\n")[0].coverage_sampling == 1

@@ -132,7 +132,7 @@ class _ServerEnd:
         text = message if isinstance(message, str) else json.dumps(message)
         os.write(self.reply, (text + "\n").encode())
 
-    def requests(self) -> Iterator[int]:
+    def lines(self) -> Iterator[str]:
         pending = b""
         while True:
             chunk = os.read(self.request, 100)
@@ -141,7 +141,11 @@ class _ServerEnd:
             pending += chunk
             while b"\n" in pending:
                 line, _, pending = pending.partition(b"\n")
-                yield int(line)
+                yield line.decode()
+
+    def requests(self) -> Iterator[int]:
+        for line in self.lines():
+            yield int(line)
 
     def serve(self, answer: Callable[[int], list[dict[str, Any]]], count: int) -> threading.Thread:
         """Answer `count` requests in a thread (join it before closing this end)."""
@@ -291,3 +295,56 @@ def test_the_agent_never_raises_into_the_server() -> None:
         assert reply.read() == b"", "the agent hung up"
     os.close(request_write)
     assert message == {"error": "KeyError: 'coverage'"}
+
+
+def _switching(tmp_path: Path, hello: dict[str, Any], steps: list[bool]) -> tuple[list[str], list[Any]]:
+    """`measure(on)` for each step, and a collect after each measured one: the request lines the
+    collector got, and what each collect gave."""
+    channel, side = _channel(tmp_path)
+    received: list[str] = []
+
+    def run() -> None:
+        for line in side.lines():
+            received.append(line)
+            sequence, _, verb = line.partition(" ")
+            if verb:
+                side.say({"seq": int(sequence), "measuring": verb == "resume"})
+            else:
+                constants = [["k" + sequence, "name", False]]
+                side.say({"seq": int(sequence), "arcs": {"s.py": [[1, int(sequence)]]}, "constants": constants})
+
+    async def body() -> list[Any]:
+        side.say(hello)
+        await channel.hello(5)
+        collected = []
+        for on in steps:
+            await channel.measure(on, 5)
+            assert channel.measuring is on
+            if on:
+                collected.append(await channel.collect(5))
+        return collected
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        collected = anyio.run(body)
+    finally:
+        channel.close()
+        thread.join(5)
+        side.close()
+    return received, collected
+
+
+def test_a_collector_that_can_pause_is_switched_off_and_on_only_when_it_changes(tmp_path: Path) -> None:
+    hello = {"hello": {**HELLO["hello"], "pause": True}}
+    received, collected = _switching(tmp_path, hello, [True, False, False, True, True])
+    assert received == ["1", "2 pause", "3 resume", "4", "5"]
+    assert [c.arcs for c in collected] == [frozenset({"s.py:1:1"}), frozenset({"s.py:1:4"}), frozenset({"s.py:1:5"})]
+
+
+def test_without_pause_what_unmeasured_calls_ran_is_set_aside_with_its_constants_kept(tmp_path: Path) -> None:
+    received, collected = _switching(tmp_path, HELLO, [True, False, False, True])
+    # Nothing is sent to switch off; switching on collects what ran meanwhile, set aside.
+    assert received == ["1", "2", "3"]
+    assert [c.arcs for c in collected] == [frozenset({"s.py:1:1"}), frozenset({"s.py:1:3"})]
+    assert collected[1].constants == (Constant("k2", "name"), Constant("k3", "name"))

@@ -155,6 +155,46 @@ def test_the_servers_children_start_without_the_collector_and_the_users_settings
     assert seen.texts["child"] == f"{(None, str(user_site), False)!r} user-site=ran"
 
 
+def test_switched_off_for_some_calls_the_next_measured_one_is_measured_whole(tmp_path: Path) -> None:
+    """An MCP server's sync tools run in its worker threads: switched off (`measure(False)`) for two
+    calls and on again, the collector measures the next call as it did before, and nothing of the
+    calls in between."""
+    config = _config(tmp_path, SandboxMode.OFF, sys.executable, str(TARGET))
+    containment = contain(config.target, 1)
+    assert containment is not None
+
+    async def body() -> tuple[bool, dict[str, CallCoverage | None]]:
+        collected: dict[str, CallCoverage | None] = {}
+        async with open_connection(ServerSettings.of(config), containment=containment) as connection:
+            channel = connection.coverage
+            assert channel is not None and channel.info is not None, connection.feedback_note
+            await channel.collect(10)
+            for label, measured, tool, arguments in (
+                ("count", True, "count", {"n": 3}),
+                ("off: check", False, "check", {"word": "letters"}),
+                ("off: count", False, "count", {"n": 3}),
+                ("count again", True, "count", {"n": 3}),
+                ("check", True, "check", {"word": "door"}),
+            ):
+                await channel.measure(measured, 10)
+                outcome = await call_tool(connection, tool, arguments, 10)
+                assert outcome.status is OutcomeStatus.OK, outcome
+                if measured:
+                    collected[label] = await channel.collect(10)
+            return channel.info.pause, collected
+
+    try:
+        pause, collected = anyio.run(body)
+    finally:
+        containment.close()
+    assert pause, "the collector offers to switch off"
+    count, again, check = collected["count"], collected["count again"], collected["check"]
+    assert count is not None and again is not None and check is not None
+    # Nothing of the unmeasured `check` leaks into the next answer, and measuring goes on after it.
+    assert count.arcs and again.arcs == count.arcs
+    assert check.arcs and not check.arcs & count.arcs
+
+
 def test_feedback_off_and_behaviour_inject_nothing(tmp_path: Path) -> None:
     for mode, note in (
         (FeedbackMode.OFF, "off: feedback = off"),

@@ -137,3 +137,25 @@ def test_same_seed_and_corpus_send_the_same_requests(started: Started) -> None:
         lines = [json.loads(line) for line in sent.read_text().splitlines()]
         requests.append([(line.get("tool"), json.dumps(line.get("arguments"), sort_keys=True)) for line in lines])
     assert requests[0] and requests[0] == requests[1]
+
+
+def test_coverage_is_sampled_once_a_tool_stops_reaching_anything_new(tmp_path: Path) -> None:
+    """`add` reaches all it can within a few calls: after 100 calls with nothing new, one in eight
+    is measured, the others get behaviour feedback, and the report and the console say so."""
+    corpus = tmp_path / "corpus"
+    flags = ("--include=add", "--timeout", "2s", "--replays", "1", "--seed", "7", "--budget", "60s", "--cases", "300")
+    run = fuzzgate("run", *stdio_target("buggy_server.py"), *flags, *AUTO, "--corpus", str(corpus), cwd=tmp_path)
+    assert run.code == 0, run.stdout + run.stderr
+    feedback = run.report["feedback"]
+    assert feedback["signal"] == "coverage" and feedback["lines"] > 0 and feedback["arcs"] > 0, feedback
+    sampling = feedback["sampling"]
+    assert sampling["every"] == 8 and sampling["plateau"] == 100 and sampling["tools"] == ["add"], sampling
+    assert sampling["measured"] >= 100 and sampling["unmeasured"] > 0, sampling
+    assert "coverage sampled 1 in 8 after a plateau of 100 calls on add" in " ".join(run.stdout.split())
+
+    every = fuzzgate(
+        "run", *stdio_target("buggy_server.py"), *flags, *AUTO, "--coverage-sampling", "1",
+        "--corpus", str(tmp_path / "corpus-every"), cwd=tmp_path, out=tmp_path / "out-every", measured=False,
+    )  # fmt: skip
+    assert every.code == 0, every.stdout + every.stderr
+    assert "sampling" not in every.report["feedback"], "--coverage-sampling 1 measures every call"

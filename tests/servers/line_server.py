@@ -3,6 +3,7 @@ stdin, one JSON answer per line on stdout. The collector's tests run it on inter
 no `mcp` installed, such as a Python 3.12+ for the sys.monitoring probe.
 
     python line_server.py      # {"word": "..."} -> {"answer": "..."}, {"n": 3} -> {"total": 3}
+                               # {"traced": 1} -> {"traced": whether anything measures the code now}
 """
 
 from __future__ import annotations
@@ -26,10 +27,24 @@ def count(n: int) -> int:
     return total
 
 
+def traced() -> bool:
+    """Whether anything measures this server's code now: a trace function in this thread (3.11), or
+    sys.monitoring events on `check` (3.12+)."""
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is None:
+        return sys.gettrace() is not None
+    return any(monitoring.get_local_events(tool, check.__code__) for tool in range(6))
+
+
 def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)
-        answer = {"answer": check(request["word"])} if "word" in request else {"total": count(request["n"])}
+        if "traced" in request:
+            answer: dict[str, object] = {"traced": traced()}
+        elif "word" in request:
+            answer = {"answer": check(request["word"])}
+        else:
+            answer = {"total": count(request["n"])}
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()
 

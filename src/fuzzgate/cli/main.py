@@ -46,6 +46,9 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--slow", help="slow-call threshold, e.g. 2s")
     g.add_argument("--max-string", help="string size cap, e.g. 64KiB")
     g.add_argument("--replays", help="replays per finding on fresh servers (default 3)")
+    g.add_argument(
+        "--coverage-sampling", metavar="N", help="on a tool's coverage plateau, measure 1 call in N (default 8; 1: all)"
+    )
     g.add_argument("--protocol", choices=["auto", "legacy", "2026-07-28"], help="protocol negotiation")
     g.add_argument("--baseline", type=Path, help="baseline directory (default .fuzzgate/baseline)")
     g.add_argument("--corpus", type=Path, help="corpus directory (default .fuzzgate/corpus)")
@@ -104,6 +107,7 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
         slow=ns.slow,
         max_string=ns.max_string,
         replays=ns.replays,
+        coverage_sampling=ns.coverage_sampling,
         protocol=ns.protocol,
         startup_timeout=ns.startup_timeout,
         baseline=ns.baseline,

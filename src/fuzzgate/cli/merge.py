@@ -45,6 +45,7 @@ from fuzzgate.record.results import (
     CorpusSummary,
     FeedbackSummary,
     RunReport,
+    SamplingSummary,
     SurfaceEntry,
     Verdict,
     exit_code,
@@ -307,6 +308,20 @@ def _feedback(reports: list[RunReport], prefixed: Callable[[RunReport, str], str
         lines=max(p.lines for p in parts),
         arcs=max(p.arcs for p in parts),
         constants=max(p.constants for p in parts),
+        sampling=_sampling([p.sampling for p in parts if p.sampling is not None]),
+    )
+
+
+def _sampling(parts: list[SamplingSummary]) -> SamplingSummary | None:
+    """The shards' sampling: their tools together, their calls added up."""
+    if not parts:
+        return None
+    return SamplingSummary(
+        every=parts[0].every,
+        plateau=parts[0].plateau,
+        tools=tuple(dict.fromkeys(tool for part in parts for tool in part.tools)),
+        measured=sum(part.measured for part in parts),
+        unmeasured=sum(part.unmeasured for part in parts),
     )
 
 

@@ -34,6 +34,7 @@ class Overrides:
     slow: str | float | None = None
     max_string: str | int | None = None
     replays: int | str | None = None
+    coverage_sampling: int | str | None = None
     protocol: str | None = None
     startup_timeout: str | float | None = None
     baseline: Path | str | None = None
@@ -81,6 +82,7 @@ OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
         "slow": "--slow",
         "max_string": "--max-string",
         "replays": "--replays",
+        "coverage_sampling": "--coverage-sampling",
         "protocol": "--protocol",
         "startup_timeout": "--startup-timeout",
         "baseline": "--baseline",

@@ -45,6 +45,7 @@ FUZZGATE_KEYS = (
     "slow",
     "max_string",
     "replays",
+    "coverage_sampling",
     "protocol",
     "startup_timeout",
     "fuzz_guarded_in_sandbox",

@@ -147,6 +147,9 @@ class Config:
     slow_ms: int = 2000
     max_string: int = 65536
     replays: int = 3
+    coverage_sampling: int = 8
+    """`[fuzzgate] coverage_sampling`: once a tool's calls stop reaching new coverage, the collector
+    measures one call of it in this many (`fuzzgate.learn.sampling`); 1 measures every call."""
     protocol: ProtocolMode = ProtocolMode.AUTO
     startup_timeout_ms: int = 30000
     baseline_dir: Path = Path(".fuzzgate/baseline")

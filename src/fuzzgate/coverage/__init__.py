@@ -4,7 +4,8 @@
   and the `LaunchSpec` the server is started with.
 - Out: a `CollectorPlan` (whether to inject the collector, what to measure, and why not), the
   environment that injects it, and a `CoverageChannel` whose `collect` gives each call's
-  `CallCoverage` (the arcs it ran, the constants newly measured files compare against).
+  `CallCoverage` (the arcs it ran, the constants newly measured files compare against), and whose
+  `measure` switches measuring off for the calls fuzzgate does not collect (and on again).
 - Never: write to the server's stdout (the MCP channel), import fuzzgate inside the server, or fail
   a run: a channel that breaks gives None and the run goes on with behaviour feedback.
 

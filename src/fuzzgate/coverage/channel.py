@@ -6,8 +6,11 @@ server (`plan.runtime == "node"`) the Node collector's preload (`collector/node/
 `NODE_OPTIONS`; both speak the same protocol. `hello` waits for
 the collector to say it runs (`CollectorInfo`); `collect` asks for the arcs the server's measured
 code ran since the previous `collect` (one call's, when calls go one at a time) and the constants
-of the files first run since then (`CallCoverage`). Neither raises: a channel that breaks gives
-None, and the run goes on with behaviour feedback. `feedback_note` says in one line which of the
+of the files first run since then (`CallCoverage`). `measure(False)` before a call fuzzgate will not
+collect, and `measure(True)` before one it will: a collector that can (`CollectorInfo.pause`) stops
+measuring in between, so those calls run without its cost; with one that cannot, what they ran is
+collected and set aside before the next measured call. None of them raises: a channel that breaks
+gives None, and the run goes on with behaviour feedback. `feedback_note` says in one line which of the
 two a server's calls give, and why.
 """
 
@@ -79,6 +82,8 @@ class CollectorInfo:
     measured: str
     runtime: str = "python"
     """`python`, or `node` (then `python` holds Node's version and `coverage` V8's)."""
+    pause: bool = False
+    """Measuring can be switched off and on between calls (`CoverageChannel.measure`)."""
 
     def describe(self) -> str:
         if self.runtime == NODE:
@@ -124,6 +129,9 @@ class CoverageChannel:
         self._buffer = bytearray()
         self._sequence = 0
         self._lock: anyio.Lock | None = None
+        self._measuring = True
+        self._set_aside: tuple[Constant, ...] = ()
+        """Constants of an answer collected only to be set aside (`measure`), for the next collect."""
         mapped = map_path or (lambda text: None)
         dirs = [mapped(str(directory)) or str(directory) for directory in plan.directories]
         self._settings: dict[str, Any] = {
@@ -198,12 +206,45 @@ class CoverageChannel:
             per_call=hello.get("per_call") is True,
             measured=self.plan.measured(),
             runtime=NODE if node else "python",
+            pause=hello.get("pause") is True,
         )
         return self.info
+
+    @property
+    def measuring(self) -> bool:
+        """Whether the next call is measured (`measure`)."""
+        return self._measuring
+
+    async def measure(self, on: bool, timeout_s: float = COLLECT_TIMEOUT_S) -> None:
+        """Measure the calls from now on (`on`), or not. A collector that can stops or starts
+        measuring, and says so before this returns (a call sent after it is measured from its
+        start); with one that cannot, turning measuring on collects what ran meanwhile and sets it
+        aside, so the next collect holds only what the next call ran."""
+        if on == self._measuring or self.info is None or self._closed:
+            return
+        self._measuring = on
+        if self.info.pause:
+            await self._ask("resume" if on else "pause", timeout_s)
+        elif on:
+            skipped = await self.collect(timeout_s)
+            if skipped is not None:
+                self._set_aside = (*self._set_aside, *skipped.constants)
 
     async def collect(self, timeout_s: float = COLLECT_TIMEOUT_S) -> CallCoverage | None:
         """The arcs run since the previous collect, and new constants; None when the channel is
         broken or the collector did not answer in time (a late answer is skipped later)."""
+        message = await self._ask(None, timeout_s)
+        if message is None:
+            return None
+        coverage = _call_coverage(message)
+        if self._set_aside:
+            coverage = replace(coverage, constants=(*self._set_aside, *coverage.constants))
+            self._set_aside = ()
+        return coverage
+
+    async def _ask(self, verb: str | None, timeout_s: float) -> dict[str, Any] | None:
+        """Send one request (a collect, or `verb`) and wait for its answer; None when the channel
+        is broken or the answer is late (skipped when it comes)."""
         if self.info is None or self._closed:
             return None
         if self._lock is None:
@@ -213,13 +254,14 @@ class CoverageChannel:
                 return None
             self._sequence += 1
             sequence = self._sequence
+            request = f"{sequence} {verb}" if verb else str(sequence)
             try:
-                self._write(f"{sequence}\n".encode("ascii"))
+                self._write(f"{request}\n".encode("ascii"))
                 with anyio.fail_after(timeout_s):
                     while True:
                         message = await self._receive()
                         if message.get("seq") == sequence:
-                            return _call_coverage(message)
+                            return message
             except TimeoutError:
                 return None
             except ChannelBroken as exc:

@@ -25,7 +25,9 @@ The modules:
   observing one call to its end takes (`observe_s`), and the watch that stops new calls at the
   deadline, gives the calls in flight that grace and names those it cuts off.
 - `feedback.py`: the feedback signal a run is guided by, and what one call showed through it (its
-  features and which are new; under coverage, the constants its code compares against).
+  features and which are new; under coverage, the constants its code compares against). Under
+  coverage, `Engine._measure` asks `learn.sampling` whether the collector measures each call, and
+  switches it off for the calls it does not (one call in flight at a time).
 - `collector.py`: what the coverage collector costs and how the engine allows for it: the time its
   read may take, a traced server's slow or hung calls counted ambiguous (`under_collector`), replays
   started without it.

@@ -25,7 +25,7 @@ from fuzzgate.check.environment import environment_note
 from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.views import ServerSettings
-from fuzzgate.engine.collector import server_without_collector, without_collector
+from fuzzgate.engine.collector import COLLECT_TIMEOUT_S, server_without_collector, without_collector
 from fuzzgate.engine.deadline import fuzz_deadline, observe_s, watch
 from fuzzgate.engine.events import (
     CallFinished,
@@ -61,6 +61,7 @@ from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
 from fuzzgate.learn.features import Feedback, Signal, SignalKind
 from fuzzgate.learn.feed import Feed
 from fuzzgate.learn.live_corpus import REPLAY_SHARE, LiveCorpus, Seeds
+from fuzzgate.learn.sampling import CoverageSampling
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.findings import Finding, Step, Surface
@@ -146,6 +147,8 @@ class Engine:
         self._base_lock = anyio.Lock()
         self.feedback = Feedback(Signal(SignalKind.OFF, "off: feedback = off"))
         self.live: LiveCorpus | None = None
+        self.sampling: CoverageSampling | None = None
+        """Under coverage feedback with `coverage_sampling` above 1: which calls are measured."""
         self._replay_end = 0.0
         self._replay_began: float | None = None
         self._replay_reported = False
@@ -383,7 +386,7 @@ class Engine:
             pre_existing=verification.pre_existing,
             notes=notes,
             timing=dict(box.marks),
-            feedback=feedback_summary(self.feedback),
+            feedback=feedback_summary(self.feedback, self.sampling),
             corpus=corpus,
             corpus_added=self.live.added() if self.live is not None else (),
             cut_off=self.cut_off,
@@ -398,6 +401,8 @@ class Engine:
             self.emit(FeedbackReady(signal.kind.value, signal.note, 0, None))
             return
         await seen_at_start(self.feedback, first, feed)
+        if signal.kind is SignalKind.COVERAGE and self.settings.coverage_sampling > 1:
+            self.sampling = CoverageSampling(self.seed, self.settings.coverage_sampling)
         environment = {"fuzzgate": __version__, "signal": signal.kind.value}
         if info is not None:
             environment["server"] = f"{info.name} {info.version}".strip()
@@ -469,6 +474,22 @@ class Engine:
             finally:
                 del self._calls_open[token]
 
+    async def _measure(self, connection: Connection, plan: ToolPlan, case: Case) -> bool:
+        """Whether the collector measures this call (`learn.sampling`); the live corpus's calls
+        always are (it keeps and shrinks by what they reach). One call at a time, the collector is
+        switched off for the calls it does not measure; with several in flight it runs on, and only
+        their collects are skipped."""
+        sampling = self.sampling
+        if sampling is None or case.origin.startswith(_LIVE_CORPUS_ORIGINS):
+            measured = True
+        else:
+            label = subject_label(plan.info.surface, plan.info.name)
+            measured = sampling.measures(plan.info.surface, plan.info.name, label)
+        channel = connection.coverage
+        if channel is not None and self.settings.concurrency == 1 and connection.alive():
+            await channel.measure(measured, COLLECT_TIMEOUT_S)
+        return measured
+
     async def _call(
         self,
         scheduler: Scheduler,
@@ -483,6 +504,7 @@ class Engine:
         """Send one case and record what it showed: features, findings, the restart it needs."""
         target = self.settings.target
         index = case.index
+        measured = await self._measure(connection, plan, case)
         pending = _InFlight()
         self._in_flight.add(pending)
         for other in self._in_flight:
@@ -514,7 +536,9 @@ class Engine:
             plan.calls += 1
         plan.answered(case, outcome.duration_s, outcome.status not in NOT_SENT, outcome.status is OutcomeStatus.OK)
         scheduler.record(plan, outcome.duration_s)
-        observed = await call_features(self.feedback, connection, feed, plan, outcome, case.arguments)
+        observed = await call_features(self.feedback, connection, feed, plan, outcome, case.arguments, measured)
+        if self.sampling is not None:
+            self.sampling.after(surface, plan.info.name, measured, bool(observed.new))
         chain_prefix = feed.chain_prefix(case)
         new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent)
         scheduler.behaved(plan, new_behaviour or bool(observed.new))

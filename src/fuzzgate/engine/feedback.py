@@ -57,15 +57,17 @@ async def call_features(
     plan: ToolPlan,
     outcome: CallOutcome,
     arguments: dict[str, Any],
+    measured: bool = True,
 ) -> Observed:
     """The call's features, and which are new; the constants its code compares against go
-    into the dictionary."""
+    into the dictionary. A call the collector did not measure (`measured` false: `learn.sampling`)
+    gives its behaviour only."""
     signal = feedback.signal.kind
     if signal is SignalKind.OFF:
         return Observed(frozenset(), frozenset())
     coverage = None
     channel = connection.coverage
-    if signal is SignalKind.COVERAGE and channel is not None and connection.alive():
+    if measured and signal is SignalKind.COVERAGE and channel is not None and connection.alive():
         coverage = await channel.collect(COLLECT_TIMEOUT_S)
         if coverage is not None:
             _learn_constants(feedback, feed, plan.info.name, coverage)

@@ -12,6 +12,7 @@ from fuzzgate.config.model import TargetKind
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.learn.features import Feedback, SignalKind
 from fuzzgate.learn.live_corpus import REPLAY_SHARE, CorpusStats, LiveCorpus, Seeds
+from fuzzgate.learn.sampling import CoverageSampling
 from fuzzgate.model.corpus import CorpusEntry
 from fuzzgate.model.findings import Finding
 from fuzzgate.plan.selection import Selection, ToolPlan
@@ -97,9 +98,12 @@ def _ran(plan: ToolPlan) -> SurfaceEntry:
     return SurfaceEntry(plan.info.surface, plan.info.name, status, reason, plan.calls, planned, sent)
 
 
-def feedback_summary(feedback: Feedback) -> FeedbackSummary:
+def feedback_summary(feedback: Feedback, sampling: CoverageSampling | None = None) -> FeedbackSummary:
     fb = feedback
-    return FeedbackSummary(fb.signal.kind.value, fb.signal.note, fb.behaviours, fb.lines, fb.arcs, fb.constants)
+    summary = sampling.summary() if sampling is not None else None
+    return FeedbackSummary(
+        fb.signal.kind.value, fb.signal.note, fb.behaviours, fb.lines, fb.arcs, fb.constants, summary
+    )
 
 
 def corpus_summary(feedback: Feedback, live: LiveCorpus | None, seeds: Seeds) -> CorpusSummary | None:

@@ -51,6 +51,9 @@ class EngineSettings:
     severity: dict[Kind, Severity]
     fail_on: Severity
     """The severity `session.replay_call` gives the finding it replays."""
+    coverage_sampling: int = 8
+    """`[fuzzgate] coverage_sampling`: on a tool's coverage plateau, one call in this many is measured
+    (`fuzzgate.learn.sampling`); 1 measures every call."""
     base: BaseRevision | None = None
     """`--base DIR`: where new findings are replayed to tell pre-existing ones (`cli.run` sets it)."""
     changes: Changes | None = None
@@ -69,6 +72,7 @@ class EngineSettings:
             slow_ms=config.slow_ms,
             severity=config.severity,
             fail_on=config.fail_on,
+            coverage_sampling=config.coverage_sampling,
         )
 
     @property

@@ -19,6 +19,8 @@ The modules:
 - `behaviour.py`: behaviour keys (status, code, normalized text, structured shape; no timing).
 - `features.py`: what counts as new: a call's features (its behaviour per tool, the coverage arcs
   the collector reports) and which no call reached before.
+- `sampling.py`: which calls the collector measures: every call of a tool until 100 in a row
+  reached nothing new, then one in `[fuzzgate] coverage_sampling`, drawn from the run's seed.
 - `live_corpus.py`: the corpus a run grows: the stored entries replayed first, within a quarter of
   the fuzzing time; a call that reached a new feature kept with its sequence's earlier steps and
   shrunk; mutants of entries picked by energy, sent on top of the generator's cases.

@@ -136,6 +136,40 @@ class TargetSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class SamplingSummary:
+    """What coverage sampling did in a run (`fuzzgate.learn.sampling`): one call in `every` of a tool
+    measured once `plateau` calls in a row reached nothing new."""
+
+    every: int
+    plateau: int
+    tools: tuple[str, ...] = ()
+    """The tools whose calls were sampled (subject labels), in the order they reached a plateau."""
+    measured: int = 0
+    """Calls measured."""
+    unmeasured: int = 0
+    """Calls that got behaviour feedback only."""
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "every": self.every,
+            "plateau": self.plateau,
+            "tools": list(self.tools),
+            "measured": self.measured,
+            "unmeasured": self.unmeasured,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> SamplingSummary:
+        return cls(
+            every=int(data["every"]),
+            plateau=int(data["plateau"]),
+            tools=tuple(str(tool) for tool in data.get("tools") or ()),
+            measured=int(data.get("measured", 0)),
+            unmeasured=int(data.get("unmeasured", 0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class FeedbackSummary:
     """Which signal guided the run, why, and what it reached."""
 
@@ -148,9 +182,11 @@ class FeedbackSummary:
     arcs: int = 0
     constants: int = 0
     """Constants the server's code compares against, mined by the collector into the dictionary."""
+    sampling: SamplingSummary | None = None
+    """Under coverage feedback with `[fuzzgate] coverage_sampling` above 1: what sampling did."""
 
     def to_json(self) -> dict[str, JSONValue]:
-        return {
+        data: dict[str, JSONValue] = {
             "signal": self.signal,
             "note": self.note,
             "behaviours": self.behaviours,
@@ -158,6 +194,9 @@ class FeedbackSummary:
             "arcs": self.arcs,
             "constants": self.constants,
         }
+        if self.sampling is not None:
+            data["sampling"] = self.sampling.to_json()
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, JSONValue]) -> FeedbackSummary:
@@ -168,6 +207,7 @@ class FeedbackSummary:
             lines=int(data.get("lines", 0)),
             arcs=int(data.get("arcs", 0)),
             constants=int(data.get("constants", 0)),
+            sampling=SamplingSummary.from_json(data["sampling"]) if isinstance(data.get("sampling"), dict) else None,
         )
 
 

@@ -6,7 +6,8 @@ from fuzzgate.record.results import RunReport
 
 
 def feedback_line(report: RunReport) -> str | None:
-    """`coverage (why): 312 lines, 401 arcs, 57 behaviours, 12 constants`; None for an old report."""
+    """`coverage (why): 312 lines, 401 arcs, 57 behaviours, 12 constants`, and what coverage sampling
+    did when it sampled; None for an old report."""
     feedback = report.feedback
     if feedback is None:
         return None
@@ -16,7 +17,20 @@ def feedback_line(report: RunReport) -> str | None:
     if feedback.signal == "coverage":
         covered = [f"{feedback.lines} lines", f"{feedback.arcs} arcs"]
         reached = [*covered, *reached, f"{feedback.constants} constants mined"]
-    return f"{feedback.note}; reached {', '.join(reached)}"
+    line = f"{feedback.note}; reached {', '.join(reached)}"
+    sampling = feedback.sampling
+    if sampling is not None and sampling.tools:
+        total = sampling.measured + sampling.unmeasured
+        line += (
+            f"; coverage sampled 1 in {sampling.every} after a plateau of {sampling.plateau} calls on"
+            f" {_named(sampling.tools)} ({sampling.measured} of {total} calls measured)"
+        )
+    return line
+
+
+def _named(tools: tuple[str, ...], shown: int = 5) -> str:
+    names = ", ".join(tools[:shown])
+    return f"{names} and {len(tools) - shown} more" if len(tools) > shown else names
 
 
 def corpus_line(report: RunReport) -> str | None:

@@ -2,10 +2,14 @@
 
 The channel is two inherited pipes. fuzzgate writes one line per request (a sequence number) on
 the request pipe; a daemon thread here answers each with one JSON line on the reply pipe. The first
-line, written at start-up, is the hello (Python version, what measures, what is measured). Each
-answer holds the lines and arcs the measured code ran since the previous answer, per file (path
-relative to its measured root, so a server started in another throwaway layer gives the same
-names), and the constants of the files first seen since then. Any error here is sent as
+line, written at start-up, is the hello (Python version, what measures, what is measured, and
+`"pause": true` when measuring can be switched off and on). Each answer holds the lines and arcs
+the measured code ran since the previous answer, per file (path relative to its measured root, so a
+server started in another throwaway layer gives the same names), and the constants of the files
+first seen since then. A request `<seq> pause` stops measuring (the calls fuzzgate does not measure
+then run without the probe's cost) and `<seq> resume` starts it again, each dropping what was
+recorded since the previous answer and answered with `{"seq": <seq>, "measuring": bool}` once
+done; fuzzgate sends them only to a collector whose hello offered it. Any error here is sent as
 `{"error": ...}` if the pipe still takes it, measuring stops, and the server goes on unharmed.
 
 What measures (a probe): on Python 3.12 and later, sys.monitoring on the measured code objects
@@ -49,6 +53,7 @@ from typing import Any
 
 from .constants import mine
 from .monitor import MonitorRecorder
+from .switch import TracerSwitch
 
 MAX_CONSTANTS = 2000
 """Constants sent over the server's life, first seen first."""
@@ -288,6 +293,26 @@ class CoverageProbe:
         self.version = version
         self._seen: dict[str, set[tuple[int, int]]] = {}
         """With the public API only: the arcs already handed over, per file."""
+        self._switch: TracerSwitch | None = None
+
+    def started(self) -> None:
+        """After `cov.start()`: whether the tracer can be switched off and on (`switch.py`)."""
+        if self._tracer_data() is not None:
+            self._switch = TracerSwitch.make(self.cov)
+
+    @property
+    def can_pause(self) -> bool:
+        return self._switch is not None
+
+    def pause(self) -> None:
+        if self._switch is not None:
+            self._switch.off()
+        self.take()
+
+    def resume(self) -> None:
+        if self._switch is not None:
+            self._switch.on()
+        self.take()
 
     def _tracer_data(self) -> tuple[dict[str, set[Any]], bool] | None:
         collector = getattr(self.cov, "_collector", None)
@@ -302,7 +327,8 @@ class CoverageProbe:
             core = str(dict(self.cov.sys_info()).get("core", "?"))
         except Exception:
             core = "?"
-        return {"coverage": self.version, "core": core, "per_call": self._tracer_data() is not None}
+        per_call = self._tracer_data() is not None
+        return {"coverage": self.version, "core": core, "per_call": per_call, "pause": self.can_pause}
 
     def take(self) -> tuple[dict[str, set[int]], dict[str, set[tuple[int, int]]]]:
         traced = self._tracer_data()
@@ -342,11 +368,19 @@ class MonitorProbe:
     def __init__(self, recorder: MonitorRecorder) -> None:
         self.recorder = recorder
 
+    can_pause = True
+
     def describe(self) -> dict[str, Any]:
-        return {"coverage": None, "core": "sys.monitoring", "per_call": True}
+        return {"coverage": None, "core": "sys.monitoring", "per_call": True, "pause": True}
 
     def take(self) -> tuple[dict[str, set[int]], dict[str, set[tuple[int, int]]]]:
         return self.recorder.take()
+
+    def pause(self) -> None:
+        self.recorder.pause()
+
+    def resume(self) -> None:
+        self.recorder.resume()
 
     def stop(self) -> None:
         with contextlib.suppress(BaseException):
@@ -392,6 +426,17 @@ class Recorder:
     def stop(self) -> None:
         self.probe.stop()
 
+    def switch(self, measuring: bool) -> dict[str, Any]:
+        """Stop or start measuring (a probe that cannot goes on measuring); what was recorded
+        since the last answer is dropped, its files' constants kept for the answer that next
+        holds them."""
+        if self.probe.can_pause:
+            if measuring:
+                self.probe.resume()
+            else:
+                self.probe.pause()
+        return {"measuring": measuring or not self.probe.can_pause}
+
     def _mine(self, filename: str) -> list[list[Any]]:
         room = MAX_CONSTANTS - self._constants
         if room <= 0:
@@ -425,8 +470,9 @@ def serve(channel: Channel, recorder: Recorder) -> None:
             if line is None:
                 channel.close()
                 return
-            answer = recorder.take()
-            answer["seq"] = int(line)
+            sequence, _, verb = line.partition(" ")
+            answer = recorder.switch(verb == "resume") if verb in ("pause", "resume") else recorder.take()
+            answer["seq"] = int(sequence)
             channel.send(answer)
     except BaseException as exc:
         recorder.stop()
@@ -474,6 +520,7 @@ def start(settings: Mapping[str, Any]) -> None:
             monitor.start()
         else:
             probe.cov.start()
+            probe.started()
         channel.send({"hello": recorder.hello()})
     except BaseException as exc:
         if recorder is not None:

@@ -15,6 +15,10 @@ call): `LINE`, and `BRANCH` (3.12, 3.13) or `BRANCH_LEFT`/`BRANCH_RIGHT` (3.14 o
 and destination offsets become a `from:to` pair of lines. Events are not disabled after their
 first hit, so every answer holds each line and branch the call ran; past `EVENT_BUDGET` events in
 one answer's window (a hot loop), events are disabled until the next answer re-arms them.
+
+`pause` takes the local events off every measured code object and `resume` puts them back, so a call
+fuzzgate does not measure runs the measured code with no event at all (and every other code object
+has none anyway): about as fast as without the collector.
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ class MonitorRecorder:
         self._count = 0
         self._disabled = False
         self._offsets: dict[CodeType, tuple[list[int], list[int]]] = {}
+        self._armed: dict[CodeType, None] = {}
+        """Every measured code object met so far, in the order met: the ones `resume` re-arms."""
+        self._paused = False
         branch_events = [getattr(events, name) for name in ("BRANCH_LEFT", "BRANCH_RIGHT") if hasattr(events, name)]
         if not branch_events:
             branch_events = [events.BRANCH]
@@ -69,8 +76,24 @@ class MonitorRecorder:
         if measured is None:
             measured = self._decided[filename] = self._measures(filename)
         if measured:
-            self._mon.set_local_events(self._tool, code, self._local)
+            self._armed[code] = None
+            if not self._paused:
+                self._mon.set_local_events(self._tool, code, self._local)
         return self._mon.DISABLE
+
+    def pause(self) -> None:
+        """No more events from the measured code until `resume`; what was recorded is dropped."""
+        self._paused = True
+        for code in list(self._armed):
+            self._mon.set_local_events(self._tool, code, 0)
+        self.take()
+
+    def resume(self) -> None:
+        """Events again from every measured code object, starting with nothing recorded."""
+        self._paused = False
+        self.take()
+        for code in list(self._armed):
+            self._mon.set_local_events(self._tool, code, self._local)
 
     def _line(self, code: CodeType, line: int) -> Any:
         self._count += 1
