@@ -78,8 +78,13 @@ class TimeBox:
         (`in_flight_s`) and `pending_replays` replays of about `replay_cost_s` each, `parallel` at
         a time, still fit before `verify_end`; the two together take at most `VERIFY_SHARE`."""
         rounds = math.ceil(pending_replays / max(1, parallel))
-        wanted = in_flight_s + rounds * replay_cost_s
-        return self.verify_end() - min(wanted, VERIFY_SHARE * self.budget_s)
+        return self.fuzz_end_after(rounds * replay_cost_s, in_flight_s)
+
+    def fuzz_end_after(self, verify_s: float, in_flight_s: float = 0.0) -> float:
+        """When fuzzing must stop so that the calls in flight then can be observed to their end
+        (`in_flight_s`) and verification's `verify_s` still fit before `verify_end`; the two
+        together take at most `VERIFY_SHARE`."""
+        return self.verify_end() - min(in_flight_s + verify_s, VERIFY_SHARE * self.budget_s)
 
     def latest_end(self) -> float:
         """The latest a run may end (the documented promise: the budget plus its margin), less what
