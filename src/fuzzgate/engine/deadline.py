@@ -34,8 +34,8 @@ def fuzz_deadline(box: TimeBox, target: TargetConfig, *, backlog: Backlog, obser
     # stops earlier only for the part of it the margin cannot hold.
     beyond = max(0.0, observe - (box.latest_end() - box.verify_end()))
     if backlog.replays == 0:
-        return box.fuzz_end_after(0.0, beyond)
-    return box.fuzz_end_after(max(backlog.seconds / parallel_replays(target), backlog.longest_s), beyond)
+        return box.fuzz_end(0.0, beyond)
+    return box.fuzz_end(max(backlog.seconds / parallel_replays(target), backlog.longest_s), beyond)
 
 
 async def watch(

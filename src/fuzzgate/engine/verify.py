@@ -286,17 +286,12 @@ class Verifier:
         return self.spares.connect if self.spares is not None else self.connector
 
     def _keep_warm(self) -> None:
-        """While jobs wait, as many spares wait as replays may run at once when fuzzing is over:
-        a replay is mostly its server's start, so while fuzzing too that many starts go on beside
-        the one replay at a time (what verification takes then is taken from fuzzing's rate, not
-        from its time; it is the same work either way)."""
+        """While jobs wait (or run: most queue their next replay), one spare waits per replay that
+        may run at once, beside fuzzing too: what verification costs then is taken from fuzzing's
+        rate rather than from its time, and it is the same work either way."""
         if self.spares is not None:
             wanted = min(self._pending, self._parallel) if self._open else 0
             self.spares.keep(self.settings.server, self.extra_env, wanted)
-
-    def pending_replays(self) -> int:
-        """Replays still to run (new findings' and baseline entries'), for the fuzzing deadline."""
-        return sum(count for count, _ in self._pending_by_fingerprint())
 
     def backlog(self, start_s: float, durations: Mapping[str, float], *, default_s: float, unseen: int = 0) -> Backlog:
         """The replays still to run and what they cost, for the fuzzing deadline: each replay's
