@@ -81,6 +81,8 @@ GENERATION_SHARE = 0.1
 """The longest one generation request may take, as a share of the budget (at least 1 s, at most
 the worker's default): all tools share one generation worker, so a schema too costly to generate
 for holds the others up until then."""
+DEADLINE_REFRESH_S = 0.05
+"""How stale fuzzing's deadline may be: it moves by seconds (a finding offered, a replay done)."""
 _LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
 
 
@@ -134,6 +136,8 @@ class Engine:
         """How long the first server took to start (its layer, jail, collector and handshake)."""
         self.spares: Spares | None = None
         """The run's warm spares (`engine.spare`), for restarts and replays."""
+        self._deadline = (-math.inf, 0.0)
+        """When fuzzing's deadline was last worked out, and what it was."""
         self._durations: dict[str, float] = {}
         """The longest call seen per fingerprint, for the verification estimate."""
         self._unseen_baseline = 0
@@ -430,6 +434,14 @@ class Engine:
         self.emit(CorpusReplayed(stats.replayed, stats.kept, stats.skipped, seconds))
 
     def _fuzz_deadline(self) -> float:
+        """Fuzzing's deadline (`deadline.fuzz_deadline`), worked out again at most every
+        `DEADLINE_REFRESH_S`: the scheduler asks before every case."""
+        now = time.monotonic()
+        if now - self._deadline[0] >= DEADLINE_REFRESH_S:
+            self._deadline = (now, self._work_out_deadline())
+        return self._deadline[1]
+
+    def _work_out_deadline(self) -> float:
         verifier = self.verifier
         # Replays start servers without the collector: measured once one has started, else the
         # first server's start stands for theirs (it ran the collector: an overestimate).

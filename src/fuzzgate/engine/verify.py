@@ -75,7 +75,8 @@ REPLAYS_IN_PARALLEL = 4
 """At most this many fresh stdio servers replay at once, and no more than there are CPUs: servers
 starting side by side on fewer cores only slow each other down."""
 REPLAYS_WHILE_FUZZING = 1
-"""Without warm spares: each replay pays its server's start beside fuzzing, one at a time."""
+"""Beside fuzzing, one at a time: replays without warm spares (each pays its server's start), and
+smaller calls to try with them."""
 SETTLE_ESTIMATE = 3
 """Tries a sequence repro is expected to take beyond its replays: alone, whole, some shrinking."""
 
@@ -262,7 +263,10 @@ class Verifier:
         self._baseline: list[_BaselineTally] = []
         self._jobs: deque[_Job] = deque()
         self._shrink_jobs: deque[_Job] = deque()
-        """Smaller calls to try: they wait while any finding has replays to run."""
+        """Smaller calls to try: they wait while any finding has replays to run, and run one at a
+        time while fuzzing goes on (`_shrink_slots`)."""
+        self._shrinking = 0
+        self._finishing = False
         self._arrived = anyio.Event()
         self._held: list[_Job] = []
         self._pending = 0
@@ -290,8 +294,23 @@ class Verifier:
         may run at once, beside fuzzing too: what verification costs then is taken from fuzzing's
         rate rather than from its time, and it is the same work either way."""
         if self.spares is not None:
-            wanted = min(self._pending, self._parallel) if self._open else 0
+            held = len(self._shrink_jobs)
+            runnable = self._pending - held + min(held, max(0, self._shrink_slots() - self._shrinking))
+            wanted = min(runnable, self._parallel) if self._open else 0
             self.spares.keep(self.settings.server, self.extra_env, wanted)
+
+    def _shrink_slots(self) -> int:
+        """Smaller calls tried at once: one beside fuzzing (shrinking is worth less than fuzzing's
+        CPU, and a finding has up to `minimize.MAX_TRIES`), as many as replays once it is over."""
+        return self._parallel if self._finishing else REPLAYS_WHILE_FUZZING
+
+    def _next_job(self) -> _Job | None:
+        if self._jobs:
+            return self._jobs.popleft()
+        if self._shrink_jobs and self._shrinking < self._shrink_slots():
+            self._shrinking += 1
+            return self._shrink_jobs.popleft()
+        return None
 
     def backlog(self, start_s: float, durations: Mapping[str, float], *, default_s: float, unseen: int = 0) -> Backlog:
         """The replays still to run and what they cost, for the fuzzing deadline: each replay's
@@ -362,10 +381,9 @@ class Verifier:
             while True:
                 token = object()
                 await self._limiter.acquire_on_behalf_of(token)
-                while not (self._jobs or self._shrink_jobs):
+                while (job := self._next_job()) is None:
                     self._arrived = anyio.Event()
                     await self._arrived.wait()
-                job = self._jobs.popleft() if self._jobs else self._shrink_jobs.popleft()
                 tg.start_soon(self._run, job, token)
 
     async def finish(
@@ -380,7 +398,8 @@ class Verifier:
             self._baseline.append(tally)
             self._queue(tally)
         self._limiter.total_tokens = self._parallel
-        self._open = True
+        self._open = self._finishing = True
+        self._arrived.set()
         for job in self._held:
             self._line_up(job)
         self._held.clear()
@@ -419,6 +438,9 @@ class Verifier:
             else:
                 await self._confirm_job(*job)
         finally:
+            if isinstance(job, _ShrinkTry):
+                self._shrinking -= 1
+                self._arrived.set()
             self._limiter.release_on_behalf_of(token)
             self._done()
 
