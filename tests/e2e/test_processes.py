@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import sys
 import uuid
@@ -22,6 +23,7 @@ pytestmark = [
 ]
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "servers"
 LEAKY = SERVERS / "leaky.py"
 HOSTILE = SERVERS / "hostile.py"
 
@@ -119,6 +121,31 @@ def test_a_run_that_restarts_crashed_servers_and_ends_by_budget_exits_cleanly(tm
     assert run.report["verdict"] == ("fail" if run.code == 1 else "pass")
     if run.findings(kind="crash") or run.findings(kind="hang"):
         assert "restarted the server" in run.stdout
+    _assert_clean_exit(run)
+
+
+def test_restarts_and_replays_on_warm_spares_confirm_the_crashes_and_leave_no_process(
+    tmp_path: Path, marker: str
+) -> None:
+    # The server's files under a directory named by the marker: every process of every server
+    # started (spares no one took included) carries it in its command line.
+    home = tmp_path / "work" / marker
+    home.mkdir(parents=True)
+    for name in ("buggy_server.py", "_serve.py"):
+        shutil.copy(EXAMPLES / name, home / name)
+    run = fuzzgate(
+        "run", "--command", sys.executable, f"--arg={home / 'buggy_server.py'}", "--include", "batch_export",
+        "--include", "format_label", "--cases", "30", "--budget", "60s", "--timeout", "2s", "--replays", "3",
+        "--seed", "2", cwd=tmp_path / "work", env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(tmp_path)},
+    )  # fmt: skip
+    assert run.code == 1, run.stderr
+    crashes = run.findings(kind="crash")
+    assert "batch_export" in {f["name"] for f in crashes}
+    # Confirmed on spares as on fresh servers: every replay failed the same way.
+    assert all((f["replays"], f["reproduced"], f["unconfirmed"]) == (3, 3, False) for f in crashes)
+    # From the second restart on, the server fuzzing restarts is a spare started before it was needed.
+    assert "; a warm spare)" in run.stdout, run.stdout
+    assert _survivors(marker) == []
     _assert_clean_exit(run)
 
 

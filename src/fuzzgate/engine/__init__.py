@@ -21,7 +21,8 @@ The modules:
   else the scheduler's, generated off the event loop, maybe with a dictionary value or mutated).
 - `verdict.py`: what one fuzzing call showed, before it becomes findings: the oracles' observations
   of its outcome and the repro they carry.
-- `deadline.py`: fuzzing's deadline (early enough for verification of what waits for it), how long
+- `deadline.py`: fuzzing's deadline (early enough for verification of what waits for it: the
+  verifier's backlog, from the server starts measured in this run, less the spares waiting), how long
   observing one call to its end takes (`observe_s`), and the watch that stops new calls at the
   deadline, gives the calls in flight that grace and names those it cuts off.
 - `feedback.py`: the feedback signal a run is guided by, and what one call showed through it (its
@@ -32,7 +33,12 @@ The modules:
   read may take, a traced server's slow or hung calls counted ambiguous (`under_collector`), replays
   started without it.
 - `keeper.py`: the `ServerKeeper`, one task that owns the connection and restarts it after a crash or
-  hang.
+  hang (from its first restart on, on a warm spare).
+- `spare.py`: warm spares (`Spares`, the pool of one run): servers started ahead of need, each in its
+  own fresh layer and jail and initialized, so a restart or a replay takes one at once instead of a
+  cold start; one that died or failed to start while it waited is dropped unseen, and the pool
+  returns only once every server it started is reaped. stdio targets only (an HTTP server holds its
+  port). It also measures every server start, for the fuzzing deadline.
 - `result.py`: the `EngineResult`, and what is built for it: the target as reports show it, the table
   of what was fuzzed, the feedback and corpus summaries, the notes on what the run cut short.
 - `steps.py`: one call as fuzzing and replays both send it (dispatching on its surface; a protocol
@@ -41,13 +47,14 @@ The modules:
 - `protocol_round.py`: the protocol probes, sent once per server after discovery (restarting a
   server a probe killed, within its own time limit), and non-JSON lines before the first reply
   turned into the start-up banner finding.
-- `verify.py`: replays on fresh servers: findings as fuzzing records them (stdio: beside fuzzing,
-  one at a time, then up to 4 at once), round by round, restarting a tally when a smaller repro
-  replaces the old; the baseline entries fuzzing did not meet; all before the time box's
-  verification end. What is cut short is labelled (`unconfirmed`, fewer replays, baseline entries
-  that stay known) and said in `notes`; a baseline entry whose fresh server cannot start is not
-  replayed and stays known, the note giving the start error (`baseline prune` keeps it the same
-  way). It lives here, not in `triage`, because it sends calls through the plan's `Admission`.
+- `verify.py`: replays on fresh servers: findings as fuzzing records them (stdio: on warm spares,
+  beside fuzzing and after it, up to 4 at once), round by round, smaller calls to try after them,
+  restarting a tally when a smaller repro replaces the old; the baseline entries fuzzing did not
+  meet; all before the time box's verification end. What is cut short is labelled (`unconfirmed`,
+  fewer replays, baseline entries that stay known) and said in `notes`; a baseline entry whose fresh
+  server cannot start is not replayed and stays known, the note giving the start error (`baseline
+  prune` keeps it the same way). It lives here, not in `triage`, because it sends calls through the
+  plan's `Admission`.
 - `base_check.py`: with `--base`, each confirmed new finding replayed on the base revision's server
   (its repro's paths moved to the base): failing there too, it is pre-existing; what could not be
   checked stays new and is said in a note. Its jobs run in the verifier's queue and time box.

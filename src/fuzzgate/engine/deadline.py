@@ -12,8 +12,8 @@ import anyio
 
 from fuzzgate.config.model import TargetConfig
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
-from fuzzgate.engine.verify import parallel_replays
-from fuzzgate.plan.budget import STOP_ALLOWANCE_S, TimeBox
+from fuzzgate.engine.verify import Backlog, parallel_replays
+from fuzzgate.plan.budget import TimeBox
 from fuzzgate.plan.selection import Scheduler
 from fuzzgate.target.call import OBSERVE_SLACK_S
 
@@ -26,16 +26,16 @@ def observe_s(target: TargetConfig, traced: bool) -> float:
     return target.timeout_ms / 1000 + OBSERVE_SLACK_S + (COLLECT_TIMEOUT_S if traced else 0.0)
 
 
-def fuzz_deadline(
-    box: TimeBox, target: TargetConfig, *, pending: int, startup_s: float, slowest: float, observe: float
-) -> float:
-    """Fuzzing stops early enough for verification of what is waiting for it: `pending` replays, each
-    costing a server's start-up (`startup_s`) and the slowest call met (`slowest`, at most its timeout)."""
-    cost = startup_s + STOP_ALLOWANCE_S + min(slowest, target.timeout_ms / 1000)
+def fuzz_deadline(box: TimeBox, target: TargetConfig, *, backlog: Backlog, observe: float) -> float:
+    """Fuzzing stops early enough for verification of what is waiting for it (`Verifier.backlog`:
+    the replays' measured server starts, less the spares already waiting, and their calls), run
+    `parallel_replays` at a time, but never shorter than its longest replay alone."""
     # The grace for the calls in flight at the deadline runs into the margin first; fuzzing
     # stops earlier only for the part of it the margin cannot hold.
     beyond = max(0.0, observe - (box.latest_end() - box.verify_end()))
-    return box.fuzz_end(pending, cost, parallel_replays(target), beyond)
+    if backlog.replays == 0:
+        return box.fuzz_end(0.0, beyond)
+    return box.fuzz_end(max(backlog.seconds / parallel_replays(target), backlog.longest_s), beyond)
 
 
 async def watch(

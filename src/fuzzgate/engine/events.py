@@ -88,6 +88,8 @@ class CorpusReplayed:
 class ServerRestarted:
     reason: str
     generation: int
+    warm: bool = False
+    """The new server was a warm spare, started before it was needed (`engine.spare`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.check.environment import environment_note
 from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
+from fuzzgate.config.model import TargetKind
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S, server_without_collector, without_collector
 from fuzzgate.engine.deadline import fuzz_deadline, observe_s, watch
@@ -51,6 +52,7 @@ from fuzzgate.engine.result import (
     target_summary,
 )
 from fuzzgate.engine.settings import EngineSettings
+from fuzzgate.engine.spare import Spares, warm_spares
 from fuzzgate.engine.steps import send_step
 from fuzzgate.engine.verdict import verdict
 from fuzzgate.engine.verify import Connector, Verifier, connect
@@ -81,6 +83,8 @@ GENERATION_SHARE = 0.1
 """The longest one generation request may take, as a share of the budget (at least 1 s, at most
 the worker's default): all tools share one generation worker, so a schema too costly to generate
 for holds the others up until then."""
+DEADLINE_REFRESH_S = 0.05
+"""How stale fuzzing's deadline may be: it moves by seconds (a finding offered, a replay done)."""
 _LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
 
 
@@ -135,6 +139,11 @@ class Engine:
         waits for them."""
         self.cut_off: tuple[str, ...] = ()
         self._startup_s = 0.0
+        """How long the first server took to start (its layer, jail, collector and handshake)."""
+        self.spares: Spares | None = None
+        """The run's warm spares (`engine.spare`), for restarts and replays."""
+        self._deadline = (-math.inf, 0.0)
+        """When fuzzing's deadline was last worked out, and what it was."""
         self._durations: dict[str, float] = {}
         """The longest call seen per fingerprint, for the verification estimate."""
         self._unseen_baseline = 0
@@ -266,6 +275,16 @@ class Engine:
         return replace(result, containment=summary)
 
     async def _run(self, baseline: Sequence[Finding], seeds: Seeds) -> EngineResult:
+        # A stdio server is a process of its own: the next one can be started before it is needed.
+        # An HTTP server fuzzgate starts holds the URL's port: one at a time.
+        stdio = self.settings.target.kind is TargetKind.STDIO
+        async with warm_spares(self.connector, enabled=stdio) as spares:
+            self.spares = spares
+            self.verifier.use_spares(spares)
+            result = await self._fuzz_and_verify(baseline, seeds, spares)
+        return result
+
+    async def _fuzz_and_verify(self, baseline: Sequence[Finding], seeds: Seeds, spares: Spares) -> EngineResult:
         settings = self.settings
         box = self.timebox
         # The server may start within the margin too: a budget spent before it is up gives a run
@@ -276,6 +295,7 @@ class Engine:
             self.canaries,
             self.emit,
             self.connector,
+            spares,
         )
         known = {entry.fingerprint for entry in baseline}
         self._unseen_baseline = len(baseline)
@@ -286,8 +306,9 @@ class Engine:
             # The generation worker's one-time start-up overlaps the server's.
             verifying.start_soon(partial(anyio.to_thread.run_sync, WORKER.warm_up, abandon_on_cancel=True))
             async with anyio.create_task_group() as tg:
+                began = time.monotonic()
                 first = await tg.start(keeper.run)
-                self._startup_s = box.elapsed()
+                self._startup_s = time.monotonic() - began
                 box.mark("startup")
                 await self._learn_server(first)
                 info = first.server_info
@@ -336,6 +357,7 @@ class Engine:
                 if WORKER.busy():
                     # A generation request the deadline abandoned must not outlive the run.
                     WORKER.abort()
+                keeper.stop_spares()
                 tg.cancel_scope.cancel()
             box.mark("fuzzing")
             fuzz_elapsed = box.elapsed()
@@ -348,6 +370,7 @@ class Engine:
             if candidates and settings.replays > 0:
                 self.emit(TriageStarted(len(candidates), settings.replays))
             verification = await verifier.finish(candidates, unseen, box.verify_end())
+            spares.close()
             verifying.cancel_scope.cancel()
         for finding, dropped in verification.triaged:
             self.emit(FindingTriaged(finding, dropped))
@@ -426,14 +449,25 @@ class Engine:
         self.emit(CorpusReplayed(stats.replayed, stats.kept, stats.skipped, seconds))
 
     def _fuzz_deadline(self) -> float:
-        return fuzz_deadline(
-            self.timebox,
-            self.settings.target,
-            pending=self.verifier.pending_replays() + self._unseen_baseline,
-            startup_s=self._startup_s,
-            slowest=max(self._durations.values(), default=0.1),
-            observe=self._observe_s(),
+        """Fuzzing's deadline (`deadline.fuzz_deadline`), worked out again at most every
+        `DEADLINE_REFRESH_S`: the scheduler asks before every case."""
+        now = time.monotonic()
+        if now - self._deadline[0] >= DEADLINE_REFRESH_S:
+            self._deadline = (now, self._work_out_deadline())
+        return self._deadline[1]
+
+    def _work_out_deadline(self) -> float:
+        verifier = self.verifier
+        # Replays start servers without the collector: measured once one has started, else the
+        # first server's start stands for theirs (it ran the collector: an overestimate).
+        measured = self.spares.start_s(verifier.settings.server) if self.spares is not None else None
+        backlog = verifier.backlog(
+            measured if measured is not None else self._startup_s,
+            self._durations,
+            default_s=max(self._durations.values(), default=0.1),
+            unseen=self._unseen_baseline,
         )
+        return fuzz_deadline(self.timebox, self.settings.target, backlog=backlog, observe=self._observe_s())
 
     def _observe_s(self) -> float:
         return observe_s(self.settings.target, traced=self.feedback.signal.kind is SignalKind.COVERAGE)

@@ -1,5 +1,6 @@
 """The server's connection, owned by one task: `ServerKeeper` opens it, hands it to the workers, and
-restarts it on request after a crash or a hang, giving up after `MAX_RESTARTS_IN_A_ROW` failed starts."""
+restarts it on request after a crash or a hang, giving up after `MAX_RESTARTS_IN_A_ROW` failed starts.
+From its first restart on it keeps a warm spare (`engine.spare`), so the next restart takes it at once."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from anyio.abc import TaskStatus
 
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.events import EventSink, ServerRestarted
-from fuzzgate.engine.verify import Connector
+from fuzzgate.engine.spare import Connector, Spares
 from fuzzgate.model.errors import TargetError
 from fuzzgate.plan.selection import ToolPlan
 from fuzzgate.target.connection import Connection
@@ -23,12 +24,18 @@ class ServerKeeper:
     and restarts it on request after a crash or a hang."""
 
     def __init__(
-        self, server: ServerSettings, extra_env: Mapping[str, str], emit: EventSink, connector: Connector
+        self,
+        server: ServerSettings,
+        extra_env: Mapping[str, str],
+        emit: EventSink,
+        connector: Connector,
+        spares: Spares | None = None,
     ) -> None:
         self._server = server
         self._extra_env = extra_env
         self._emit = emit
-        self._connector = connector
+        self._spares = spares
+        self._connector = spares.connect if spares is not None else connector
         self._connection: Connection | None = None
         self._ready = anyio.Event()
         self._restart = anyio.Event()
@@ -47,7 +54,8 @@ class ServerKeeper:
                     if generation == 0:
                         task_status.started(conn)
                     else:
-                        self._emit(ServerRestarted(self._reason, generation))
+                        warm = self._spares is not None and self._spares.warm(conn)
+                        self._emit(ServerRestarted(self._reason, generation, warm))
                     self._ready.set()
                     await self._restart.wait()
                     self._restart = anyio.Event()
@@ -62,6 +70,11 @@ class ServerKeeper:
                     return
             generation += 1
 
+    def stop_spares(self) -> None:
+        """Fuzzing is over: no more restarts, so no spare."""
+        if self._spares is not None:
+            self._spares.keep(self._server, self._extra_env, 0)
+
     async def get(self) -> Connection | None:
         await self._ready.wait()
         return self._connection
@@ -69,6 +82,10 @@ class ServerKeeper:
     def restart(self, connection: Connection, reason: str) -> None:
         if self._connection is connection and not self._restart.is_set():
             self._reason = reason
+            if self._spares is not None:
+                # A server that crashed or hung once usually does again: from now on the next
+                # start is made ahead (the first one while the old server is stopped).
+                self._spares.keep(self._server, self._extra_env, 1)
             # No worker may pick up the old connection while the keeper is tearing it down.
             self._connection = None
             self._ready = anyio.Event()

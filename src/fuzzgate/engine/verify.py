@@ -2,13 +2,17 @@
 not meet again, all within the run's time box.
 
 Every replay is one job on a fresh server. For a stdio target fresh servers are processes of
-their own, so confirmation starts while fuzzing goes on (one replay at a time, to leave the fuzzer
-its CPU) and speeds up to several at once when fuzzing ends; an HTTP target's server holds its
-port (fuzzgate's own, started from `[target] command`, or one server the user started), so its
-replays wait for fuzzing to end and run one at a time. A finding's replays take turns with the
-other findings' (round by round), so a deadline leaves every finding some replays rather than a
-few findings all of theirs. Replays always send the finding's current repro: when fuzzing later
-keeps a smaller one, its tally starts again.
+their own, so confirmation starts while fuzzing goes on, on warm spares (`engine.spare`, set by
+`use_spares`): while jobs wait, one spare per replay that may run at once (`parallel_replays`) is
+started ahead, so a replay is mostly its server's start, paid before it is needed; without spares
+(`session.replay_findings`) one replay at a time beside fuzzing, to leave the fuzzer its CPU, and
+several at once when fuzzing ends. An HTTP target's server holds its port (fuzzgate's own, started
+from `[target] command`, or one server the user started), so its replays wait for fuzzing to end
+and run one at a time. A finding's replays take turns with the other findings' (round by round),
+so a deadline leaves every finding some replays rather than a few findings all of theirs; smaller
+calls to try (below) wait while any replay does. Replays always send the finding's current repro:
+when fuzzing later keeps a smaller one, its tally starts again. What is still to run, and what it
+costs, is the fuzzing deadline's estimate (`Verifier.backlog`).
 
 A repro with a prefix (the calls the server received before the failing one) is first sent alone,
 then whole; the first that reproduces counts as the first replay, and a whole sequence that does is
@@ -16,8 +20,9 @@ shrunk (`fuzzgate.triage.sequence`). A finding that reproduces only with its pre
 flaky; flaky is what does not reproduce even with it.
 
 A finding that reproduced on every replay then has its failing call shrunk (`triage.minimize`):
-one smaller call per job, each on a fresh server, taking turns with the other jobs, until no
-smaller call gives the same fingerprint, `minimize.MAX_TRIES` are spent, or the deadline comes.
+one smaller call per job, each on a fresh server, taking turns with the other findings' smaller
+calls once no replay waits, until no smaller call gives the same fingerprint, `minimize.MAX_TRIES`
+are spent, or the deadline comes.
 Every smaller call kept reproduced; the call fuzzing sent stays in `Repro.original_arguments`. A
 call already short (`minimize.SMALL_CALL_CHARS`), a protocol probe's raw message, and a tool the
 server no longer lists are left as they are.
@@ -36,27 +41,28 @@ What the deadline cuts short is said, never hidden:
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from fuzzgate.check import Observation, Oracles
 from fuzzgate.config.model import TargetConfig, TargetKind
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.base_check import BASE_ATTEMPTS, BaseRevision, BaseTally, base_notes
 from fuzzgate.engine.settings import VerifySettings
+from fuzzgate.engine.spare import Connector, Spares
 from fuzzgate.engine.steps import StepResult, observe, send_step
 from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.generate.shrink import smaller_calls
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.findings import Finding, Repro, Step, Surface
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.plan.budget import STOP_ALLOWANCE_S
 from fuzzgate.plan.selection import Admission, NotSelected
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import discover
@@ -71,12 +77,12 @@ starting side by side on fewer cores only slow each other down."""
 _CPUS = os.cpu_count() or 1
 """Read once: the deadline asks for it before every case."""
 REPLAYS_WHILE_FUZZING = 1
+"""Beside fuzzing, one at a time: replays without warm spares (each pays its server's start), and
+smaller calls to try with them."""
 SETTLE_ESTIMATE = 3
 """Tries a sequence repro is expected to take beyond its replays: alone, whole, some shrinking."""
 
-Connector = Callable[[ServerSettings, Mapping[str, str]], AbstractAsyncContextManager[Connection]]
-"""Opens an initialized connection to a fresh server (or, for HTTP, to the one server): the seam
-tests use to run the engine against an in-memory server."""
+__all__ = ["Backlog", "Connector", "Verification", "Verifier", "connect", "parallel_replays", "replay_once"]
 
 
 def connect(server: ServerSettings, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
@@ -195,6 +201,17 @@ _Job = tuple[_Tally, int] | _BaselineTally | BaseTally | _ShrinkTry
 
 
 @dataclass(frozen=True, slots=True)
+class Backlog:
+    """The replays verification still has to run, for the fuzzing deadline (`Verifier.backlog`)."""
+
+    replays: int
+    seconds: float
+    """All of them one after another: their servers' starts (less the spares waiting) and calls."""
+    longest_s: float
+    """The longest one alone: no number of replays at once makes verification shorter."""
+
+
+@dataclass(frozen=True, slots=True)
 class Verification:
     findings: tuple[Finding, ...]
     """Confirmed, flaky or unconfirmed findings (dropped ones left out), by fingerprint."""
@@ -246,29 +263,89 @@ class Verifier:
         self._open = background > 0
         self._tallies: dict[str, _Tally] = {}
         self._baseline: list[_BaselineTally] = []
-        self._send: MemoryObjectSendStream[_Job]
-        self._receive: MemoryObjectReceiveStream[_Job]
-        self._send, self._receive = anyio.create_memory_object_stream[_Job](math.inf)
+        self._jobs: deque[_Job] = deque()
+        self._shrink_jobs: deque[_Job] = deque()
+        """Smaller calls to try: they wait while any finding has replays to run, and run one at a
+        time while fuzzing goes on (`_shrink_slots`)."""
+        self._shrinking = 0
+        self._finishing = False
+        self._arrived = anyio.Event()
         self._held: list[_Job] = []
         self._pending = 0
         self._idle = anyio.Event()
         self._idle.set()
         self._start_error: str | None = None
         """The first error a fresh server for a replay failed to start with (redacted at its source)."""
+        self.spares: Spares | None = None
+        """Warm spares to replay on (`use_spares`)."""
 
-    def pending_replays(self) -> int:
-        """Replays still to run (new findings' and baseline entries'), for the fuzzing deadline."""
+    def use_spares(self, spares: Spares) -> None:
+        """Replay on warm spares (`engine.spare`): while there are replays to run, one spare waits per
+        replay that may run at once. Their starts are what replays cost, and the spares bound how
+        many go on at once, so replays beside fuzzing may run as many at once as after it (a replay
+        waiting for a hang's timeout costs nothing)."""
+        self.spares = spares
+        if spares.enabled and self._open:
+            self._limiter.total_tokens = self._parallel
+
+    def _connector(self) -> Connector:
+        return self.spares.connect if self.spares is not None else self.connector
+
+    def _keep_warm(self) -> None:
+        """While jobs wait (or run: most queue their next replay), one spare waits per replay that
+        may run at once, beside fuzzing too: what verification costs then is taken from fuzzing's
+        rate rather than from its time, and it is the same work either way."""
+        if self.spares is not None:
+            held = len(self._shrink_jobs)
+            runnable = self._pending - held + min(held, max(0, self._shrink_slots() - self._shrinking))
+            wanted = min(runnable, self._parallel) if self._open else 0
+            self.spares.keep(self.settings.server, self.extra_env, wanted)
+
+    def _shrink_slots(self) -> int:
+        """Smaller calls tried at once: one beside fuzzing (shrinking is worth less than fuzzing's
+        CPU, and a finding has up to `minimize.MAX_TRIES`), as many as replays once it is over."""
+        return self._parallel if self._finishing else REPLAYS_WHILE_FUZZING
+
+    def _next_job(self) -> _Job | None:
+        if self._jobs:
+            return self._jobs.popleft()
+        if self._shrink_jobs and self._shrinking < self._shrink_slots():
+            self._shrinking += 1
+            return self._shrink_jobs.popleft()
+        return None
+
+    def backlog(self, start_s: float, durations: Mapping[str, float], *, default_s: float, unseen: int = 0) -> Backlog:
+        """The replays still to run and what they cost, for the fuzzing deadline: each replay's
+        server start (`start_s`; none for a spare already waiting), its failing call (the longest
+        fuzzing saw of its fingerprint in `durations`, else `default_s`; at most the timeout), and,
+        without spares, stopping its server. `unseen`: baseline entries fuzzing has not met (yet),
+        one replay each once it ends."""
+        timeout_s = self.settings.target.timeout_ms / 1000
+        spares = self.spares
+        stop_s = STOP_ALLOWANCE_S if spares is None or not spares.enabled else 0.0
+        replays = 0
+        calls_s = longest = 0.0
+        for count, key in [*self._pending_by_fingerprint(), (unseen, "")]:
+            call_s = min(durations.get(key, default_s) if key else default_s, timeout_s)
+            replays += count
+            calls_s += count * (call_s + stop_s)
+            longest = max(longest, call_s + stop_s) if count else longest
+        warm = spares.waiting(self.settings.server, self.extra_env) if spares is not None else 0
+        return Backlog(replays, calls_s + max(0, replays - warm) * start_s, longest + (start_s if not warm else 0.0))
+
+    def _pending_by_fingerprint(self) -> list[tuple[int, str]]:
+        """The replays still to run, counted per fingerprint ("" for a baseline entry's)."""
         replays = self.settings.replays
-        left = sum(0 if t.unreachable else replays - t.attempts for t in self._tallies.values())
+        left = [(0 if t.unreachable else replays - t.attempts, fp) for fp, t in self._tallies.items()]
         # A sequence not yet settled may take a few tries of its own (`fuzzgate.triage.sequence`).
-        left += sum(SETTLE_ESTIMATE for t in self._tallies.values() if t.finding.repro.prefix and not t.settled)
-        left += sum(0 if b.done else 1 for b in self._baseline)
+        left += [(SETTLE_ESTIMATE, fp) for fp, t in self._tallies.items() if t.finding.repro.prefix and not t.settled]
+        left += [(1, "") for b in self._baseline if not b.done]
         if self.base is not None and self._base_error is None:
             # A base replay for each new finding not yet checked there, confirmed or still to be.
             for fingerprint, tally in self._tallies.items():
                 job = self._base.get(fingerprint)
                 if fingerprint not in self.known and not tally.unreachable and (job is None or not job.done):
-                    left += 1
+                    left.append((1, fingerprint))
         return left
 
     def offer(self, finding: Finding, ambiguous: bool) -> None:
@@ -300,11 +377,15 @@ class Verifier:
             tally.finding = replace(finding, repro=held.repro)
 
     async def serve(self) -> None:
-        """Run jobs as they come, as many at once as the limiter allows; until cancelled."""
+        """Run jobs as they come, as many at once as the limiter allows, replays before smaller calls
+        to try; until cancelled."""
         async with anyio.create_task_group() as tg:
-            async for job in self._receive:
+            while True:
                 token = object()
                 await self._limiter.acquire_on_behalf_of(token)
+                while (job := self._next_job()) is None:
+                    self._arrived = anyio.Event()
+                    await self._arrived.wait()
                 tg.start_soon(self._run, job, token)
 
     async def finish(
@@ -319,10 +400,12 @@ class Verifier:
             self._baseline.append(tally)
             self._queue(tally)
         self._limiter.total_tokens = self._parallel
-        self._open = True
+        self._open = self._finishing = True
+        self._arrived.set()
         for job in self._held:
-            self._send.send_nowait(job)
+            self._line_up(job)
         self._held.clear()
+        self._keep_warm()
         with anyio.move_on_at(deadline):
             await self._idle.wait()
         return self._verdict(candidates)
@@ -331,14 +414,20 @@ class Verifier:
         self._pending += 1
         self._idle = anyio.Event() if self._idle.is_set() else self._idle
         if self._open:
-            self._send.send_nowait(job)
+            self._line_up(job)
+            self._keep_warm()
         else:
             self._held.append(job)
+
+    def _line_up(self, job: _Job) -> None:
+        (self._shrink_jobs if isinstance(job, _ShrinkTry) else self._jobs).append(job)
+        self._arrived.set()
 
     def _done(self) -> None:
         self._pending -= 1
         if self._pending == 0:
             self._idle.set()
+            self._keep_warm()
 
     async def _run(self, job: _Job, token: object) -> None:
         try:
@@ -351,6 +440,9 @@ class Verifier:
             else:
                 await self._confirm_job(*job)
         finally:
+            if isinstance(job, _ShrinkTry):
+                self._shrinking -= 1
+                self._arrived.set()
             self._limiter.release_on_behalf_of(token)
             self._done()
 
@@ -361,7 +453,7 @@ class Verifier:
         reached. What the oracles saw is added to `observed`."""
         try:
             same, observations = await replay_once(
-                self.settings, self.oracles, finding, self.extra_env, self.connector, repro, admission=self.admission
+                self.settings, self.oracles, finding, self.extra_env, self._connector(), repro, admission=self.admission
             )
         except NotSelected:
             return None

@@ -12,7 +12,6 @@ larger of 10 s and 10 %, provided the per-request timeout is below that margin.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -73,13 +72,11 @@ class TimeBox:
         """When verification must stop: the outputs still get their reserve."""
         return self.end - min(OUTPUT_RESERVE_S, 0.05 * self.budget_s)
 
-    def fuzz_end(self, pending_replays: int, replay_cost_s: float, parallel: int, in_flight_s: float = 0.0) -> float:
+    def fuzz_end(self, verify_s: float, in_flight_s: float = 0.0) -> float:
         """When fuzzing must stop so that the calls in flight then can be observed to their end
-        (`in_flight_s`) and `pending_replays` replays of about `replay_cost_s` each, `parallel` at
-        a time, still fit before `verify_end`; the two together take at most `VERIFY_SHARE`."""
-        rounds = math.ceil(pending_replays / max(1, parallel))
-        wanted = in_flight_s + rounds * replay_cost_s
-        return self.verify_end() - min(wanted, VERIFY_SHARE * self.budget_s)
+        (`in_flight_s`) and verification's `verify_s` still fit before `verify_end`; the two
+        together take at most `VERIFY_SHARE`."""
+        return self.verify_end() - min(in_flight_s + verify_s, VERIFY_SHARE * self.budget_s)
 
     def latest_end(self) -> float:
         """The latest a run may end (the documented promise: the budget plus its margin), less what

@@ -93,7 +93,8 @@ class ConsoleReporter:
         elif isinstance(event, CallFinished):
             self._progress(event)
         elif isinstance(event, ServerRestarted):
-            c.print(f"  [dim]restarted the server ({self._shown(event.reason)})[/]")
+            warm = "; a warm spare" if event.warm else ""
+            c.print(f"  [dim]restarted the server ({self._shown(event.reason)}{warm})[/]")
         elif isinstance(event, FuzzingStopped):
             c.print(f"  [red]fuzzing stopped early:[/] {self._shown(event.reason)}")
         elif isinstance(event, TriageStarted):
