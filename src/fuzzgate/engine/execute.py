@@ -56,7 +56,7 @@ from fuzzgate.engine.verdict import verdict
 from fuzzgate.engine.verify import Connector, Verifier, connect
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.generate.cases import Case
-from fuzzgate.generate.dictionary import reply_values
+from fuzzgate.generate.dictionary import held_values, reply_held
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
 from fuzzgate.learn.features import Feedback, Signal, SignalKind
 from fuzzgate.learn.feed import Feed
@@ -149,6 +149,8 @@ class Engine:
         self._replay_end = 0.0
         self._replay_began: float | None = None
         self._replay_reported = False
+        self._deadline_key: tuple[int, float, float, SignalKind] | None = None
+        self._deadline = 0.0
 
     def offer(self, finding: Finding, ambiguous: bool) -> None:
         """Queue a finding's replays, unless its evidence is settled elsewhere."""
@@ -421,14 +423,21 @@ class Engine:
         self.emit(CorpusReplayed(stats.replayed, stats.kept, stats.skipped, seconds))
 
     def _fuzz_deadline(self) -> float:
-        return fuzz_deadline(
-            self.timebox,
-            self.settings.target,
-            pending=self.verifier.pending_replays() + self._unseen_baseline,
-            startup_s=self._startup_s,
-            slowest=max(self._durations.values(), default=0.1),
-            observe=self._observe_s(),
-        )
+        # Read several times per case: worked out again only when what it depends on changed.
+        pending = self.verifier.pending_replays() + self._unseen_baseline
+        slowest = max(self._durations.values(), default=0.1)
+        key = (pending, self._startup_s, slowest, self.feedback.signal.kind)
+        if key != self._deadline_key:
+            self._deadline_key = key
+            self._deadline = fuzz_deadline(
+                self.timebox,
+                self.settings.target,
+                pending=pending,
+                startup_s=self._startup_s,
+                slowest=slowest,
+                observe=self._observe_s(),
+            )
+        return self._deadline
 
     def _observe_s(self) -> float:
         return observe_s(self.settings.target, traced=self.feedback.signal.kind is SignalKind.COVERAGE)
@@ -496,7 +505,9 @@ class Engine:
         finally:
             self._in_flight.discard(pending)
         outcome = replace(step.outcome, concurrent=pending.peak)
-        produced = reply_values(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
+        # The reply is parsed and walked once, for the step's values and for the feed's dictionary.
+        found = reply_held(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
+        produced = held_values(plan.info.name, found) if found else ()
         sent = Step(plan.info.name, step.arguments, case.schema_valid, surface, produced)
         if outcome.status in NOT_SENT:
             # The server never received it: not a call, and not part of what the server saw.
@@ -516,7 +527,7 @@ class Engine:
         scheduler.record(plan, outcome.duration_s)
         observed = await call_features(self.feedback, connection, feed, plan, outcome, case.arguments)
         chain_prefix = feed.chain_prefix(case)
-        new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent)
+        new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent, found)
         scheduler.behaved(plan, new_behaviour or bool(observed.new))
         if self.live is not None:
             self.live.after_call(plan, case, outcome, observed, sent, chain_prefix)
