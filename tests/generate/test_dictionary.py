@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzgate.generate.dictionary import Dictionary
+from fuzzgate.generate.dictionary import Dictionary, held_values, reply_held, reply_values
 from fuzzgate.generate.fields import fields_of
 from fuzzgate.generate.value_class import ValueClass, key_class, shape_class
 
@@ -170,3 +170,18 @@ def test_parts_of_the_request_echoed_back_are_not_learned() -> None:
     assert values(d) == [("/srv/notes", ValueClass.PATH)]
     # Short values only match whole: a request's "a" does not hide an id holding an "a".
     assert d.learn("create_note", tool_result({"id": "abc-123"}), sent=["a"]) == 1
+
+
+def test_a_reply_walked_once_feeds_the_dictionary_and_the_steps_values_alike() -> None:
+    reply = tool_result(
+        structured={"note": {"id": NOTE, "path": "/srv/notes/a.txt"}, "related": [{"id": OTHER}]},
+        text=f"Created note 7 (id: 42) at /tmp/n, see file:///srv/x and {NOTE}",
+    )
+    payload = json.dumps(reply)
+    walked, parsed = Dictionary(), Dictionary()
+    found = reply_held("create_note", payload)
+    assert walked.keep_held("create_note", found, sent=["7"]) == parsed.learn("create_note", reply, sent=["7"])
+    assert walked.entries() == parsed.entries() and walked.fresh == parsed.fresh
+    assert held_values("create_note", found) == reply_values("create_note", payload)
+    assert NOTE in reply_values("create_note", payload)
+    assert reply_held("create_note", "not json") == () and reply_values("create_note", "") == ()

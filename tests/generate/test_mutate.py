@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fuzzgate.generate._locate import Schemas
 from fuzzgate.generate.dictionary import Dictionary
 from fuzzgate.generate.mutate import OPERATORS, cleanse_candidates, mutate, shrink_candidates
 from fuzzgate.learn.feed import _placed
@@ -379,3 +380,31 @@ def test_cleanse_keeps_array_and_number_bounds() -> None:
     found = dict((o, c) for c, o in cleanse_candidates({"pairs": [9, 7, 8], "neg": -10.5}, schema))
     assert found["cleanse:/properties/pairs"]["pairs"] == [5, 5]
     assert found["cleanse:/properties/neg"]["neg"] == -3
+
+
+def test_a_union_is_resolved_by_each_value_even_with_views_kept() -> None:
+    # Views that no union shaped are kept per schema object (`Schemas.of`); one a union shaped
+    # depends on the value and must be worked out again for each.
+    schema = {
+        "type": "object",
+        "properties": {
+            "target": {
+                "anyOf": [
+                    {"type": "string", "maxLength": 4},
+                    {"type": "object", "properties": {"port": {"type": "integer", "maximum": 100}}},
+                ]
+            },
+        },
+    }
+    schemas = Schemas.of(schema)
+    assert Schemas.of(schema) is schemas
+    target = schema["properties"]["target"]
+    as_text = schemas.view(target, "abc")
+    as_object = schemas.view(target, {"port": 1})
+    assert as_text.types == {"string"} and as_object.types == {"object"}
+    assert schemas.view(target, "abc").types == {"string"}
+    # The same, through mutation: the object branch's bound, then the string branch's.
+    objects = [run(seed, {"target": {"port": 80}}, schema) for seed in range(300)]
+    assert "100" in values_at([r for r in objects if r], "target", "port")
+    texts = [r[0].get("target") for r in (run(seed, {"target": "abc"}, schema) for seed in range(300)) if r]
+    assert any(isinstance(text, str) and len(text) == 4 for text in texts), "the string branch's maxLength"

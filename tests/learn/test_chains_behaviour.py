@@ -97,3 +97,13 @@ def test_an_echo_transformed_or_over_several_lines_is_one_behaviour() -> None:
     # What the server says around the value still counts.
     assert upper != lower
     assert behaviour_key(outcome(OutcomeStatus.OK, "rejected: too long"), {"text": "abcd"}) not in upper
+
+
+def test_a_behaviour_key_is_never_another_calls() -> None:
+    # The key is worked out once per call (outcome and arguments objects); another call's
+    # arguments, even with the same outcome object, get their own.
+    outcome = CallOutcome(OutcomeStatus.OK, 0.01, text="no note zebra-quartz here")
+    first = behaviour_key(outcome, {"name": "zebra-quartz"})
+    assert behaviour_key(outcome, {"name": "zebra-quartz"}) == first
+    assert behaviour_key(outcome, {"name": "other-value"}) != first
+    assert behaviour_key(CallOutcome(OutcomeStatus.OK, 0.01, text="no note zebra-quartz here")) != first

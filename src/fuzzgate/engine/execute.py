@@ -58,7 +58,7 @@ from fuzzgate.engine.verdict import verdict
 from fuzzgate.engine.verify import Connector, Verifier, connect
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.generate.cases import Case
-from fuzzgate.generate.dictionary import reply_values
+from fuzzgate.generate.dictionary import held_values, reply_held
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
 from fuzzgate.learn.features import Feedback, Signal, SignalKind
 from fuzzgate.learn.feed import Feed
@@ -552,7 +552,9 @@ class Engine:
         finally:
             self._in_flight.discard(pending)
         outcome = replace(step.outcome, concurrent=pending.peak)
-        produced = reply_values(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
+        # The reply is parsed and walked once, for the step's values and for the feed's dictionary.
+        found = reply_held(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
+        produced = held_values(plan.info.name, found) if found else ()
         sent = Step(plan.info.name, step.arguments, case.schema_valid, surface, produced)
         if outcome.status in NOT_SENT:
             # The server never received it: not a call, and not part of what the server saw.
@@ -574,7 +576,7 @@ class Engine:
         if self.sampling is not None:
             self.sampling.after(surface, plan.info.name, measured, bool(observed.new))
         chain_prefix = feed.chain_prefix(case)
-        new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent)
+        new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent, found)
         scheduler.behaved(plan, new_behaviour or bool(observed.new))
         if self.live is not None:
             self.live.after_call(plan, case, outcome, observed, sent, chain_prefix)

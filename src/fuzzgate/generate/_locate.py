@@ -39,6 +39,8 @@ MAX_UNION_DEPTH: Final = 4
 MAX_LOCATIONS: Final = 4096
 MAX_DEPTH: Final = 64
 """Values nested deeper than this are handled only as a whole."""
+_MAX_CACHED: Final = 4096
+"""Views (per root) and roots kept at most; past it the cache starts again."""
 
 _KIND_KEYWORDS: Final = (
     ("object", ("properties", "required", "additionalProperties", "minProperties", "maxProperties")),
@@ -169,13 +171,33 @@ class Location:
 
 
 class Schemas:
-    """Views of one tool's input schema, resolving its local `$ref`s."""
+    """Views of one tool's input schema, resolving its local `$ref`s.
+
+    Schemas are read, never changed: a view that no union shaped (the same whatever the value) is
+    kept, by its schema's identity, and `Schemas.of` keeps one `Schemas` per root, so mutating a
+    tool's entries call after call gathers each location's schemas once."""
 
     def __init__(self, root: Any) -> None:
         self.root = root
+        self._views: dict[int, tuple[Any, View]] = {}
+        """By `id(schema)`, with the schema itself: held here, its id names no other object."""
+
+    @classmethod
+    def of(cls, root: Any) -> Schemas:
+        """The `Schemas` of `root`, made once per schema object."""
+        found = _BY_ROOT.get(id(root))
+        if found is None or found.root is not root:
+            if len(_BY_ROOT) >= _MAX_CACHED:
+                _BY_ROOT.clear()
+            found = _BY_ROOT[id(root)] = cls(root)
+        return found
 
     def view(self, schema: Any, value: Any, depth: int = 0) -> View:
         """The view of `schema` at a location holding `value` (`MISSING` when it holds none)."""
+        cached = self._views.get(id(schema))
+        if cached is not None and cached[0] is schema:
+            return cached[1]
+        unions = False
         parts: list[Mapping[str, Any]] = []
         seen: set[int] = set()
         pending: deque[Any] = deque([schema])
@@ -193,11 +215,17 @@ class Schemas:
                 pending.extend(members)
             for keyword in ("anyOf", "oneOf"):
                 branches = node.get(keyword)
-                if isinstance(branches, list) and branches and depth < MAX_UNION_DEPTH:
-                    chosen = self._branch(branches, value, depth + 1)
+                if isinstance(branches, list) and branches:
+                    unions = True
+                    chosen = self._branch(branches, value, depth + 1) if depth < MAX_UNION_DEPTH else None
                     if chosen is not None:
                         pending.append(chosen)
-        return View(tuple(parts))
+        view = View(tuple(parts))
+        if not unions:
+            if len(self._views) >= _MAX_CACHED:
+                self._views.clear()
+            self._views[id(schema)] = (schema, view)
+        return view
 
     def target(self, ref: Any) -> Any:
         return local_ref(self.root, ref)
@@ -279,8 +307,11 @@ class Schemas:
             yield Location((*here.path, key), pointer, item, self.view(schema, item), key in required, name)
 
 
+_BY_ROOT: dict[int, Schemas] = {}
+
+
 def locations(arguments: Any, schema: Any) -> list[Location]:
-    return Schemas(schema).locations(arguments, schema)
+    return Schemas.of(schema).locations(arguments, schema)
 
 
 def clone(value: Any) -> Any:

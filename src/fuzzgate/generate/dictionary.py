@@ -36,49 +36,25 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from fuzzgate.generate._constants import ConstantStore, Scalar, field_values
+from fuzzgate.generate._reply import GENERIC_KEYS, held, parse_reply
+from fuzzgate.generate._reply import Held as Held
 from fuzzgate.generate.fields import Field, fields_of, put
 from fuzzgate.generate.reserved import confine_text, names_host
 from fuzzgate.generate.value_class import (
-    PATH_SHAPE,
-    URI_SHAPE,
-    UUID_SHAPE,
     ValueClass,
-    hint_words,
-    key_class,
     name_key,
     normal_key,
     secret_key,
-    shape_class,
 )
 
 PER_CLASS = 256
 """At most this many values per class (and of values kept only by their key); the oldest go first."""
 MAX_VALUE_CHARS = 512
-MAX_DEPTH = 12
 ECHO_CHARS = 8
 """A learned string this long that is part of a request's string, or holds one, is an echo."""
 LOOSE_EVERY = 4
 """When some field takes a reply value or a named constant, every this-many-th offer puts an
 unnamed constant into a field of its type instead (an unnamed one fits any field, so rarely well)."""
-MAX_TEXT_CHARS = 10_000
-"""Plain text past this length is not searched for tokens (JSON text is still parsed). Every
-pattern here is linear in the text (bounded repeats where a match could start anywhere): a reply
-is the server's, and a 64 KiB echo must not cost seconds."""
-
-_GENERIC_KEYS = frozenset(
-    {"text", "type", "result", "results", "content", "contents", "message", "error", "description", "mimetype",
-     "iserror", "meta", "annotations", "structuredcontent", "data", "value", "status", "ok"}
-)  # fmt: skip
-"""Keys too generic to match a field by name alone (`text` would feed every reply back to every note)."""
-_KEY_STEMS = ("id", "path", "file", "dir", "folder", "cwd", "uri", "url", "href", "link", "endpoint", "name",
-              "title", "label", "slug")  # fmt: skip
-"""Every class word holds one: a text holding none names no key, and is spared the token search."""
-_TOKEN = re.compile(
-    r"\b([A-Za-z][A-Za-z0-9_]{0,63})(?![A-Za-z0-9_])"
-    r"(?=(\s*[:=]\s*[\"'`]?|\s+#?)([A-Za-z0-9/~][\w.:/@+~-]{0,127})(?![\w.:/@+~-]))"
-)
-"""A key named like a class (`id`, `noteId`, `file_path`) and the token after it (`id: 42`,
-`note_id=7`, `id 42`, `path: /srv/a`); a lookahead, so `with id 5` finds `id`."""
 _DIGITS = re.compile(r"-?[0-9]{1,18}")
 
 
@@ -156,10 +132,15 @@ class Dictionary:
         Values of the request (`sent`) are not learned, nor (from `ECHO_CHARS` characters on) parts
         of them and values holding them: a reply echoing a random id back (`no note abc1`) or a
         path fuzzgate made up (a probe's, in this run's workspace) is not something the server offered."""
+        return self.keep_held(source, held(source, payload), sent)
+
+    def keep_held(self, source: str, found: Iterable[Held], sent: Collection[str | int] = ()) -> int:
+        """`learn` for values a walk already found (`_reply.held` of the same `source`)."""
         added: list[Entry] = []
         self._sent = frozenset(str(value) for value in sent)
         try:
-            self._walk(payload, "", hint_words(source), source, added, 0)
+            for one in found:
+                self._keep(one.value, one.key, one.value_class, one.hints, source, added)
         finally:
             self._sent = frozenset()
         self.fresh = tuple(added)
@@ -267,67 +248,6 @@ class Dictionary:
         self._loose[field] = list(out.values())
         return self._loose[field]
 
-    def _walk(self, value: Any, key: str, hints: frozenset[str], source: str, added: list[Entry], depth: int) -> None:
-        if depth > MAX_DEPTH:
-            return
-        if isinstance(value, Mapping):
-            for name, item in value.items():
-                if not isinstance(name, str) or secret_key(name):
-                    continue
-                inner = hints if normal_key(name) in _GENERIC_KEYS else hints | hint_words(name)
-                self._walk(item, name, inner, source, added, depth + 1)
-        elif isinstance(value, list):
-            for item in value:
-                self._walk(item, key, hints, source, added, depth + 1)
-        elif isinstance(value, bool) or value is None:
-            return
-        elif isinstance(value, int):
-            self._keep(value, key, key_class(key), hints, source, added)
-        elif isinstance(value, str):
-            self._string(value, key, hints, source, added, depth)
-
-    def _string(self, value: str, key: str, hints: frozenset[str], source: str, added: list[Entry], depth: int) -> None:
-        by_key = key_class(key)
-        stripped = value.strip()
-        if stripped[:1] in ("{", "[") and by_key is None:
-            try:
-                parsed = json.loads(stripped)
-            except ValueError:
-                parsed = None
-            if isinstance(parsed, dict | list):
-                self._walk(parsed, key, hints, source, added, depth + 1)
-                return
-        value_class = by_key or shape_class(value)
-        if value_class is not None or (key and normal_key(key) not in _GENERIC_KEYS):
-            self._keep(value, key, value_class, hints, source, added)
-        if by_key is None and (len(value) > 40 or any(c.isspace() for c in value)):
-            self._tokens(value, hints, source, added)
-
-    def _tokens(self, text: str, hints: frozenset[str], source: str, added: list[Entry]) -> None:
-        """Identifiers, UUIDs, URIs and paths in plain text (`Created note 7 (id: 42) at /tmp/n`)."""
-        if len(text) > MAX_TEXT_CHARS:
-            return
-        lowered = text.lower()
-        for match in _TOKEN.finditer(text) if any(stem in lowered for stem in _KEY_STEMS) else ():
-            name, token = match.group(1), match.group(3).rstrip(".,;:")
-            value_class = key_class(name)
-            separated = match.group(2).strip(" \"'`#")
-            # "id 42" counts; "name is ..." does not: only an identifier may follow its key bare.
-            if value_class is None or secret_key(name) or (not separated and value_class is not ValueClass.ID):
-                continue
-            if value_class is ValueClass.ID and not any(c.isdigit() for c in token):
-                continue
-            self._keep(token, name, value_class, hints | hint_words(name), source, added)
-        for pattern, value_class, mark in (
-            (UUID_SHAPE, ValueClass.ID, "-"),
-            (URI_SHAPE, ValueClass.URI, "://"),
-            (PATH_SHAPE, ValueClass.PATH, "/"),
-        ):
-            for found in pattern.finditer(text) if mark in text else ():
-                token = found.group(0).rstrip(".,;:")
-                if value_class is not ValueClass.PATH or len(token) > 1:
-                    self._keep(token, "", value_class, hints, source, added)
-
     def _keep(
         self,
         value: str | int,
@@ -350,7 +270,7 @@ class Dictionary:
             if value_class is ValueClass.URI and urlsplit(value).password is not None:
                 return
         normal = normal_key(key)
-        if normal in _GENERIC_KEYS:
+        if normal in GENERIC_KEYS:
             normal = ""
         if value_class is None and not normal:
             return
@@ -401,12 +321,17 @@ def reply_values(source: str, payload: str) -> tuple[str | int, ...]:
     """The values a reply (its JSON, as `CallOutcome.payload`) brought, in the order `Dictionary`
     finds them (the first `MAX_PRODUCED`): recorded on a sequence's steps, so that a replay on a
     fresh server, which hands out other ids, can put the new ones where the old ones went."""
-    try:
-        parsed = json.loads(payload) if payload else None
-    except ValueError:
-        return ()
-    if parsed is None:
-        return ()
-    found = Dictionary()
-    found.learn(source, parsed)
-    return tuple(entry.value for entry in found.fresh[:MAX_PRODUCED])
+    return held_values(source, reply_held(source, payload))
+
+
+def reply_held(source: str, payload: str) -> tuple[Held, ...]:
+    """The values a reply (its JSON, as `CallOutcome.payload`) holds, parsed and walked once: for
+    `Dictionary.keep_held` and `held_values` both."""
+    return held(source, parse_reply(payload))
+
+
+def held_values(source: str, found: Iterable[Held]) -> tuple[str | int, ...]:
+    """`reply_values` of a reply already walked (`_reply.held`)."""
+    fresh = Dictionary()
+    fresh.keep_held(source, found)
+    return tuple(entry.value for entry in fresh.fresh[:MAX_PRODUCED])

@@ -135,7 +135,7 @@ def _mutant(
     constants: Sequence[tuple[str | None, Scalar]],
     dictionary: DictionaryOffer | None,
 ) -> tuple[dict[str, Any], str] | None:
-    schemas = Schemas(schema)
+    schemas = Schemas.of(schema)
     here = schemas.locations(arguments, schema)
     names = _Names(constants)
     ops: dict[str, list[_Site]] = {}

@@ -59,6 +59,7 @@ HOST_WORDS: Final = frozenset(
 )  # fmt: skip
 """A key holding one of these words names a host: a bare string there is read as one."""
 
+_MAX_CACHED: Final = 1024
 _SUFFIX: Final = ".example"
 _DOCUMENTATION_V4: Final = 0xC0000200  # 192.0.2.0
 _DOCUMENTATION_V6: Final = 0x20010DB8 << 96
@@ -97,6 +98,10 @@ def names_host(key: str) -> bool:
     return any(word.lower() in HOST_WORDS for word in _WORD.findall(key))
 
 
+_CONFINEMENTS: dict[int, tuple[Any, Confinement]] = {}
+"""`Confinement.of` by schema identity."""
+
+
 @dataclass(frozen=True, slots=True)
 class Confinement:
     """The confinement of one schema's values: what it keeps, and which keys name hosts."""
@@ -108,6 +113,19 @@ class Confinement:
 
     @classmethod
     def of(cls, schema: Any) -> Confinement:
+        """The confinement of `schema`, worked out once per schema object (schemas are never changed)."""
+        cached = _CONFINEMENTS.get(id(schema))
+        if cached is not None and cached[0] is schema:
+            return cached[1]
+        made = cls._of(schema)
+        if len(_CONFINEMENTS) >= _MAX_CACHED:
+            _CONFINEMENTS.clear()
+        # The schema is held with it: its id names no other object while it is here.
+        _CONFINEMENTS[id(schema)] = (schema, made)
+        return made
+
+    @classmethod
+    def _of(cls, schema: Any) -> Confinement:
         kept: set[str] = set()
         keys: set[str] = set()
         for node in _nodes(schema):

@@ -122,10 +122,30 @@ def without_arguments(text: str, arguments: Any) -> str:
     return text
 
 
+class _Last:
+    """The last key worked out, with the outcome and arguments objects it is for."""
+
+    held: tuple[CallOutcome, Any, str] | None = None
+
+
+_LAST = _Last()
+
+
 def behaviour_key(outcome: CallOutcome, arguments: Any = None) -> str:
     """The outcome's behaviour, the same for the same code path whatever the arguments: the
     request's own string values (`arguments`) are taken out of its text, so an echo of them is one
     behaviour, not one per value."""
+    # The feedback's features and the feed's behaviours ask in turn for the same call's key
+    # (outcomes are frozen, a sent case's arguments are never changed): it is worked out once.
+    held = _LAST.held
+    if held is not None and held[0] is outcome and held[1] is arguments:
+        return held[2]
+    key = _behaviour_key(outcome, arguments)
+    _LAST.held = (outcome, arguments, key)
+    return key
+
+
+def _behaviour_key(outcome: CallOutcome, arguments: Any) -> str:
     parsed = _json(outcome.text)
     # The first line is what `normalize_message` keeps; a long one is cut first (it is the server's).
     text: Any = (

@@ -34,7 +34,7 @@ from typing import Any
 import anyio.to_thread
 
 from fuzzgate.generate.cases import ANCHORED_ORIGIN, Case
-from fuzzgate.generate.dictionary import PER_CLASS, Dictionary, Entry, convert, score
+from fuzzgate.generate.dictionary import PER_CLASS, Dictionary, Entry, Held, convert, reply_held, score
 from fuzzgate.generate.fields import Field, fields_of, put
 from fuzzgate.learn.accepted import AROUND_EVERY, AcceptedValues
 from fuzzgate.learn.behaviour import Behaviours
@@ -259,9 +259,11 @@ class Feed:
         outcome: CallOutcome,
         sent: dict[str, Any] | None = None,
         step: Step | None = None,
+        found: Sequence[Held] | None = None,
     ) -> bool:
         """Learn from a call that went out as `case` (`sent`: its arguments as sent, probes placed
-        in this server's workspace; `step`: the call as the history records it). Returns whether
+        in this server's workspace; `step`: the call as the history records it; `found`: what its reply
+        holds, when the caller walked it already, `reply_held`). Returns whether
         its outcome showed the tool doing something it had not done before."""
         key = _key(plan)
         tool = self._tools.get(key)
@@ -271,7 +273,9 @@ class Feed:
         # validation message's `repo_path  Field required` made `Field` a repository path).
         if outcome.status is OutcomeStatus.OK:
             echoes = [*_scalars(case.arguments), *_scalars(sent or {})]
-            learned = self._learn(plan.info.name, outcome.payload, echoes)
+            if found is None:
+                found = reply_held(plan.info.name, outcome.payload)
+            learned = self.dictionary.keep_held(plan.info.name, found, sent=echoes)
             if case.schema_valid and not case.origin.startswith("probe:"):
                 self.accepted.learn(key, plan.info.input_schema, case.arguments)
         if outcome.status is OutcomeStatus.OK and (tool is None or not tool.read_only):
@@ -301,15 +305,6 @@ class Feed:
         self._chains.clear()
 
     # --- internals --------------------------------------------------------------------------------
-
-    def _learn(self, source: str, payload: str, echoes: list[str | int]) -> int:
-        try:
-            parsed = json.loads(payload) if payload else None
-        except ValueError:
-            return 0
-        if parsed is None:
-            return 0
-        return self.dictionary.learn(source, parsed, sent=echoes)
 
     def _consumers(self, producer: _Tool, entry: Entry) -> dict[Verb, list[tuple[_Tool, Field]]]:
         """The tools that take `entry`, by what they do, best fits only, in plan order."""

@@ -53,7 +53,10 @@ class ConsoleReporter:
         if self.quiet:
             return
         c = self.console
-        if isinstance(event, RunStarted):
+        if isinstance(event, CallFinished):
+            # First: one per call, the others a few per run.
+            self._progress(event)
+        elif isinstance(event, RunStarted):
             self._budget = event.budget_s
             self._start = time.monotonic()
             c.print(
@@ -90,8 +93,6 @@ class ConsoleReporter:
                 f"  corpus replayed: {event.replayed} entries in {event.seconds:.1f}s, {event.kept} reached "
                 f"something new" + (f", {event.skipped} not replayed" if event.skipped else "")
             )
-        elif isinstance(event, CallFinished):
-            self._progress(event)
         elif isinstance(event, ServerRestarted):
             warm = "; a warm spare" if event.warm else ""
             c.print(f"  [dim]restarted the server ({self._shown(event.reason)}{warm})[/]")
@@ -113,9 +114,13 @@ class ConsoleReporter:
 
     def _progress(self, event: CallFinished) -> None:
         now = time.monotonic()
-        left = max(0.0, self._budget - event.elapsed_s)
         if self._first is None:
             self._first = (event.calls, event.elapsed_s)
+        terminal = self.console.is_terminal
+        if not terminal and now - self._last < PROGRESS_EVERY_S:
+            # Not printed: the line is not made either.
+            return
+        left = max(0.0, self._budget - event.elapsed_s)
         # Calls per second of fuzzing, not of start-up.
         span = event.elapsed_s - self._first[1]
         rate = (event.calls - self._first[0]) / span if span > 0 else 0.0
@@ -127,13 +132,13 @@ class ConsoleReporter:
                 parts.append(f"{event.lines} lines, {event.arcs} arcs")
             parts.append(f"corpus {event.corpus}")
         line = f"  {', '.join(parts)}, {event.findings} finding(s), {left:.0f}s left"
-        if self.console.is_terminal:
+        if terminal:
             if self._status is None:
                 self._status = self.console.status(line)
                 self._status.start()
             else:
                 self._status.update(line)
-        elif now - self._last >= PROGRESS_EVERY_S:
+        else:
             self._last = now
             self.console.print(line)
 

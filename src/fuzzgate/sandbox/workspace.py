@@ -276,6 +276,9 @@ class Layer:
 
     def changes(self, before: Snapshot, after: Snapshot) -> list[Change]:
         """What happened outside the scope between two snapshots, sorted by path."""
+        if before is after:
+            # The same walk (the watch saw nothing in between): most calls' case.
+            return []
         found: list[tuple[str, str]] = []
         for rel, entry in after.entries.items():
             old = before.entries.get(rel)
