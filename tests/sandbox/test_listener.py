@@ -83,6 +83,17 @@ def test_without_a_listener_canary_urls_lead_nowhere() -> None:
     }
 
 
+def test_a_string_without_the_marker_is_never_searched(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The pattern backtracks over every letter of a long string: 64 KiB of `A` took seconds.
+    class Refusing:
+        def sub(self, *args: object) -> str:
+            raise AssertionError("searched a string that cannot hold a canary URL")
+
+    monkeypatch.setattr("fuzzgate.sandbox.listener._CANARY_URL", Refusing())
+    long = "A" * 65536
+    assert unreachable({"path": long, "items": [long]}) == {"path": long, "items": [long]}
+
+
 def test_the_log_reads_what_was_reported_since_a_mark() -> None:
     log = ListenerLog()
     try:

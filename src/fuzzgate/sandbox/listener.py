@@ -173,6 +173,10 @@ def unreachable(value: Any) -> Any:
     """`value` (JSON) with the host of every canary URL in it replaced by one that resolves nowhere:
     what a server without a listener gets instead (module docstring)."""
     if isinstance(value, str):
+        # Only a string holding the marker can hold a canary URL; the pattern's scheme backtracks
+        # over every letter of a long one (64 KiB of `A`: seconds per argument).
+        if URL_MARKER not in value:
+            return value
         return _CANARY_URL.sub(lambda m: f"{m['scheme']}{UNREACHABLE_HOST}", value)
     if isinstance(value, dict):
         return {unreachable(k): unreachable(v) for k, v in value.items()}
