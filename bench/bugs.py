@@ -84,15 +84,18 @@ def fresh_dir(path: Path) -> Path:
     return path
 
 
-def run_fuzzgate_on(server: str, budget: float, seed: str, work: Path, baseline: Path | None = None) -> dict[str, Any]:
-    """One `fuzzgate run` on a benchmark server, scored against its ground truth."""
+def run_fuzzgate_on(
+    server: str, budget: float, seed: str, work: Path, baseline: Path | None = None, extra: Sequence[str] = ()
+) -> dict[str, Any]:
+    """One `fuzzgate run` on a benchmark server, scored against its ground truth; `extra` goes on
+    its command line."""
     truth = work / TRUTH_FILE
     root = scope_dir(work)
     with collector(work / TRUTH_SOCKET, truth) as socket_path:
         command = server_command(server, socket_path, root)
         args = ["--command", command[0], *(f"--arg={a}" for a in command[1:]), *fuzzgate_config(server, work)]
         args += ["--budget", f"{budget:g}s", "--seed", seed, "--baseline", str(baseline or work / "baseline")]
-        args += ["--trace", str(work / "trace.jsonl")]
+        args += ["--trace", str(work / "trace.jsonl"), *extra]
         started = time.time()
         run = run_fuzzgate(args, work / "out", cwd=root, timeout_s=budget * 4 + 600)
     if run.report is None:
