@@ -3,10 +3,11 @@ not meet again, all within the run's time box.
 
 Every replay is one job on a fresh server. For a stdio target fresh servers are processes of
 their own, so confirmation starts while fuzzing goes on, on warm spares (`engine.spare`, set by
-`use_spares`): while jobs wait, one spare per replay that may run at once (`parallel_replays`) is
-started ahead, so a replay is mostly its server's start, paid before it is needed; without spares
-(`session.replay_findings`) one replay at a time beside fuzzing, to leave the fuzzer its CPU, and
-several at once when fuzzing ends. An HTTP target's server holds its port (fuzzgate's own, started
+`use_spares`): while jobs wait, a spare per replay that may run at once is started ahead, so a
+replay is mostly its server's start, paid before it is needed. Beside fuzzing one replay runs at a
+time (with spares or without), to leave the fuzzer its CPU: on two cores, replays and spares
+starting side by side took most of a 20 s run's calls; several at once (`parallel_replays`) when
+fuzzing ends. An HTTP target's server holds its port (fuzzgate's own, started
 from `[target] command`, or one server the user started), so its replays wait for fuzzing to end
 and run one at a time. A finding's replays take turns with the other findings' (round by round),
 so a deadline leaves every finding some replays rather than a few findings all of theirs; smaller
@@ -281,24 +282,20 @@ class Verifier:
 
     def use_spares(self, spares: Spares) -> None:
         """Replay on warm spares (`engine.spare`): while there are replays to run, one spare waits per
-        replay that may run at once. Their starts are what replays cost, and the spares bound how
-        many go on at once, so replays beside fuzzing may run as many at once as after it (a replay
-        waiting for a hang's timeout costs nothing)."""
+        replay that may run at once (one beside fuzzing, `parallel_replays` after it)."""
         self.spares = spares
-        if spares.enabled and self._open:
-            self._limiter.total_tokens = self._parallel
 
     def _connector(self) -> Connector:
         return self.spares.connect if self.spares is not None else self.connector
 
     def _keep_warm(self) -> None:
         """While jobs wait (or run: most queue their next replay), one spare waits per replay that
-        may run at once, beside fuzzing too: what verification costs then is taken from fuzzing's
-        rate rather than from its time, and it is the same work either way."""
+        may run at once: one beside fuzzing, `parallel_replays` once it is over."""
         if self.spares is not None:
             held = len(self._shrink_jobs)
             runnable = self._pending - held + min(held, max(0, self._shrink_slots() - self._shrinking))
-            wanted = min(runnable, self._parallel) if self._open else 0
+            beside = self._parallel if self._finishing else REPLAYS_WHILE_FUZZING
+            wanted = min(runnable, beside) if self._open else 0
             self.spares.keep(self.settings.server, self.extra_env, wanted)
 
     def _shrink_slots(self) -> int:
