@@ -48,7 +48,7 @@ The modules:
   server a probe killed, within its own time limit), and non-JSON lines before the first reply
   turned into the start-up banner finding.
 - `verify.py`: replays on fresh servers: findings as fuzzing records them (stdio: on warm spares,
-  beside fuzzing and after it, up to 4 at once), round by round, smaller calls to try after them,
+  one at a time beside fuzzing, up to 4 at once after it), round by round, smaller calls to try after them,
   restarting a tally when a smaller repro replaces the old; the baseline entries fuzzing did not
   meet; all before the time box's verification end. What is cut short is labelled (`unconfirmed`,
   fewer replays, baseline entries that stay known) and said in `notes`; a baseline entry whose fresh
