@@ -20,7 +20,9 @@ edge of its root, and answers politely.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+import sys
 from collections.abc import Callable
 from typing import Annotated
 
@@ -33,6 +35,9 @@ parser.add_argument("--root", required=True)
 ROOT = os.path.realpath(parser.parse_args().root)
 MAX_BYTES = 64 * 1024
 
+# Plain text logs: MCPServer would draw each traceback through rich, a CPU-bound third of a second
+# per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("boundary", log_level="WARNING")
 
 DocPath = Annotated[str, Field(max_length=500, description="A path, relative to the root or absolute.")]

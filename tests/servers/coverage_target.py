@@ -6,12 +6,16 @@ comparison with a magic word and a length, and a tool that reports what a child 
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
 
 from mcp.server.mcpserver import MCPServer
 
+# Plain text logs: MCPServer would draw each traceback through rich, a CPU-bound third of a second
+# per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("coverage-target", log_level="WARNING")
 
 

@@ -11,13 +11,18 @@ With `DEGRADED_CONFIG` unset (the config it needs missing), every tool answers t
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+# Plain text logs: MCPServer would draw each traceback through rich, a CPU-bound third of a second
+# per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("degraded", log_level="WARNING")
 CONFIGURED = bool(os.environ.get("DEGRADED_CONFIG"))
 

@@ -18,8 +18,10 @@ is given is appended to FILE first, so a test can tell which URLs the server rec
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import socket
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -32,6 +34,9 @@ from pydantic import Field
 MAX_BYTES = 4096
 TIMEOUT_S = 3.0
 
+# Plain text logs: MCPServer would draw each traceback through rich, a CPU-bound third of a second
+# per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("fetcher", log_level="WARNING")
 
 Url = Annotated[str, Field(max_length=2000, description="The URL of the page to fetch.")]

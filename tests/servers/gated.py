@@ -17,7 +17,9 @@ time-zone name followed by one more path segment.
 from __future__ import annotations
 
 import argparse
+import logging
 import subprocess
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -30,6 +32,9 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--root", type=Path, required=True)
 ROOT: Path = parser.parse_args().root.resolve()
 
+# Plain text logs: MCPServer would draw each traceback through rich, a CPU-bound third of a second
+# per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("gated", log_level="WARNING")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 

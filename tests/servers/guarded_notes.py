@@ -18,6 +18,7 @@ outside its layer).
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from typing import Annotated
@@ -26,6 +27,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+# Plain text logs: MCPServer would draw each traceback through rich, a CPU-bound third of a second
+# per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("guarded_notes", log_level="WARNING")
 
 NoteId = Annotated[int, Field(ge=1, le=100, description="A note's number (1, 2, ... in creation order).")]

@@ -24,6 +24,7 @@ exec), so only SIGKILL ends them.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import subprocess
@@ -59,6 +60,9 @@ parser.add_argument("--helper-at-start", action="store_true")
 parser.add_argument("--ignore-sigterm", action="store_true")
 ARGS = parser.parse_args()
 
+# Plain text logs: MCPServer would draw each traceback through rich, a CPU-bound third of a second
+# per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("leaky", log_level="WARNING")
 
 

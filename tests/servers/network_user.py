@@ -15,12 +15,17 @@ the sandbox's doing, which a run reports as one note per cause, not as findings.
 
 from __future__ import annotations
 
+import logging
 import socket
+import sys
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
+# Plain text logs: MCPServer would draw each traceback through rich, a CPU-bound third of a second
+# per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("network-user", log_level="WARNING")
 UPDATES_HOST = "updates.fuzzgate-example.com"
 SERVICE = ("127.0.0.1", 9)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -46,6 +47,9 @@ TEMPLATE = "template.md"
 MAX_BYTES = 64 * 1024
 TIMEOUT_S = 5.0
 
+# Plain text logs: MCPServer would draw each traceback through rich, a CPU-bound third of a second
+# per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("polite", log_level="WARNING")
 
 NotePath = Annotated[str, Field(max_length=500, description="A note, relative to the notes folder.")]

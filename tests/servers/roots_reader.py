@@ -7,10 +7,15 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 import warnings
 
 from mcp.server.mcpserver import Context, MCPServer
 
+# Plain text logs: MCPServer would draw each traceback through rich, a CPU-bound third of a second
+# per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("roots-reader", log_level="WARNING")
 
 

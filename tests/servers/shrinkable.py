@@ -9,11 +9,16 @@ The bug reproduces with `{"path": ""}`: a shrunk repro is that short, the origin
 
 from __future__ import annotations
 
+import logging
+import sys
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
+# Plain text logs: MCPServer would draw each traceback through rich, a CPU-bound third of a second
+# per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("shrinkable", log_level="WARNING")
 
 LONG_PATH = "/srv/records/" + "archive-2024-" * 12 + "quarterly/summary.json"

@@ -15,7 +15,9 @@ The server makes `DIR/project` at start (in its own layer): the schema's example
 from __future__ import annotations
 
 import argparse
+import logging
 import subprocess
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -34,6 +36,9 @@ DELAY: float = ARGS.delay
 (ROOT / "project").mkdir(parents=True, exist_ok=True)
 (ROOT / "project" / "lines.txt").write_text("b\na\n")
 
+# Plain text logs: MCPServer would draw each traceback through rich, a CPU-bound third of a second
+# per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("slow-tools", log_level="WARNING")
 
 Repo = Annotated[str, Field(max_length=300, description="A project directory under the root.", examples=["project"])]

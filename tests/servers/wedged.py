@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 import time
 from typing import Annotated
 
@@ -15,6 +17,9 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
+# Plain text logs: MCPServer would draw each traceback through rich, a CPU-bound third of a second
+# per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("wedged", log_level="WARNING")
 FOREVER_S = 600
 
