@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fuzzgate.check import CallContext, Observation, Oracles
-from fuzzgate.check.sdk import Sdk, ServerFacts, rejected_by_sdk, sdk_in_frames
+from fuzzgate.check.sdk import Sdk, ServerFacts, sdk_in_frames, through_sdk_only
 from fuzzgate.check.secrets import SecretScanner
 from fuzzgate.check.traceback import Frame, Trace
 from fuzzgate.model.findings import Cause, Kind
@@ -43,11 +43,11 @@ def test_the_sdk_and_its_version_come_from_its_metadata_beside_the_frames(tmp_pa
 
 
 def test_a_rejection_is_the_sdks_only_when_no_server_code_ran() -> None:
-    assert rejected_by_sdk(_trace(f"{SITE}/mcp/server/tools/base.py", f"{SITE}/pydantic/main.py")) == Sdk("mcp")
+    assert through_sdk_only(_trace(f"{SITE}/mcp/server/tools/base.py", f"{SITE}/pydantic/main.py")) == Sdk("mcp")
     # The server's checkout, or an installed server's package, in the trace: the server's own.
-    assert rejected_by_sdk(_trace(f"{SITE}/mcp/server/tools/base.py", "/srv/app/server.py")) is None
-    assert rejected_by_sdk(_trace(f"{SITE}/mcp/server/tools/base.py", f"{SITE}/mcp_server_x/server.py")) is None
-    assert rejected_by_sdk(_trace(f"{SITE}/pydantic/main.py")) is None  # no SDK frame: who knows
+    assert through_sdk_only(_trace(f"{SITE}/mcp/server/tools/base.py", "/srv/app/server.py")) is None
+    assert through_sdk_only(_trace(f"{SITE}/mcp/server/tools/base.py", f"{SITE}/mcp_server_x/server.py")) is None
+    assert through_sdk_only(_trace(f"{SITE}/pydantic/main.py")) is None  # no SDK frame: who knows
 
 
 ORACLES = Oracles(slow_s=2.0, scanner=SecretScanner([], {}), server=ServerFacts(sdk=Sdk("mcp", "2.3.0")))

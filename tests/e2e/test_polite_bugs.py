@@ -382,30 +382,57 @@ def test_use_after_delete_is_confirmed_with_a_short_prefix_and_replays(
 # --- 5. a request never answered --------------------------------------------------------------------------------
 
 
-def test_dropped_surrogate_request_is_one_server_finding(base: Path) -> None:
-    files = make_user_files(base / "dropper-user")
-    contained = contained_run(
-        base, "dropper", files, "--command", sys.executable, f"--arg={DROPPER}",
+def _dropper_run(base: Path, name: str, *args: str) -> Contained:
+    files = make_user_files(base / f"{name}-user")
+    return contained_run(
+        base, name, files, "--command", sys.executable, f"--arg={DROPPER}", *args,
         "--cases", "80", "--replays", "2", "--budget", "60s",
     )  # fmt: skip
+
+
+def _the_dropped_request(contained: Contained) -> dict[str, Any]:
+    """The run's one finding: on the server, caused by the request that was never answered; not a
+    crash of whichever call came next (each replay's next request differs), nor one per tool. That
+    the server dies of it makes it a crash; a server that only drops the request (mcp 2.x, the
+    clean run above) is a protocol_error."""
     run = contained.run
-    assert run.code == 1, run.stdout + run.stderr
-    # One finding, on the server, caused by the request that was never answered: not a crash of
-    # whichever call came next (each replay's next request differs), nor one per tool. That the
-    # server dies of it makes it a crash; a server that only drops the request (mcp 2.x, the clean
-    # run above) is a protocol_error.
     findings = run.report["findings"]
     assert [(f["kind"], f["surface"], f["name"], f["signature"]) for f in findings] == [
         ("crash", "server", "transport", ["unanswered-then-died", "lone-surrogate"])
-    ]
+    ], run.stdout
     finding = findings[0]
-    assert confirmed(finding) and finding["severity"] == "critical", finding
+    assert confirmed(finding), finding
     assert "never answered a request holding a lone surrogate" in finding["message"]
     assert "died on the next request" in finding["message"] and "UnicodeEncodeError" in finding["message"]
     assert re.search("[\ud800-\udfff]", json.dumps(finding["repro"]["arguments"], ensure_ascii=False))
     # The server writes title.txt in its working directory: the copy's, never the user's.
-    assert not (files.cwd / "title.txt").exists()
+    assert not (contained.files.cwd / "title.txt").exists()
     assert_untouched(contained)
+    return finding
+
+
+def test_dropped_surrogate_request_is_one_server_finding(base: Path) -> None:
+    # The planted server models an old SDK release: the traceback it dies with is the SDK's writer
+    # and anyio, no frame of the server's own. The SDK's bug: low, named, and no gate fails on it...
+    quiet = _dropper_run(base, "dropper")
+    finding = _the_dropped_request(quiet)
+    assert quiet.run.code == 0, quiet.run.stdout + quiet.run.stderr
+    assert (finding["cause"], finding["severity"]) == ("sdk", "low"), finding
+    assert "it died in the Python MCP SDK (mcp" in finding["message"]
+    # ... unless the user asks: the same finding then fails it.
+    asked = _dropper_run(base, "dropper-fail-on-sdk", "--fail-on-sdk")
+    assert asked.run.code == 1, asked.run.stdout + asked.run.stderr
+    assert _the_dropped_request(asked)["fingerprint"] == finding["fingerprint"]
+
+
+def test_a_death_through_the_servers_own_code_stays_the_servers(base: Path) -> None:
+    # The same death, its traceback through a frame of the server's own file: the server's bug,
+    # at the crash's severity, failing the gate; the rule cannot silence it.
+    own = _dropper_run(base, "dropper-own-writer", "--arg=--own-writer")
+    finding = _the_dropped_request(own)
+    assert own.run.code == 1, own.run.stdout + own.run.stderr
+    assert (finding["cause"], finding["severity"]) == ("server", "critical"), finding
+    assert "SDK" not in finding["message"]
 
 
 # --- 6. without `unshare`, 7. sandbox off -----------------------------------------------------------------------

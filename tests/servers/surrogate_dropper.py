@@ -1,13 +1,15 @@
 """A raw JSON-RPC stdio server that behaves like an old Python SDK release with a lone surrogate.
 
-    python surrogate_dropper.py [--root DIR]
+    python surrogate_dropper.py [--root DIR] [--own-writer]
 
 Tool `set_title(title)` stores the title in DIR/title.txt (DIR defaults to the working directory).
 A `tools/call` whose arguments hold a lone surrogate (a `\\udXXX` JSON escape that is not half of a
 pair) is never answered: encoding the reply killed the writer task without a word. Up to the next
 request every message is still read; the next request of any kind (`ping`, `tools/list`, another
 call) makes the process exit 1 with the writer's traceback on stderr. Notifications are read and
-ignored, before and after.
+ignored, before and after. Every frame of that traceback is the SDK's or anyio's: the death is the
+SDK's bug. With `--own-writer` the server writes its replies through an encoder of its own, and the
+same death's traceback runs through a frame of this file: the server's bug.
 
 mcp 2.3's own servers drop such a request too (their transport cannot parse the escape), but they
 stay up and answer the next one.
@@ -39,6 +41,11 @@ Traceback (most recent call last):
     await self.transport_stream.send(item.encode(self.encoding, self.errors))
 UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud800' in position 61: surrogates not allowed
 """
+OWN_FRAME = f"""\
+  File "{Path(__file__).resolve()}", line 58, in encode_reply
+    return reply.encode("utf-8")
+"""
+"""The frame of this server's own encoder (`--own-writer`), between the SDK's writer and anyio."""
 
 
 def send(obj: dict[str, Any]) -> None:
@@ -91,7 +98,13 @@ def answer(msg: dict[str, Any], root: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--root", type=Path, default=Path.cwd())
-    root: Path = parser.parse_args().root
+    parser.add_argument("--own-writer", action="store_true")
+    options = parser.parse_args()
+    root: Path = options.root
+    traceback = TRACEBACK
+    if options.own_writer:
+        sdk_frame_ends = traceback.index("  File", traceback.index("stdio.py"))
+        traceback = traceback[:sdk_frame_ends] + OWN_FRAME + traceback[sdk_frame_ends:]
     writer_dead = False
     for raw in sys.stdin.buffer:
         try:
@@ -102,7 +115,7 @@ def main() -> None:
         if not isinstance(msg, dict) or "method" not in msg or "id" not in msg:
             continue  # a notification, or a response to nothing
         if writer_dead:
-            sys.stderr.write(TRACEBACK)
+            sys.stderr.write(traceback)
             sys.stderr.flush()
             sys.exit(1)
         params = msg.get("params")

@@ -25,10 +25,11 @@ exception in a message (its type and first line, redacted, escaped, capped). `pr
 holds the protocol probes (each a raw JSON-RPC message with what it expects: an answer, a
 rejection, tolerated silence, silence) and their judge, which is not a registered check (probes are
 not tool calls). `sdk.py` names the MCP SDK a server runs on and tells its symptoms from the
-server's bugs (`Cause.SDK`: the lone-surrogate drop of the SDK's transport, a rejection the SDK
-raised before the server's code ran). `environment.py` reads from an error's text whether the
-sandbox caused it (a refused connection, a name that does not resolve, a read-only file system): in
-the jail such an exception is a note of the run, not a finding.
+server's bugs (`Cause.SDK`: the lone-surrogate drop of the SDK's transport, a death whose
+traceback is the SDK's alone, a rejection the SDK raised before the server's code ran).
+`environment.py` reads from an error's text whether the sandbox caused it (a refused connection, a
+name that does not resolve, a read-only file system): in the jail such an exception is a note of
+the run, not a finding.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ from typing import Any
 from fuzzgate.check.headline import stderr_headline
 from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
 from fuzzgate.check.registry import CallContext, CheckEnv, check
-from fuzzgate.check.sdk import PYTHON_SDK, SURROGATE_FIXED_IN
+from fuzzgate.check.sdk import PYTHON_SDK, SURROGATE_FIXED_IN, Sdk, died_in_sdk, sdk_death
+from fuzzgate.check.traceback import parse_traces, root_cause
 from fuzzgate.model.findings import Cause, Kind, Severity
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, OutcomeStatus
 
@@ -114,7 +115,10 @@ _UNANSWERED = {
 def unanswered(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
     """A request holding a lone surrogate escape (valid JSON, which a strict decoder refuses) that
     the server never answered: JSON-RPC wants an error reply. The server's transport or SDK failed
-    before any tool ran, so it is one finding for the server, whichever tool the request named."""
+    before any tool ran, so it is one finding for the server, whichever tool the request named.
+
+    The SDK's (`check.sdk`) when the Python SDK dropped it and the server went on answering, or when
+    the server died of it with a traceback that is the SDK's alone (`sdk.died_in_sdk`)."""
     outcome = ctx.outcome
     if outcome.status is not OutcomeStatus.TIMEOUT or outcome.after_timeout is None:
         return
@@ -123,19 +127,23 @@ def unanswered(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
     label, then = _UNANSWERED[outcome.after_timeout]
     redact = env.redact
     died = outcome.after_timeout is AfterTimeout.DIED
-    trace = stderr_root_cause(outcome) if died else None
+    traces = parse_traces(outcome.stderr) if died and outcome.stderr else []
+    trace = root_cause(traces)
     cause = f" ({_exit_label(outcome.exit_code)} after {stderr_headline(outcome.stderr, redact)})" if trace else ""
     message = f"never answered a request holding a lone surrogate escape, {then}{cause}"
-    sdk = env.server.sdk
+    known = env.server.sdk
+    by_sdk: Sdk | None = None
     # The Python SDK's transport drops such a request and goes on answering others; a server that
-    # died or stalled on it, or one not on that SDK, did something of its own.
-    by_sdk = sdk is not None and sdk.package == PYTHON_SDK and outcome.after_timeout is AfterTimeout.ALIVE
-    if by_sdk:
-        assert sdk is not None
+    # stalled on it, or died with a frame of its own in the traceback (or with none), did something
+    # of its own.
+    if known is not None and known.package == PYTHON_SDK and outcome.after_timeout is AfterTimeout.ALIVE:
+        by_sdk = known
         message += (
-            f": {sdk} drops a request it cannot parse without a reply; the SDK's bug, not the server's "
-            f"({sdk.upgrade_advice(SURROGATE_FIXED_IN)})"
+            f": {known} drops a request it cannot parse without a reply; the SDK's bug, not the server's "
+            f"({known.upgrade_advice(SURROGATE_FIXED_IN)})"
         )
+    elif (by_sdk := died_in_sdk(traces, known)) is not None:
+        message += f": {sdk_death(by_sdk, SURROGATE_FIXED_IN)}"
     # Killing the server on the next request is a crash (of the server, caused by this request);
     # dropping the request or stalling on it breaks the protocol.
     yield Observation(
@@ -145,5 +153,5 @@ def unanswered(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
         trace_details(trace, outcome, redact),
         outcome.concurrent > 1,
         server_wide=True,
-        cause=Cause.SDK if by_sdk else Cause.SERVER,
+        cause=Cause.SDK if by_sdk is not None else Cause.SERVER,
     )

@@ -25,7 +25,7 @@ from fuzzgate.check.normalize import abstract_arguments, normalize_message
 from fuzzgate.check.observation import Observation, outcome_details, trace_details
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_RESOURCE_CRASH, SDK_UNHANDLED
 from fuzzgate.check.registry import CallContext, CheckEnv, check
-from fuzzgate.check.sdk import rejected_by_sdk
+from fuzzgate.check.sdk import through_sdk_only
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
 from fuzzgate.model.findings import Cause, Details, Kind, Severity, Surface
 from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
@@ -56,7 +56,7 @@ def _rejected_by_sdk(ctx: CallContext, env: CheckEnv, trace: Trace) -> Observati
     nothing but the SDK and its validator: the SDK's behaviour, one low finding of the server."""
     if ctx.schema_valid or ctx.surface is not Surface.TOOL or ctx.outcome.status not in _ANSWERED:
         return None
-    sdk = rejected_by_sdk(trace)
+    sdk = through_sdk_only(trace)
     if sdk is None:
         return None
     known = env.server.sdk

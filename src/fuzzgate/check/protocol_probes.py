@@ -14,8 +14,10 @@ of the wrong type, notifications nobody expects. What a probe expects decides wh
 
 Whatever it expects, a server that dies on a probe crashed, and one that stops answering hangs. Each
 failing probe is one finding of the server (`Surface.SERVER`), its signature naming the probe and
-the symptom, never the payload. The judge reads only the probe's name and the outcome, so a replay
-of a probe's repro on a fresh server is judged exactly as the round was.
+the symptom, never the payload. A death whose traceback is the SDK's alone (`sdk.died_in_sdk`) is
+the SDK's bug (`Cause.SDK`, named in the message); any other is the server's. The judge reads only
+the probe's name and the outcome, so a replay of a probe's repro on a fresh server is judged
+exactly as the round was.
 """
 
 from __future__ import annotations
@@ -23,14 +25,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from fuzzgate.check.headline import stderr_headline
-from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
+from fuzzgate.check.observation import Observation, outcome_details, trace_details
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_UNHANDLED
+from fuzzgate.check.sdk import died_in_sdk, sdk_death
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.check.traceback import parse_traces, root_cause
-from fuzzgate.model.findings import Details, Kind
+from fuzzgate.model.findings import Cause, Details, Kind
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
 
 __all__ = [
@@ -199,11 +202,6 @@ def _internal_error(outcome: CallOutcome) -> str | None:
     return None
 
 
-def _observation(kind: Kind, probe: str, symptom: str, message: str, details: Details, redact: Redactor) -> Observation:
-    text = redact.text(f"{message} (protocol probe {probe})")
-    return Observation(kind, text, ("probe", probe, symptom), details, server_wide=True)
-
-
 _UNANSWERED = {
     AfterTimeout.ALIVE: "and went on answering others",
     AfterTimeout.STUCK: "and stopped answering altogether",
@@ -224,48 +222,64 @@ def judge(name: str, outcome: CallOutcome, redact: Redactor) -> list[Observation
     found = _judge(kind, outcome, redact)
     if found is None:
         return []
-    symptom, observed_kind, message, details = found
-    return [_observation(observed_kind, name, symptom, message, details, redact)]
+    text = redact.text(f"{found.message} (protocol probe {name})")
+    return [
+        Observation(
+            found.kind, text, ("probe", name, found.symptom), found.details, server_wide=True, cause=found.cause
+        )
+    ]
 
 
-_Found = tuple[str, Kind, str, Details]
-"""The symptom (the signature's last part), its kind, what happened in words, the evidence."""
+class _Found(NamedTuple):
+    symptom: str
+    """The signature's last part."""
+    kind: Kind
+    message: str
+    """What happened, in words."""
+    details: Details
+    """The evidence."""
+    cause: Cause = Cause.SERVER
 
 
 def _judge(kind: ProbeKind, outcome: CallOutcome, redact: Redactor) -> _Found | None:
     what = kind.what
     status = outcome.status
     if status is OutcomeStatus.CLOSED or outcome.after_timeout is AfterTimeout.DIED:
-        trace = stderr_root_cause(outcome)
+        traces = parse_traces(outcome.stderr) if outcome.stderr else []
+        trace = root_cause(traces)
         how = f"exit status {outcome.exit_code}" if outcome.exit_code is not None else "connection closed"
         cause = f" after {stderr_headline(outcome.stderr, redact)}" if trace is not None else ""
         when = "never answered, then died on the next request" if status is OutcomeStatus.TIMEOUT else "died"
         message = f"the server {when} ({how}{cause}) on {what}"
-        return "crash", Kind.CRASH, message, trace_details(trace, outcome, redact)
+        details = trace_details(trace, outcome, redact)
+        sdk = died_in_sdk(traces)
+        if sdk is None:
+            return _Found("crash", Kind.CRASH, message, details)
+        return _Found("crash", Kind.CRASH, f"{message}: {sdk_death(sdk)}", details, Cause.SDK)
     if status is OutcomeStatus.TIMEOUT and outcome.after_timeout is AfterTimeout.STUCK:
-        return "hang", Kind.HANG, f"the server stopped answering after {what}", outcome_details(outcome, redact)
+        return _Found("hang", Kind.HANG, f"the server stopped answering after {what}", outcome_details(outcome, redact))
     wrong_id = next((a for a in outcome.anomalies if a.kind is AnomalyKind.WRONG_ID), None)
     if status is OutcomeStatus.TIMEOUT and kind.expect in (Expect.ANSWER, Expect.REJECT):
         then = _UNANSWERED.get(outcome.after_timeout or AfterTimeout.ALIVE, "")
         how = ", answering with an id that matches no request instead," if wrong_id is not None else ""
         error = wrong_id.excerpt if wrong_id is not None else outcome.error
         details = outcome_details(outcome, redact, error)
-        return "unanswered", Kind.PROTOCOL_ERROR, f"never answered {what}{how} {then}", details
+        return _Found("unanswered", Kind.PROTOCOL_ERROR, f"never answered {what}{how} {then}", details)
     invalid = next((a for a in outcome.anomalies if a.kind is AnomalyKind.INVALID_MESSAGE), None)
     if invalid is not None:
         message = f"answered {what} with a message that is not valid JSON-RPC: {invalid.excerpt}"
-        return "invalid-reply", Kind.PROTOCOL_ERROR, message, _reply_details(outcome, redact)
+        return _Found("invalid-reply", Kind.PROTOCOL_ERROR, message, _reply_details(outcome, redact))
     if kind.expect is Expect.SILENCE and outcome.payload:
         message = f"answered {what}, which must get no reply"
-        return "answered-notification", Kind.PROTOCOL_ERROR, message, _reply_details(outcome, redact)
+        return _Found("answered-notification", Kind.PROTOCOL_ERROR, message, _reply_details(outcome, redact))
     other = _wire_anomaly(outcome.anomalies)
     if other is not None:
         message = f"{_ANOMALY_WORDS[other.kind]} while handling {what}"
-        return other.kind.value, Kind.PROTOCOL_ERROR, message, outcome_details(outcome, redact, other.excerpt)
+        return _Found(other.kind.value, Kind.PROTOCOL_ERROR, message, outcome_details(outcome, redact, other.excerpt))
     if kind.expect is Expect.ANSWER and (evidence := _internal_error(outcome)) is not None:
         said = redact.cut(outcome.text.strip(), EXCERPT_CHARS)
         message = f"answered {what} with an internal error ({evidence}{': ' + said if said else ''})"
-        return "internal-error", Kind.INTERNAL_ERROR, message, _reply_details(outcome, redact)
+        return _Found("internal-error", Kind.INTERNAL_ERROR, message, _reply_details(outcome, redact))
     return None
 
 

@@ -23,14 +23,22 @@ What is the SDK's:
   ran (a validation error logged with a traceback through the SDK and its validator only);
 - the lone-surrogate request the Python SDK's transport drops without a reply (every mcp release
   known to fuzzgate, 1.x and 2.x): the request never answered while the server went on answering
-  others, on a server the process shows runs on the Python SDK. A server that died or stopped on
-  it, or one fuzzgate cannot tie to the SDK, keeps the finding as its own.
+  others, on a server the process shows runs on the Python SDK;
+- a death whose traceback is the SDK's (`died_in_sdk`): the process died of a request (a lone
+  surrogate, a protocol probe) with every frame of what raised in the SDK's package, what the SDK
+  runs on and the standard library, none in the server's own code or another package. Told from
+  the traceback alone, never from the server's name.
+
+A server that stopped answering on a request, one that died with no traceback, or with any frame
+of its own code (or of another package) in it, and one fuzzgate cannot tie to the SDK, keeps the
+finding as its own.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -63,9 +71,12 @@ class Sdk:
         version = f" {self.version}" if self.version else ", version not known"
         return f"{name} ({self.package}{version})"
 
-    def upgrade_advice(self, fixed_in: dict[str, str]) -> str:
-        """What a server author can do about the SDK's bug: upgrade to the fixed release, or that
-        none is known."""
+    def upgrade_advice(self, fixed_in: Mapping[str, str] | None = None) -> str:
+        """What a server author can do about the SDK's bug: upgrade to the release `fixed_in` names,
+        or that none is known to fix it; without `fixed_in` (a bug fuzzgate follows no releases
+        for) that whether one does is not known."""
+        if fixed_in is None:
+            return f"fuzzgate does not know whether a newer {self.package} fixes it: try upgrading first"
         fixed = fixed_in.get(self.package)
         if fixed is None:
             return f"no release of {self.package} is known to fix it: upgrading does not help yet"
@@ -95,19 +106,54 @@ def sdk_in_frames(trace: Trace) -> Sdk | None:
     return None
 
 
-def rejected_by_sdk(trace: Trace) -> Sdk | None:
-    """The SDK, when `trace` (of a call the schema forbids) ran through nothing but the SDK, what it
-    validates with and the standard library: the server's own code never ran."""
+def through_sdk_only(trace: Trace) -> Sdk | None:
+    """The SDK, when `trace` ran through nothing but the SDK, what it validates with and runs on and
+    the standard library (for a call the schema forbids: the SDK rejected it before the server's
+    code ran)."""
     sdk = sdk_in_frames(trace)
-    if sdk is None:
-        return None
+    return None if sdk is None or _outside_sdk(trace) else sdk
+
+
+def _outside_sdk(trace: Trace) -> bool:
+    """Whether `trace` has a frame of the server's own code (its checkout, or its installed package)
+    or of any package but the SDKs and what they run on."""
     for frame in trace.frames:
         package = package_of(frame.path)
         if package is None and not frame.in_library:
-            return None  # code outside any library: the server's
+            return True  # code outside any library: the server's
         if package is not None and package not in SDK_PACKAGES | _VALIDATORS:
-            return None  # an installed server's package, or a library it called
+            return True  # an installed server's package, or a library it called
+    return False
+
+
+_GROUPS = frozenset({"ExceptionGroup", "BaseExceptionGroup"})
+
+
+def died_in_sdk(traces: Sequence[Trace], known: Sdk | None = None) -> Sdk | None:
+    """The SDK, when the tracebacks a server died with (`traceback.parse_traces` of its stderr) are
+    the SDK's: none has a frame outside the SDK, what it runs on and the standard library, and one
+    at least runs through the SDK. None when there is no traceback, or when any has a frame of the
+    server's own code or of another package: the death is the server's then.
+
+    An exception group's own traceback is left out: its frames are the callers it unwound on its
+    way out (the server's `main`, which started the SDK's loop, as every server does), while what
+    raised is in its sub-exceptions' tracebacks, which are read. `known` (the SDK the process
+    showed) gives the version where the frames' metadata could not be read."""
+    raised = [trace for trace in traces if trace.exc_type.rsplit(".", 1)[-1] not in _GROUPS]
+    if any(_outside_sdk(trace) for trace in raised):
+        return None
+    sdk = next((found for trace in raised if (found := sdk_in_frames(trace)) is not None), None)
+    if sdk is not None and sdk.version is None and known is not None and known.package == sdk.package:
+        return known
     return sdk
+
+
+def sdk_death(sdk: Sdk, fixed_in: Mapping[str, str] | None = None) -> str:
+    """A death `died_in_sdk` tied to `sdk`, in words, with what upgrading does (`Sdk.upgrade_advice`)."""
+    return (
+        f"it died in {sdk}, every frame of what raised in the SDK or what it runs on and none in the "
+        f"server's own code; the SDK's bug, not the server's ({sdk.upgrade_advice(fixed_in)})"
+    )
 
 
 _DIST_VERSION = re.compile(r"^Version:\s*(\S+)", re.MULTILINE)
