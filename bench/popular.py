@@ -137,9 +137,13 @@ def version(name: str) -> str:
 def sdk(name: str) -> str:
     """The MCP SDK the server is built on, and its version."""
     if CATALOG[name]["eco"] == "npm":
-        found = sorted((_where(name) / "node_modules").glob("**/@modelcontextprotocol/sdk/package.json"))
-        versions = sorted({json.loads(p.read_text()).get("version", "?") for p in found})
-        return "ts-sdk " + ",".join(versions) if versions else "?"
+        labels = []
+        for package, label in (("sdk", "ts-sdk"), ("server", "ts-sdk @modelcontextprotocol/server")):
+            found = sorted((_where(name) / "node_modules").glob(f"**/@modelcontextprotocol/{package}/package.json"))
+            versions = sorted({json.loads(p.read_text()).get("version", "?") for p in found})
+            if versions:
+                labels.append(f"{label} {','.join(versions)}")
+        return " + ".join(labels) or "?"
     names = []
     for dist in ("mcp", "fastmcp"):
         out = subprocess.run([str(_where(name) / "bin" / "pip"), "show", dist], capture_output=True, text=True)
