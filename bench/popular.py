@@ -1,20 +1,21 @@
 """Popular MCP servers from npm and PyPI, each fuzzed for a short budget by one fuzzgate, in the sandbox.
 
-    python bench/popular.py [--budget 30] [--servers a,b,...] [--install-only] [--label after] [--out FILE]
+    python bench/popular.py [--budget 30] [--servers a,b,...] [--install-only] [--before-venv V] [--label after]
+    python bench/popular.py --compare BEFORE.json AFTER.json
 
 The catalog below is the reference servers and popular community servers that install from the
 registries alone and start without credentials or outside services; a server whose tools reach the
 network starts all the same and meets the jail's loopback. Each is installed once under
 bench/.work/popular/ (npm packages with `npm install --prefix`, one prefix per package; PyPI
 packages each in its own venv) and fuzzed with realworld.py's `fuzz`: fuzzgate's sandbox `required`,
-the whole run inside ../shared/tools/netjail.sh, one seed, a plain config (no hints, no allowlist).
-A file server's scope is its own scratch directory, re-created with a few files before each run.
+the whole run inside ../shared/tools/netjail.sh (`NETJAIL` names it from a worktree), one seed, a
+plain config (no hints, no allowlist). A file server's scope is its own scratch directory,
+re-created with a few files before each run; a file a server creates goes in its working directory.
 
-Before/after a change: run once with `BENCH_FUZZGATE_VENV=<venv of the old commit> ... --label
-before`, once without it (`--label after`); the result files are
-bench/.work/results/popular-LABEL.json, one entry per server with every finding, and
-`--compare` prints the table of both.
-"""
+Before/after a change: `--before-venv V` runs V's fuzzgate (a venv with the old commit installed)
+on each server just before this checkout's, so both see the same load. The result files are
+bench/.work/results/popular-before.json and popular-LABEL.json, one entry per server with every
+finding and the run's notes; a run of some servers keeps the others' earlier entries."""
 
 from __future__ import annotations
 
