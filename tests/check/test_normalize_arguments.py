@@ -37,6 +37,42 @@ def test_a_bare_value_of_a_tool_call_is_taken_out_after_the_normalizers() -> Non
     assert abstract_arguments("Unknown <str>", {"x": "str"}) == "Unknown <str>"
 
 
+BUG = "Invalid resourceType: {}. Must be Text or Blob."
+ONE_SIGNATURE = "Invalid resourceType: <arg>. Must be Text or Blob."
+
+
+@pytest.mark.parametrize("value", ["a", "", " ", "\x15\f\x83R", "x\u2028y", "\x85", "x\x0by", "x\ny", "x\r\ny"])
+def test_one_bug_is_one_signature_whatever_the_value(value: str) -> None:
+    # Values holding a character `str.splitlines` breaks at were cut before they could be found,
+    # and an empty one could not be found at all: one bug of a real server got three findings.
+    arguments = {"resourceType": value, "resourceId": 1}
+    text = BUG.format(value)
+    prompt = abstract_arguments(normalize_message(text, arguments), arguments)
+    tool = abstract_arguments(normalize_message(text, request=arguments), arguments)
+    assert prompt == tool == ONE_SIGNATURE
+
+
+def test_the_first_line_ends_at_a_line_break_outside_the_values() -> None:
+    assert normalize_message("bad value\fhere\nTraceback ...") == "bad value here"
+    assert normalize_message("bad value\r\nTraceback ...") == "bad value"
+    assert normalize_message("bad a\nb here\nmore", request={"x": "a\nb"}) == "bad a b here"
+    # A value that does not stand whole in the text does not keep a line break.
+    assert normalize_message("bad xa\nb here", request={"x": "a\nb"}) == "bad xa"
+
+
+def test_an_empty_value_is_taken_out_only_where_its_argument_names_it() -> None:
+    assert abstract_arguments("Unknown tool:", {"tool": ""}) == "Unknown tool: <arg>"
+    assert abstract_arguments("bad mode=, expected r or w", {"mode": " "}) == "bad mode=<arg>, expected r or w"
+    # An empty slot that names no empty argument is the server's text: it stays.
+    assert abstract_arguments("Invalid resourceType: . Must be", {"other": ""}) == "Invalid resourceType: . Must be"
+    assert abstract_arguments("Invalid resourceType: . Must be", {"resourceType": "a"}) == (
+        "Invalid resourceType: . Must be"
+    )
+    assert abstract_arguments("Failed: . Retry", {"tool": ""}) == "Failed: . Retry"
+    # The name followed by a value is not an empty slot.
+    assert abstract_arguments("Unknown tool: x", {"tool": ""}) == "Unknown tool: x"
+
+
 def _frame(path: str, func: str) -> Frame:
     return Frame(path, 1, func)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from fuzzgate.check import Oracles, normalize_message, normalize_schema_path
+from fuzzgate.check.registry import CallContext
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment
-from fuzzgate.model.findings import Kind
+from fuzzgate.model.findings import Kind, Surface
 from fuzzgate.model.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
 from tests.check.test_traceback import PLAIN
 
@@ -108,3 +109,18 @@ def test_report_files_survive_lone_surrogates(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     write_atomic(path, _json.dumps({"a": "x\ud800y"}, ensure_ascii=False))
     assert _json.loads(path.read_text(encoding="utf-8")) == {"a": "x\ud800y"}
+
+
+def test_one_bare_value_bug_is_one_signature_on_every_surface() -> None:
+    """A prompt that answers -32603 with its value bare, reached with a plain, an empty and a
+    form-feed value (a real server's one bug was three findings)."""
+    signatures = set()
+    for surface in (Surface.PROMPT, Surface.TOOL):
+        for value in ("a", "", "\x15\f\x83R"):
+            text = f"Invalid resourceType: {value}. Must be Text or Blob."
+            outcome = CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text=text, rpc_code=-32603)
+            arguments = {"resourceType": value, "resourceId": "1"}
+            ctx = CallContext("resource-prompt", arguments, True, outcome, surface=surface)
+            (obs,) = ORACLES.observe_call(ctx)
+            signatures.add(obs.signature)
+    assert signatures == {("rpc", "-32603", "Invalid resourceType: <arg>. Must be Text or Blob.")}

@@ -125,3 +125,23 @@ def test_lone_surrogate_sent_and_echoed_back() -> None:
     outcome = anyio.run(body)
     assert outcome.status is OutcomeStatus.OK
     assert outcome.text == "a\ud800b"
+
+
+LATE = Path(__file__).resolve().parents[1] / "servers" / "late_replier.py"
+
+
+def test_a_late_and_a_second_reply_to_a_cancelled_request_are_nobodys_anomaly() -> None:
+    """The server answers the call fuzzgate gave up on (and cancelled) when the cancellation comes,
+    and again during the next call: neither is an answer with a wrong id to that next call."""
+
+    async def body():  # type: ignore[no-untyped-def]
+        late = Config(target=TargetConfig(kind=TargetKind.STDIO, command=sys.executable, args=(str(LATE),)))
+        async with open_connection(ServerSettings.of(late)) as conn:
+            given_up = await call_tool(conn, "sleepy", {}, 0.5)
+            follow = await call_tool(conn, "echo", {"text": "next"}, 5.0)
+        return given_up, follow
+
+    given_up, follow = anyio.run(body)
+    assert given_up.status is OutcomeStatus.TIMEOUT
+    assert follow.status is OutcomeStatus.OK and follow.text == "next"
+    assert follow.anomalies == ()

@@ -159,7 +159,7 @@ def _quoted_bare(ctx: CallContext) -> dict[str, Any] | None:
 
 def rpc_signature(ctx: CallContext, text: str) -> tuple[str, ...]:
     """The signature of an internal error reply with the (redacted) message `text`."""
-    normalized = abstract_arguments(normalize_message(text, _quoted_bare(ctx)), ctx.arguments)
+    normalized = abstract_arguments(normalize_message(text, _quoted_bare(ctx), request=ctx.arguments), ctx.arguments)
     return ("rpc", str(ctx.outcome.rpc_code), normalized)
 
 

@@ -21,19 +21,42 @@ _NORMALIZERS = (
 )
 
 
-def normalize_message(text: str, arguments: Any = None) -> str:
+def normalize_message(text: str, arguments: Any = None, *, request: Any = None) -> str:
     """An error message with the payload taken out: ids, quoted values, paths and numbers become
     placeholders, so the same bug reached with other arguments normalizes the same way. The string
     values of `arguments` (the request) are taken out too wherever they stand as whole words: a
     server that quotes them bare ("Invalid resourceType: NaN. Must be ...") would otherwise give one
-    bug a fingerprint per value."""
-    text = text.strip().splitlines()[0] if text.strip() else ""
+    bug a fingerprint per value.
+
+    Only the first line is kept: up to the first `\\n` or `\\r` that is not inside a value of
+    `request` (default `arguments`) standing whole in the text. The other characters
+    `str.splitlines` breaks at (form feed, `\\x0b`, `\\x1c`-`\\x1e`, `\\x85`, `\\u2028`, `\\u2029`) are
+    white space here: a value holding one would otherwise be cut before it could be found."""
+    values = request_strings(arguments if request is None else request)
+    text = _first_line(text.strip(), values)
     # Longest first, ties in a fixed order (a set's order varies with the interpreter's hash seed).
-    for value in sorted(argument_strings(arguments), key=lambda v: (-len(v), v)):
+    for value in sorted(request_strings(arguments), key=lambda v: (-len(v), v)):
         text = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", "<arg>", text)
     for pattern, placeholder in _NORMALIZERS:
         text = pattern.sub(placeholder, text)
     return text[:200]
+
+
+_LINE_BREAK = re.compile(r"[\r\n]")
+
+
+def _first_line(text: str, values: set[str]) -> str:
+    """`text` up to its first line break outside the `values` that stand whole in it."""
+    inside = [
+        match.span()
+        for value in values
+        if _LINE_BREAK.search(value)
+        for match in re.finditer(rf"(?<!\w){re.escape(value)}(?!\w)", text)
+    ]
+    for brk in _LINE_BREAK.finditer(text):
+        if not any(start <= brk.start() < end for start, end in inside):
+            return text[: brk.start()]
+    return text
 
 
 _PLACEHOLDER = re.compile(r"<(?:uuid|hex|str|path|num|arg)>")
@@ -46,17 +69,31 @@ def abstract_arguments(normalized: str, arguments: Any) -> str:
     per value. A value is looked for as sent and as the normalizers write it ("v2" as "v<num>"); a
     value they abstract entirely is already a placeholder.
 
+    An empty (or blank) value cannot be found, only where it stands: right after its own argument's
+    name and `:` or `=` ("Invalid resourceType: . Must be ..."), before a punctuation mark or the
+    end, it becomes `<arg>` as any other value would. Nowhere else: an empty slot that names no
+    argument may be the server's own text, and abstracting it because some argument of the call
+    was empty would split that bug in two.
+
     Applied after the normalizers (fingerprint scheme `fuzzgate/2`), so that a signature recorded
     under `fuzzgate/1` is carried over exactly by applying it to the recorded text with the
     recorded repro's arguments (`triage.fingerprint`)."""
     forms: set[str] = set()
-    for value in argument_strings(arguments):
+    for value in request_strings(arguments):
         for form in (value.strip(), _normalized(value)):
             if form and _PLACEHOLDER.sub("", form).strip():
                 forms.add(form)
     # Longest first, ties in a fixed order (a set's order varies with the interpreter's hash seed).
     for form in sorted(forms, key=lambda v: (-len(v), v)):
         normalized = re.sub(rf"(?<![\w<]){re.escape(form)}(?![\w>])", "<arg>", normalized)
+    for name in sorted(_blank_value_names(arguments)):
+        for label in sorted({name, _normalized(name)}):
+            normalized = re.sub(
+                rf"(?<![\w<])({re.escape(label)}(?::|=)) ?(?=[.,;)\]]|$)",
+                lambda m: m.group(1) + (" <arg>" if m.group(1).endswith(":") else "<arg>"),
+                normalized,
+                flags=re.IGNORECASE,
+            )
     return normalized
 
 
@@ -131,3 +168,24 @@ def argument_strings(value: Any, *, multiline: bool = False, longest: int = 1000
         elif isinstance(item, str) and item.strip() and (multiline or "\n" not in item) and len(item) <= longest:
             found.add(item)
     return found
+
+
+def request_strings(arguments: Any) -> set[str]:
+    """The string values `normalize_message` and `abstract_arguments` take out of a message:
+    `argument_strings`, and those of them that hold a line break (a message's first line is no
+    longer cut inside them)."""
+    return argument_strings(arguments) | {v for v in argument_strings(arguments, multiline=True) if "\n" in v}
+
+
+def _blank_value_names(arguments: Any) -> set[str]:
+    """The names of the arguments (at any depth) whose value is an empty or blank string."""
+    names: set[str] = set()
+    stack = [arguments]
+    while stack and len(names) < _MAX_ARGUMENT_STRINGS:
+        item = stack.pop()
+        if isinstance(item, dict):
+            names.update(str(k) for k, v in item.items() if isinstance(v, str) and not v.strip() and str(k).strip())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return names

@@ -32,7 +32,8 @@ The modules:
   cannot encode as fuzzgate's own failure.
 - `stdio.py`: the stdio framing of the server process fuzzgate owns: stderr kept line by line with
   a running index, every stdout line checked for non-JSON, invalid messages and wrong ids before the
-  SDK sees it, wire excerpts redacted here, where the whole text is seen.
+  SDK sees it (a late or second reply to a request the session sent is dropped, not a wrong id),
+  wire excerpts redacted here, where the whole text is seen.
 - `http_server.py`: the process serving an HTTP target that names its command (readiness by TCP
   connect).
 - `client_side.py`: fuzzgate's own side of a connection (`ClientSide`): the HTTP client's request

@@ -15,6 +15,7 @@ because only here is the whole text at hand: a wire anomaly's excerpt is cut fro
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ __all__ = [
     "STDERR_LINE_BYTES",
     "LineLog",
     "RawWaiter",
+    "SentIds",
     "ServerProcess",
     "StdioSpec",
     "WireLog",
@@ -94,6 +96,32 @@ def id_key(value: Any) -> Hashable:
     if isinstance(value, str):
         return ("string", value)
     return ("other", json.dumps(value, sort_keys=True))
+
+
+SENT_IDS_KEPT = 4096
+"""How many of the session's request ids are remembered (`SentIds`)."""
+
+
+@dataclass(slots=True)
+class SentIds:
+    """The ids (`id_key`) of the last `SENT_IDS_KEPT` requests this session wrote. A reply to one of
+    them that is no longer pending answers fuzzgate's own earlier request late or a second time
+    (the Python SDK 1.x answers a request fuzzgate cancelled after its timeout with "Request
+    cancelled", and may have answered it already): never an answer to whatever is in flight now."""
+
+    _order: deque[Hashable] = field(default_factory=deque)
+    _keys: set[Hashable] = field(default_factory=set)
+
+    def add(self, key: Hashable) -> None:
+        if key in self._keys:
+            return
+        self._order.append(key)
+        self._keys.add(key)
+        if len(self._order) > SENT_IDS_KEPT:
+            self._keys.discard(self._order.popleft())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
 
 
 @dataclass(slots=True, eq=False)
@@ -144,6 +172,9 @@ class ServerProcess(OwnedProcess):
         self._raw: list[RawWaiter] = []
         self._raw_expired: set[Hashable] = set()
         """Ids of raw requests given up on: a late reply to one is nobody's anomaly."""
+        self.sent = SentIds()
+        """The ids of the requests written (the SDK's and raw ones), for telling a late or second
+        reply from one with an id nothing was sent with."""
         self._stdin_lock = anyio.Lock()
 
     def drained(self) -> bool:
@@ -194,7 +225,11 @@ class ServerProcess(OwnedProcess):
             return None
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None:
             if message.id not in self.pending:
-                self.wire.add(WireAnomaly(AnomalyKind.WRONG_ID, _excerpt(raw, self.redact)))
+                if id_key(message.id) not in self.sent:
+                    self.wire.add(WireAnomaly(AnomalyKind.WRONG_ID, _excerpt(raw, self.redact)))
+                # A late or second reply to a request of this session: nobody waits for it, and
+                # it says nothing of the request in flight. Dropped, as the spec asks of the
+                # sender of a cancellation.
                 return None
             self.pending.discard(message.id)
         self._first_reply()
@@ -232,6 +267,8 @@ class ServerProcess(OwnedProcess):
     def expect_raw(self, message_id: Any, *, has_id: bool) -> RawWaiter:
         """Register a raw message about to be written, with the id it has (`has_id`), if any."""
         waiter = RawWaiter(id_key(message_id) if has_id else None)
+        if waiter.key is not None:
+            self.sent.add(waiter.key)
         if self.stdout_closed:
             waiter.done.set()
         self._raw.append(waiter)
@@ -259,6 +296,7 @@ class ServerProcess(OwnedProcess):
                     message = session_message.message
                     if isinstance(message, types.JSONRPCRequest):
                         self.pending.add(message.id)
+                        self.sent.add(id_key(message.id))
                     try:
                         data = _encode(message)
                     except ENCODING_ERRORS as exc:
