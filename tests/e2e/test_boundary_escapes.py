@@ -59,7 +59,7 @@ def _run(base: Path, name: str, *args: str) -> Any:
     tools = [arg for tool in (*BUGGY, *CLEAN) for arg in ("--include", tool)]
     run = fuzzgate(
         "run", "--command", sys.executable, f"--arg={SERVER}", "--arg=--root", f"--arg={root}", *tools,
-        "--seed", SEED, "--cases", "100", "--replays", "2", "--budget", "150s", *args,
+        "--seed", SEED, "--cases", "100", "--replays", "1", "--budget", "150s", *args,
         "--baseline", str(base / f"baseline-{name}"), "--corpus", str(base / f"corpus-{name}"),
         cwd=root, out=base / f"out-{name}", env={"FUZZGATE_WORKDIR": str(workdir)},
     )  # fmt: skip
