@@ -86,6 +86,10 @@ def test_streamable_http(tmp_path: Path, http_server: tuple[str, Path]) -> None:
     assert ("schema_violation", "get_stock_level") in kinds
     assert all(f["repro"]["transport"] == "http" for f in report["findings"])
     assert not list(markers.iterdir())
+    # A server fuzzgate did not start is contained by nothing, and the run says so.
+    assert report["containment"].startswith("not contained: an HTTP server fuzzgate did not start")
+    assert "URL probes are not sent" in report["containment"]
+    assert "containment: not contained" in " ".join(run.stdout.split())
 
 
 _LONE_SURROGATE = re.compile(r"\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}")

@@ -71,7 +71,7 @@ from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox, margin_s
 from fuzzgate.plan.focus import focus, reached_files
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
-from fuzzgate.sandbox.containment import Containment, contain, unheld_of
+from fuzzgate.sandbox.containment import UNCONTAINED_HTTP, Containment, contain, unheld_of
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import ToolInfo, discover
 from fuzzgate.target.head_start import HeadStart
@@ -271,7 +271,11 @@ class Engine:
                 self.containment.close()
             if self._base_containment is not None:
                 self._base_containment.close()
-        summary = self.containment.summary if self.containment is not None else None
+        if self.containment is not None:
+            summary: str | None = self.containment.summary
+        else:
+            # A server fuzzgate did not start (a URL alone) is contained by nothing: said, not left out.
+            summary = UNCONTAINED_HTTP if self.connector == self._contained else None
         return replace(result, containment=summary)
 
     async def _run(self, baseline: Sequence[Finding], seeds: Seeds) -> EngineResult:

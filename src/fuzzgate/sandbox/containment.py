@@ -33,6 +33,11 @@ NOT_OBSERVED = (
 NO_LISTENER = (
     "no SSRF listener (the server has no loopback of its own: its 127.0.0.1 is the machine's): URL probes are not sent"
 )
+UNCONTAINED_HTTP = (
+    "not contained: an HTTP server fuzzgate did not start runs as it was started; its network, its "
+    f"files and its processes are neither contained nor observed; {NO_LISTENER}"
+)
+"""The containment line of an HTTP target given by its URL alone (`contain` gives None for it)."""
 
 
 @dataclass(frozen=True, slots=True)
