@@ -50,8 +50,8 @@ def test_hostile_schemas_are_skipped_with_their_reason_and_the_rest_is_fuzzed(tm
 
 def test_a_server_with_300_tools_is_fuzzed_from_the_first_tool(tmp_path: Path) -> None:
     run = fuzzgate(
-        "run", *_target("many_tools.py", "300"), "--budget", "15s", "--replays", "1", "--seed", "4", cwd=tmp_path
-    )
+        "run", *_target("many_tools.py", "300"), "--budget", "25s", "--replays", "1", "--seed", "4", cwd=tmp_path
+    )  # 15 s were spent before the first call on a loaded machine: an inconclusive run, exit 4
     assert run.code in (0, 1), run.stdout + run.stderr
     report = run.report
     assert len(report["entries"]) == 300
