@@ -23,7 +23,8 @@ floor=()
 if [[ $# -gt 0 ]]; then
     floor=(--cov-fail-under=0)
 fi
-# Three workers on two cores: the e2e tests wait on servers, timeouts and budgets for much of their
-# time (two workers left 13% of the CPU idle: 16m20s; three: 14m37s, measured on this machine on
-# 2026-11-28). --dist loadscope keeps each module's shared runs on one worker.
-.venv/bin/python -m pytest -q -p no:cacheprovider -n 3 --dist loadscope --cov --cov-report=term --durations=25 "${floor[@]}" "$@"
+# Two workers: most e2e tests wait on servers and budgets, not the CPU (688 s serial, 389 s like this,
+# measured on this 2-core machine). Three were 1m40s faster (2026-11-28) but loaded the machine so
+# far that short time boxes ran out before their first call. --dist loadscope keeps each module's
+# shared runs on one worker.
+.venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadscope --cov --cov-report=term --durations=25 "${floor[@]}" "$@"
