@@ -52,6 +52,7 @@ from types import ModuleType
 from typing import Any
 
 from .constants import mine
+from .imports import UntracedImports
 from .monitor import MonitorRecorder
 from .switch import TracerSwitch
 
@@ -205,6 +206,13 @@ class Roots:
                 return True
         return False
 
+    def imports(self, name: str, origin: str | None) -> bool:
+        """Whether importing module `name`, found at `origin`, runs measured code: its file is
+        measured, or it is (in) a measured package not yet imported."""
+        if any(name == package or name.startswith(package + ".") for package in self.unresolved):
+            return True
+        return origin is not None and self.measures(origin)
+
     def _add_root(self, directory: str) -> None:
         for spelling in {os.path.abspath(directory), os.path.realpath(directory)}:
             if (spelling, "") not in self._roots:
@@ -303,6 +311,10 @@ class CoverageProbe:
     @property
     def can_pause(self) -> bool:
         return self._switch is not None
+
+    def paused(self) -> bool:
+        """Whether fuzzgate switched measuring off."""
+        return self._switch is not None and not self._switch.measuring
 
     def pause(self) -> None:
         if self._switch is not None:
@@ -521,6 +533,7 @@ def start(settings: Mapping[str, Any]) -> None:
         else:
             probe.cov.start()
             probe.started()
+            UntracedImports(roots.imports, probe.paused).install()
         channel.send({"hello": recorder.hello()})
     except BaseException as exc:
         if recorder is not None:

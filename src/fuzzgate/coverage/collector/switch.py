@@ -42,6 +42,8 @@ class TracerSwitch:
         """The tracer this switch started in each thread, started again at the next `on`."""
         self._own: int | None = None
         """The thread that switches (the collector's), which is never traced."""
+        self.measuring = True
+        """Whether the tracers are on (the last switch was `on`, or none was made)."""
 
     @classmethod
     def make(cls, cov: Any) -> TracerSwitch | None:
@@ -69,11 +71,13 @@ class TracerSwitch:
 
     def off(self) -> None:
         """Each thread's tracer removes itself at its next event (`CTracer.stop`)."""
+        self.measuring = False
         for tracer in list(self._collector.tracers):
             tracer.stop()
 
     def on(self) -> None:
         """`_arm` as the trace function of every thread (the collector's own removes it at once)."""
+        self.measuring = True
         self._own = threading.get_ident()
         # One tight loop with the GIL held: a thread state is freed only by a thread holding the GIL.
         switch = sys.getswitchinterval()
