@@ -97,6 +97,10 @@ BAD_VALUES = [
         "fuzzgate.toml: [fuzzgate] replays: expected an integer from 0 to 20, got 21",
     ),
     (
+        STDIO + "[fuzzgate]\nshrink_tries = 101\n",
+        "fuzzgate.toml: [fuzzgate] shrink_tries: expected an integer from 0 to 100, got 101",
+    ),
+    (
         STDIO + "[fuzzgate]\ncoverage_sampling = 0\n",
         "fuzzgate.toml: [fuzzgate] coverage_sampling: expected an integer from 1 to 1024, got 0",
     ),
@@ -455,6 +459,11 @@ def test_a_wrong_value_from_the_environment_is_never_quoted(load: Loader, secret
     message = raised.value.message
     assert "[fuzzgate] budget" in message and "[REDACTED]" in message
     assert not any(secret[i : i + 6] in message for i in range(len(secret) - 5))
+
+
+def test_shrink_tries_is_read_and_defaults_to_24(load: Loader) -> None:
+    assert load(STDIO)[0].shrink_tries == 24
+    assert load(STDIO + "[fuzzgate]\nshrink_tries = 0\n")[0].shrink_tries == 0
 
 
 def test_coverage_sampling_is_read_and_defaults_to_one_in_eight(load: Loader) -> None:

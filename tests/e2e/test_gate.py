@@ -26,6 +26,7 @@ INCLUDE = ("--include", "split_bill", "--include", "get_stock_level", "--include
 def gate_run(work: Path, seed: str, *extra: str, measured: bool = True) -> CliRun:
     return fuzzgate(
         "run", *stdio_target("buggy_server.py"), *INCLUDE, "--cases", "60", "--budget", "60s", "--seed", seed,
+        "--shrink-tries", "0",
         "--baseline", str(work / "baseline"), *extra, cwd=work, out=work / f"out-{seed}", measured=measured,
     )  # fmt: skip
 

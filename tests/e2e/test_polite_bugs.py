@@ -202,7 +202,7 @@ def user_files(base: Path) -> UserFiles:
 def buggy_run(base: Path, user_files: UserFiles) -> Contained:
     return contained_run(
         base, "buggy", user_files, *polite_target(user_files.root), *includes(*BUGGY),
-        "--cases", "40", "--replays", "2", "--budget", "90s",
+        "--cases", "40", "--replays", "2", "--shrink-tries", "0", "--budget", "90s",
     )  # fmt: skip
 
 

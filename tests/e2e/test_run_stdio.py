@@ -37,7 +37,7 @@ def buggy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliRun, Path]:
     # costing a timeout and a restart: its hang is found in test_timebox (one case, seed 2).
     run = fuzzgate(
         "run", *stdio_target("buggy_server.py"), "--exclude", "sync_repository",
-        "--cases", "55", "--budget", "240s", "--seed", "1234", "--timeout", "3s", "--slow", "2s",
+        "--cases", "55", "--budget", "240s", "--seed", "1234", "--timeout", "3s", "--slow", "2s", "--shrink-tries", "0",
         "--baseline", str(work / "baseline"), "--trace", str(work / "trace.jsonl"),
         cwd=work, env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(markers)},
     )  # fmt: skip

@@ -295,6 +295,16 @@ def test_a_long_sequence_tries_the_calls_sharing_a_value_with_the_failing_one_fi
     assert kept[0].prefix == (init,)
 
 
+def test_no_tries_no_server_even_for_the_calls_sharing_a_value() -> None:
+    # `shrink_tries = 0`: the repro stays as fuzzing sent it, without a single fresh server.
+    init = Step("init", {"repo_path": "a"})
+    noise = [Step("status", {"repo_path": f"r{i}"}) for i in range(60)]
+    repro = _repro((init, *noise), arguments={"id": 1, "repo_path": "a"})
+    oracle = Oracle("init")
+    result, kept = _shrink(repro, oracle, tries=0)
+    assert oracle.tried == [] and kept == [] and result == repro
+
+
 def test_rebind_puts_the_fresh_servers_ids_where_the_recorded_ones_went() -> None:
     from fuzzgate.triage.sequence import rebind
 

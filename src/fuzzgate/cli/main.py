@@ -47,6 +47,9 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-string", help="string size cap, e.g. 64KiB")
     g.add_argument("--replays", help="replays per finding on fresh servers (default 3)")
     g.add_argument(
+        "--shrink-tries", metavar="N", help="fresh servers shrinking a confirmed finding's call may take (default 24; 0: none)"
+    )
+    g.add_argument(
         "--coverage-sampling", metavar="N", help="on a tool's coverage plateau, measure 1 call in N (default 8; 1: all)"
     )
     g.add_argument("--protocol", choices=["auto", "legacy", "2026-07-28"], help="protocol negotiation")
@@ -107,6 +110,7 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
         slow=ns.slow,
         max_string=ns.max_string,
         replays=ns.replays,
+        shrink_tries=ns.shrink_tries,
         coverage_sampling=ns.coverage_sampling,
         protocol=ns.protocol,
         startup_timeout=ns.startup_timeout,

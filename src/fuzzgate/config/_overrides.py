@@ -34,6 +34,7 @@ class Overrides:
     slow: str | float | None = None
     max_string: str | int | None = None
     replays: int | str | None = None
+    shrink_tries: int | str | None = None
     coverage_sampling: int | str | None = None
     protocol: str | None = None
     startup_timeout: str | float | None = None
@@ -82,6 +83,7 @@ OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
         "slow": "--slow",
         "max_string": "--max-string",
         "replays": "--replays",
+        "shrink_tries": "--shrink-tries",
         "coverage_sampling": "--coverage-sampling",
         "protocol": "--protocol",
         "startup_timeout": "--startup-timeout",

@@ -45,6 +45,7 @@ FUZZGATE_KEYS = (
     "slow",
     "max_string",
     "replays",
+    "shrink_tries",
     "coverage_sampling",
     "protocol",
     "startup_timeout",

@@ -236,6 +236,7 @@ def _fuzzgate_settings(settings: _Settings, config: Config) -> Config:
         slow_ms=settings.read("slow", _plain(as_millis), config.slow_ms),
         max_string=settings.read("max_string", _plain(as_size), config.max_string),
         replays=settings.read("replays", _integer(0, 20), config.replays),
+        shrink_tries=settings.read("shrink_tries", _integer(0, 100), config.shrink_tries),
         coverage_sampling=settings.read("coverage_sampling", _integer(1, 1024), config.coverage_sampling),
         protocol=settings.read("protocol", _choice(ProtocolMode), config.protocol),
         startup_timeout_ms=settings.read("startup_timeout", _plain(as_millis), config.startup_timeout_ms),

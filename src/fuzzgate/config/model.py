@@ -147,6 +147,10 @@ class Config:
     slow_ms: int = 2000
     max_string: int = 65536
     replays: int = 3
+    shrink_tries: int = 24
+    """`[fuzzgate] shrink_tries`: the most fresh servers shrinking a confirmed finding's failing call
+    takes, and as many for its sequence's calls before it (`fuzzgate.triage.minimize`,
+    `fuzzgate.triage.sequence`); 0 keeps each repro as fuzzing sent it."""
     coverage_sampling: int = 8
     """`[fuzzgate] coverage_sampling`: once a tool's calls stop reaching new coverage, the collector
     measures one call of it in this many (`fuzzgate.learn.sampling`); 1 measures every call."""

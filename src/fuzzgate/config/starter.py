@@ -97,6 +97,8 @@ _FUZZGATE = """
 # max_string = "64KiB"
 # Times a finding is replayed on a fresh server to confirm it, 0 to 20.
 # replays = 3
+# Fresh servers shrinking a confirmed finding's call may take, 0 to 100 (0: repros as fuzzing sent them).
+# shrink_tries = 24
 # Once a tool's calls stop reaching new coverage, measure one call of it in this many (1: every call).
 # coverage_sampling = 8
 # Protocol: "auto" (try 2026-07-28, fall back to the initialize handshake), "legacy" or "2026-07-28".

@@ -15,6 +15,7 @@ from fuzzgate.engine.base_check import BaseRevision
 from fuzzgate.model.findings import DEFAULT_SEVERITY, Kind, Severity
 from fuzzgate.plan.focus import Changes
 from fuzzgate.plan.selection import SelectionSettings
+from fuzzgate.triage.minimize import MAX_TRIES
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,10 +28,15 @@ class VerifySettings:
     replays: int
     severity: Mapping[Kind, Severity] = field(default_factory=lambda: dict(DEFAULT_SEVERITY))
     """`[severity]`: a shrunk call counts only if its symptom is rated as the finding is."""
+    shrink_tries: int = MAX_TRIES
+    """`[fuzzgate] shrink_tries`: fresh servers shrinking one finding's call may take, and as many
+    for its sequence's calls; 0: none."""
 
     @classmethod
     def of(cls, config: Config) -> VerifySettings:
-        return cls(ServerSettings.of(config), SelectionSettings.of(config), config.replays, config.severity)
+        return cls(
+            ServerSettings.of(config), SelectionSettings.of(config), config.replays, config.severity, config.shrink_tries
+        )
 
     @property
     def target(self) -> TargetConfig:
@@ -54,6 +60,8 @@ class EngineSettings:
     coverage_sampling: int = 8
     """`[fuzzgate] coverage_sampling`: on a tool's coverage plateau, one call in this many is measured
     (`fuzzgate.learn.sampling`); 1 measures every call."""
+    shrink_tries: int = MAX_TRIES
+    """`[fuzzgate] shrink_tries` (`VerifySettings.shrink_tries`)."""
     base: BaseRevision | None = None
     """`--base DIR`: where new findings are replayed to tell pre-existing ones (`cli.run` sets it)."""
     changes: Changes | None = None
@@ -73,6 +81,7 @@ class EngineSettings:
             severity=config.severity,
             fail_on=config.fail_on,
             coverage_sampling=config.coverage_sampling,
+            shrink_tries=config.shrink_tries,
         )
 
     @property
@@ -81,4 +90,4 @@ class EngineSettings:
 
     @property
     def verification(self) -> VerifySettings:
-        return VerifySettings(self.server, self.selection, self.replays, self.severity)
+        return VerifySettings(self.server, self.selection, self.replays, self.severity, self.shrink_tries)

@@ -509,7 +509,7 @@ class Verifier:
                         if generation == tally.generation:
                             tally.finding = replace(tally.finding, repro=smaller.narrowed())
 
-                    await sequence.shrink(repro, reproduces, keep)
+                    await sequence.shrink(repro, reproduces, keep, self.settings.shrink_tries)
                 break
         else:
             # Not even the whole sequence: flaky, unless the replays still to come say otherwise.
@@ -526,6 +526,8 @@ class Verifier:
             return
         if repro.surface is Surface.SERVER or not worth_shrinking(repro) or self.admission is None:
             return
+        if self.settings.shrink_tries == 0:
+            return
         listed = self.admission.listed.get((repro.surface, tally.finding.tool))
         if listed is None:
             return
@@ -537,7 +539,7 @@ class Verifier:
                 for arguments, valid in smaller_calls(dict(current.arguments), schema)
             ]
 
-        tally.shrinker = CallShrinker(repro, candidates)
+        tally.shrinker = CallShrinker(repro, candidates, self.settings.shrink_tries)
         self._queue(_ShrinkTry(tally, generation))
 
     async def _shrink_job(self, job: _ShrinkTry) -> None:

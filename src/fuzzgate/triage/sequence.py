@@ -54,7 +54,7 @@ async def shrink(
     left = tries
     steps = list(repro.prefix)
     related = [step for step in steps if _shares_a_value(step.arguments, repro.arguments)]
-    if 0 < len(related) < len(steps) // 4:
+    if 0 < len(related) < len(steps) // 4 and left > 0:
         # A long sequence whose cause lies far back (`git_init("a")` 500 calls before `git_diff` in
         # repository "a"): first the calls that share a value with the failing one.
         left -= 1
