@@ -47,7 +47,9 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-string", help="string size cap, e.g. 64KiB")
     g.add_argument("--replays", help="replays per finding on fresh servers (default 3)")
     g.add_argument(
-        "--shrink-tries", metavar="N", help="fresh servers shrinking a confirmed finding's call may take (default 24; 0: none)"
+        "--shrink-tries",
+        metavar="N",
+        help="fresh servers shrinking a confirmed finding's call may take (default 24; 0: none)",
     )
     g.add_argument(
         "--coverage-sampling", metavar="N", help="on a tool's coverage plateau, measure 1 call in N (default 8; 1: all)"

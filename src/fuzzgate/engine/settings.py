@@ -34,9 +34,8 @@ class VerifySettings:
 
     @classmethod
     def of(cls, config: Config) -> VerifySettings:
-        return cls(
-            ServerSettings.of(config), SelectionSettings.of(config), config.replays, config.severity, config.shrink_tries
-        )
+        server, selection = ServerSettings.of(config), SelectionSettings.of(config)
+        return cls(server, selection, config.replays, config.severity, config.shrink_tries)
 
     @property
     def target(self) -> TargetConfig:
