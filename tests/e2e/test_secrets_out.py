@@ -108,7 +108,8 @@ def test_a_token_the_server_handed_out_is_in_no_repro_and_the_repro_still_replay
     trace = tmp_path / "trace.jsonl"
     run = fuzzgate(
         "run", *server, *(f"--include={tool}" for tool in ("create_note", "delete_note", "get_note")),
-        "--seed", "7", "--cases", "10", "--budget", "120s", "--replays", "1", "--feedback", "behaviour",
+        "--seed", "7", "--cases", "10", "--budget", "120s", "--replays", "1", "--shrink-tries", "0",
+        "--feedback", "behaviour",
         "--trace", str(trace), cwd=tmp_path,
     )  # fmt: skip
     assert run.code == 1, run.stdout + run.stderr

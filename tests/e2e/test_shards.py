@@ -56,7 +56,8 @@ def sharded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CliRun]:
     def shard(index: int) -> CliRun:
         return fuzzgate(
             "run", *stdio_target("buggy_server.py"), *INCLUDE, "--cases", "30", "--budget", "90s", "--seed", "7",
-            "--replays", "1", "--shard", f"{index}/2", "--baseline", str(baseline), "--corpus", str(work / "corpus"),
+            "--replays", "1", "--shrink-tries", "0", "--shard", f"{index}/2", "--baseline", str(baseline),
+            "--corpus", str(work / "corpus"),
             cwd=work, out=work / f"shard-{index}",
         )  # fmt: skip
 

@@ -56,7 +56,10 @@ def _run(tmp_path: Path, *extra: str) -> tuple[CliRun, Path]:
         'feedback = "behaviour"\n',
         encoding="utf-8",
     )
-    run = fuzzgate("run", "--seed", "7", "--cases", "40", "--budget", "90s", "--replays", "2", *extra, cwd=work)
+    run = fuzzgate(
+        "run", "--seed", "7", "--cases", "40", "--budget", "90s", "--replays", "2", "--shrink-tries", "0", *extra,
+        cwd=work,
+    )
     return run, log
 
 

@@ -25,7 +25,8 @@ def _run(tmp_path: Path, *target: str) -> CliRun:
     # Bounded by cases, not time, and the same cases for the bugs and their clean twins: with seed 5
     # the buggy template first fails at case 10 and again every few cases, the buggy prompt at its first.
     return fuzzgate(
-        "run", *target, "--cases", "40", "--budget", "120s", "--seed", "5", "--out", str(tmp_path / "out"),
+        "run", *target, "--cases", "40", "--shrink-tries", "0", "--budget", "120s", "--seed", "5",
+        "--out", str(tmp_path / "out"),
         cwd=tmp_path,
     )  # fmt: skip
 
