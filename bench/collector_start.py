@@ -68,17 +68,23 @@ def one_start(server: Path, collector: bool) -> float:
         pass_fds=spec.pass_fds,
     )
     assert process.stdin is not None and process.stdout is not None
-    process.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
-    process.stdin.flush()
-    line = process.stdout.readline()
-    if b'"result"' not in line:
-        raise SystemExit(f"the server did not answer initialize: {line[:200]!r}")
-    if channel is not None:
-        if anyio.run(channel.hello, 10) is None:
+    try:
+        process.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
+        process.stdin.flush()
+        line = process.stdout.readline()
+        if b'"result"' not in line:
+            raise SystemExit(f"the server did not answer initialize: {line[:200]!r}")
+        if channel is not None and anyio.run(channel.hello, 10) is None:
             raise SystemExit("the collector sent no hello")
-        channel.close()
-    process.stdin.close()
-    process.wait(30)
+    finally:
+        if channel is not None:
+            channel.close()
+        process.stdin.close()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 

@@ -6,7 +6,6 @@ measured module that an unmeasured one imports."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -14,9 +13,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from fuzzgate.coverage.channel import CallCoverage, CoverageChannel
-from fuzzgate.coverage.plan import CollectorPlan
-from fuzzgate.sandbox.owned_process import LaunchSpec, child_environment
+from fuzzgate.coverage.channel import CallCoverage
+from tests.coverage.test_coverage_probes import start_measured
 
 pytestmark = pytest.mark.skipif(sys.version_info >= (3, 12), reason="the C tracer runs on Python 3.11 only")
 
@@ -77,17 +75,7 @@ def _layout(tmp_path: Path) -> Path:
 
 
 def _drive(main: Path) -> tuple[dict[str, object], CallCoverage | None, bytes]:
-    channel = CoverageChannel(CollectorPlan(True, "a test", directories=(main.parent,)))
-    spec = channel.apply(LaunchSpec(sys.executable, (str(main),), child_environment({}), main.parent))
-    process = subprocess.Popen(
-        [spec.command, *spec.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=spec.env,
-        cwd=spec.cwd,
-        pass_fds=spec.pass_fds,
-    )
+    channel, process = start_measured(sys.executable, main, main.parent)
     stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
     assert stdin is not None and stdout is not None and stderr is not None
 

@@ -52,11 +52,10 @@ SWITCHED: dict[str, tuple[bool, dict[str, object]]] = {
 }
 
 
-def _drive(
-    python: str, tmp_path: Path
-) -> tuple[CollectorInfo | None, dict[str, CallCoverage | None], bytes, dict[str, object]]:
-    channel = CoverageChannel(CollectorPlan(True, "a test", directories=(LINE_SERVER.parent,)))
-    spec = channel.apply(LaunchSpec(python, (str(LINE_SERVER),), child_environment({}), tmp_path))
+def start_measured(python: str, script: Path, cwd: Path) -> tuple[CoverageChannel, subprocess.Popen[bytes]]:
+    """`python script` with the collector measuring the script's directory, its pipes to the test."""
+    channel = CoverageChannel(CollectorPlan(True, "a test", directories=(script.parent,)))
+    spec = channel.apply(LaunchSpec(python, (str(script),), child_environment({}), cwd))
     process = subprocess.Popen(
         [spec.command, *spec.args],
         stdin=subprocess.PIPE,
@@ -66,6 +65,13 @@ def _drive(
         cwd=spec.cwd,
         pass_fds=spec.pass_fds,
     )
+    return channel, process
+
+
+def _drive(
+    python: str, tmp_path: Path
+) -> tuple[CollectorInfo | None, dict[str, CallCoverage | None], bytes, dict[str, object]]:
+    channel, process = start_measured(python, LINE_SERVER, tmp_path)
     stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
     assert stdin is not None and stdout is not None and stderr is not None
 
