@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -55,7 +56,9 @@ def fuzzgate(
 ) -> CliRun:
     """The CLI in a subprocess. `measured=False` leaves coverage out of it (and of the servers it
     starts): for a run that repeats another of the same test only to be compared with it, which
-    reaches no line the first did not, and which coverage's tracing slows by about a third."""
+    reaches no line the first did not, and which coverage's tracing slows by about a third. A `run`
+    gets behaviour feedback, one replay and no shrinking unless its args or its config file set them
+    (`_one_fresh_server_per_finding`)."""
     out = out or cwd / "out"
     skipped = ("GITHUB_", "FUZZGATE_", "WALLFACER_")
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(skipped)}
@@ -67,16 +70,33 @@ def fuzzgate(
     if args and args[0] in ("run",) and "--out" not in args:
         command += ["--out", str(out)]
     behaviour = False
-    if args and args[0] == "run" and not any(a.startswith("--feedback") for a in args) and not _configured(args, cwd):
-        # The coverage collector slows a Python server's every call (about 2x on CPython 3.11):
-        # tests of other things run with behaviour feedback; those of coverage feedback, and
-        # those whose config file sets it, ask for it (`--feedback auto`).
-        command += ["--feedback", "behaviour"]
-        behaviour = True
+    if args and args[0] == "run":
+        config = _config_text(args, cwd)
+        if not _given("--feedback", args) and not _sets("feedback", config):
+            # The coverage collector slows a Python server's every call (about 2x on CPython 3.11):
+            # tests of other things run with behaviour feedback; those of coverage feedback, and
+            # those whose config file sets it, ask for it (`--feedback auto`).
+            command += ["--feedback", "behaviour"]
+            behaviour = True
+        command += _one_fresh_server_per_finding(args, config)
     if measured and behaviour and full_env.get(COVERAGE_HANDOVER[0]):
         command[1:3] = _cli_alone(full_env)
     proc = subprocess.run(command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, check=False)
     return CliRun(proc.returncode, proc.stdout, proc.stderr, out)
+
+
+def _given(flag: str, args: tuple[str, ...]) -> bool:
+    return any(a == flag or a.startswith(f"{flag}=") for a in args)
+
+
+def _one_fresh_server_per_finding(args: tuple[str, ...], config: str) -> list[str]:
+    """Verification's defaults (three replays and up to 24 shrinking tries per finding, each on a
+    fresh server: a second of CPU for a Python server on the SDK) were most of the e2e suite's server
+    starts. Tests of other things confirm each finding once and keep the repro fuzzing sent; the tests
+    of replay counts, flakiness and shrinking ask for what they test (`--replays 3`,
+    `--shrink-tries 24`), and a value a config file sets is left alone."""
+    extra = [] if _given("--replays", args) or _sets("replays", config) else ["--replays", "1"]
+    return extra + ([] if _given("--shrink-tries", args) or _sets("shrink_tries", config) else ["--shrink-tries", "0"])
 
 
 def _cli_alone(env: dict[str, str]) -> list[str]:
@@ -94,11 +114,29 @@ def _cli_alone(env: dict[str, str]) -> list[str]:
             f"--omit={omitted}", "-m", "fuzzgate"]  # fmt: skip
 
 
-def _configured(args: tuple[str, ...], cwd: Path) -> bool:
-    """Whether the run reads a config file that may set `feedback` itself."""
-    if "--config" in args or any(a.startswith("--config=") for a in args):
-        return True
-    return any((cwd / name).exists() for name in ("fuzzgate.toml", "fuzzgate.yaml", "fuzzgate.yml", "wallfacer.toml"))
+def _config_text(args: tuple[str, ...], cwd: Path) -> str:
+    """The text of the config file the run reads (`--config`, or the one found in `cwd`), or ""."""
+    for i, arg in enumerate(args):
+        if arg.startswith("--config="):
+            return _read(cwd / arg.removeprefix("--config="))
+        if arg == "--config" and i + 1 < len(args):
+            return _read(cwd / args[i + 1])
+    for name in ("fuzzgate.toml", "fuzzgate.yaml", "fuzzgate.yml", "wallfacer.toml"):
+        if (cwd / name).exists():
+            return _read(cwd / name)
+    return ""
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""  # a test of a missing or unreadable config: the CLI says what is wrong
+
+
+def _sets(key: str, config: str) -> bool:
+    """Whether a config file's text sets `key` (a test that sets it is testing it: left alone)."""
+    return re.search(rf"^\s*{key}\s*[=:]", config, re.MULTILINE) is not None
 
 
 def free_port() -> int:

@@ -52,7 +52,7 @@ def test_a_hang_that_wedges_the_server_is_a_denial_of_service_and_a_slow_call_is
 
 
 def test_a_repro_is_shrunk_to_the_call_the_bug_needs_and_the_original_kept(tmp_path: Path) -> None:
-    result = run(tmp_path, "shrinkable.py", "--cases", "3")
+    result = run(tmp_path, "shrinkable.py", "--cases", "3", "--shrink-tries", "24")
     finding = only(result.findings(name="open_record"))
     repro = finding["repro"]
     original = repro["original_arguments"]

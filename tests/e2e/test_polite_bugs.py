@@ -338,7 +338,7 @@ def stateful_run(base: Path) -> tuple[Contained, Path]:
     # server per try); tests/triage/test_sequence.py covers the shrinking itself.
     contained = contained_run(
         base, "stateful", files, "--config", str(config), *polite_target(files.root), *includes(*STATEFUL),
-        "--cases", "8", "--replays", "2", "--budget", "90s",
+        "--cases", "8", "--replays", "2", "--shrink-tries", "24", "--budget", "90s",
     )  # fmt: skip
     return contained, config
 

@@ -38,6 +38,7 @@ def buggy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliRun, Path]:
     run = fuzzgate(
         "run", *stdio_target("buggy_server.py"), "--exclude", "sync_repository",
         "--cases", "55", "--budget", "240s", "--seed", "1234", "--timeout", "3s", "--slow", "2s", "--shrink-tries", "0",
+        "--replays", "3",
         "--baseline", str(work / "baseline"), "--trace", str(work / "trace.jsonl"),
         cwd=work, env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(markers)},
     )  # fmt: skip
@@ -111,7 +112,7 @@ def thumbnail_run(tmp_path_factory: pytest.TempPathFactory) -> CliRun:
         work = tmp_path_factory.mktemp("thumbnail")
         run = fuzzgate(
             "run", *stdio_target("buggy_server.py"), "--include", "render_thumbnail",
-            "--cases", "200", "--budget", "60s", "--seed", seed, "--timeout", "3s",
+            "--cases", "200", "--budget", "60s", "--seed", seed, "--timeout", "3s", "--replays", "3",
             "--baseline", str(work / "baseline"),
             cwd=work,
         )  # fmt: skip
