@@ -250,3 +250,49 @@ def test_the_engine_replays_findings_on_warm_spares_and_closes_every_server() ->
         assert (finding.replays, finding.reproduced, finding.unconfirmed) == (3, 3, False)
     assert engine.spares is not None and engine.spares.taken >= 1
     assert len(opened) == len(closed)
+
+
+def test_a_count_asked_at_each_take_starts_no_spare_the_taker_will_not_need() -> None:
+    servers = FakeServers()
+    wanted = [1]
+
+    async def test(spares: Spares) -> None:
+        spares.keep(SERVER, ENV, lambda: wanted[0])
+        await _settle()
+        assert len(servers.opened) == 1
+        wanted[0] = 0  # the taker is the last: nothing will follow it
+        async with spares.connect(SERVER, ENV) as connection:
+            await _settle()
+            assert connection is servers.opened[0] and len(servers.opened) == 1
+        wanted[0] = 1
+        spares.keep(SERVER, ENV, lambda: wanted[0])
+        await _settle()
+        assert len(servers.opened) == 2 and spares.waiting(SERVER, ENV) == 1
+
+    _run(test, servers)
+    assert servers.closed == servers.opened
+
+
+@pytest.mark.parametrize("replays", [1, 2])
+def test_every_server_verification_starts_is_used(replays: int) -> None:
+    """A spare is started for a replay or a shrinking try still to come, never for one that is not:
+    fuzzing's server and one per replay (this server never crashes), none more (before, the last
+    replay of each burst left one started and stopped unused: with one replay, a start per finding)."""
+    started: list[int] = []
+    connect = memory_connector(make_server)
+
+    @asynccontextmanager
+    async def counting(server: ServerSettings, extra_env: Mapping[str, str]) -> AsyncIterator[Connection]:
+        started.append(1)
+        async with connect(server, extra_env) as connection:
+            yield connection
+
+    config = Config(
+        target=TargetConfig(kind=TargetKind.STDIO, command="memory"),
+        budget_s=20, cases=40, replays=replays, shrink_tries=0,
+    )  # fmt: skip
+    engine = Engine(EngineSettings.of(config), 7, lambda event: None, timebox=TimeBox(20), connector=counting)
+    result = anyio.run(engine.run)
+    assert result.findings and all(f.replays == replays for f in result.findings)
+    assert engine.spares is not None and engine.spares.taken >= 1
+    assert len(started) == 1 + len(result.findings) * replays

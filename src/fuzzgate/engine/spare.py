@@ -12,7 +12,8 @@ the pool returns only once every server it started is reaped.
 
 Who keeps how many (`Spares.keep`): the server fuzzing restarts keeps one spare from its first
 restart on (a server that crashed once usually does again; one that never does costs no spare),
-and verification one per replay it may run at once while it has replays to run. Spares are for
+and verification one per replay it may run at once while it has tries to start (asked again at
+each take, so the last replay of a finding starts no spare nobody takes). Spares are for
 stdio targets only: an HTTP server fuzzgate starts holds the URL's port, which a second one could
 not take (`enabled`).
 """
@@ -68,7 +69,11 @@ class _Spare:
 class _Want:
     server: ServerSettings
     extra_env: Mapping[str, str]
-    count: int
+    count: int | Callable[[], int]
+    """How many to keep waiting: a number, or asked each time a spare is taken (`Spares.keep`)."""
+
+    def wanted(self) -> int:
+        return self.count if isinstance(self.count, int) else self.count()
 
 
 class Spares:
@@ -89,8 +94,10 @@ class Spares:
         """The ids of the connections handed out from a spare and not yet given back."""
         self.closing = False
 
-    def keep(self, server: ServerSettings, extra_env: Mapping[str, str], count: int) -> None:
-        """Keep `count` spares of this server waiting from now on (0: stop those waiting)."""
+    def keep(self, server: ServerSettings, extra_env: Mapping[str, str], count: int | Callable[[], int]) -> None:
+        """Keep `count` spares of this server waiting from now on (0: stop those waiting). A callable
+        `count` is asked now and again each time a spare is taken, so a taker that will need no other
+        server starts no spare nobody takes."""
         if not self.enabled or self.closing:
             return
         want = next((w for w in self._wants if w.server == server and w.extra_env == extra_env), None)
@@ -98,7 +105,7 @@ class Spares:
             want = _Want(server, extra_env, count)
             self._wants.append(want)
         want.count = count
-        surplus = [s for s in self._waiting if s.of(server, extra_env)][count:]
+        surplus = [s for s in self._waiting if s.of(server, extra_env)][want.wanted() :]
         for spare in surplus:
             self._waiting.remove(spare)
             spare.release()
@@ -176,7 +183,7 @@ class Spares:
     def _refill(self, want: _Want) -> None:
         if self.closing:
             return
-        for _ in range(want.count - self.waiting(want.server, want.extra_env)):
+        for _ in range(want.wanted() - self.waiting(want.server, want.extra_env)):
             spare = _Spare(want.server, want.extra_env)
             self._waiting.append(spare)
             self._group.start_soon(self._hold, spare)

@@ -273,6 +273,8 @@ class Verifier:
         self._arrived = anyio.Event()
         self._held: list[_Job] = []
         self._pending = 0
+        self._following = 0
+        """Running jobs that may queue another try on this server (`_may_follow`)."""
         self._idle = anyio.Event()
         self._idle.set()
         self._start_error: str | None = None
@@ -289,14 +291,22 @@ class Verifier:
         return self.spares.connect if self.spares is not None else self.connector
 
     def _keep_warm(self) -> None:
-        """While jobs wait (or run: most queue their next replay), one spare waits per replay that
-        may run at once: one beside fuzzing, `parallel_replays` once it is over."""
+        """One spare waits per try that may still start on a fresh server of this server, up to the
+        replays that may run at once (one beside fuzzing, `parallel_replays` once it is over): asked
+        again each time a spare is taken (`_wanted`)."""
         if self.spares is not None:
-            held = len(self._shrink_jobs)
-            runnable = self._pending - held + min(held, max(0, self._shrink_slots() - self._shrinking))
-            beside = self._parallel if self._finishing else REPLAYS_WHILE_FUZZING
-            wanted = min(runnable, beside) if self._open else 0
-            self.spares.keep(self.settings.server, self.extra_env, wanted)
+            self.spares.keep(self.settings.server, self.extra_env, self._wanted)
+
+    def _wanted(self) -> int:
+        """Queued replays, shrinking tries with a slot free, and the running jobs that may queue
+        another try (`_may_follow`). Counting every running job started a spare for the last
+        replay of each burst that was stopped unused (a server start per finding with one replay)."""
+        if not self._open:
+            return 0
+        queued = sum(1 for job in self._jobs if not isinstance(job, BaseTally))
+        held = len(self._shrink_jobs)
+        runnable = queued + self._following + min(held, max(0, self._shrink_slots() - self._shrinking))
+        return min(runnable, self._parallel if self._finishing else REPLAYS_WHILE_FUZZING)
 
     def _shrink_slots(self) -> int:
         """Smaller calls tried at once: one beside fuzzing (shrinking is worth less than fuzzing's
@@ -383,7 +393,23 @@ class Verifier:
                 while (job := self._next_job()) is None:
                     self._arrived = anyio.Event()
                     await self._arrived.wait()
-                tg.start_soon(self._run, job, token)
+                follows = self._may_follow(job)
+                self._following += follows
+                tg.start_soon(self._run, job, token, follows)
+
+    def _may_follow(self, job: _Job) -> bool:
+        """Whether `job` may queue another try on a fresh server of this server once it is done: a
+        replay with replays still to come or a shrinking to start, a shrinking try. A sequence still
+        to settle is tried alone first, which mostly reproduces: its whole sequence, when needed, is
+        not started ahead. A base replay runs on the base revision's server, never on these spares."""
+        if isinstance(job, BaseTally):
+            return False
+        if isinstance(job, _ShrinkTry):
+            return True
+        if isinstance(job, _BaselineTally):
+            return job.attempts + 1 < max(1, self.settings.replays)
+        tally, _ = job
+        return tally.attempts + 1 < self.settings.replays or self.settings.shrink_tries > 0
 
     async def finish(
         self, candidates: Sequence[tuple[Finding, bool]], unseen: Sequence[Finding], deadline: float
@@ -426,7 +452,7 @@ class Verifier:
             self._idle.set()
             self._keep_warm()
 
-    async def _run(self, job: _Job, token: object) -> None:
+    async def _run(self, job: _Job, token: object, follows: bool = False) -> None:
         try:
             if isinstance(job, BaseTally):
                 await self._base_job(job)
@@ -440,6 +466,7 @@ class Verifier:
             if isinstance(job, _ShrinkTry):
                 self._shrinking -= 1
                 self._arrived.set()
+            self._following -= follows
             self._limiter.release_on_behalf_of(token)
             self._done()
 
