@@ -14,7 +14,7 @@ from fuzzgate.cli.merge import MERGE_INDEX, ShardReport, merge_command, merge_re
 from fuzzgate.config.model import Shard
 from fuzzgate.model.errors import ExitCode, ReportError, UsageError
 from fuzzgate.model.findings import Severity, Surface
-from fuzzgate.plan.selection import shard_of
+from fuzzgate.plan.shards import shard_of
 from fuzzgate.record.results import BaselineState, RunReport, Status, SurfaceEntry, Verdict
 from fuzzgate.report import json_report
 from fuzzgate.report.sarif import MAX_RUNS

@@ -17,7 +17,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from fuzzgate.model.findings import Surface
-from fuzzgate.plan.selection import shard_of
+from fuzzgate.plan.shards import shard_of
 from tests.e2e.conftest import CliRun, fuzzgate, stdio_target
 from tests.validators import INSTALL_VALIDATORS, missing
 

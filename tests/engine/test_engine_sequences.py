@@ -18,9 +18,9 @@ from fuzzgate.check.secrets import SecretScanner
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.engine.events import CallFinished, Event
 from fuzzgate.engine.execute import Engine
+from fuzzgate.engine.replay import replay_once
 from fuzzgate.engine.result import EngineResult
 from fuzzgate.engine.settings import EngineSettings, VerifySettings
-from fuzzgate.engine.verify import replay_once
 from fuzzgate.model.findings import Finding, Kind
 from fuzzgate.plan.budget import TimeBox
 from fuzzgate.target.memory import memory_connector

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from fuzzgate.config.model import Config, Shard, TargetConfig, TargetKind
 from fuzzgate.model.findings import Surface
-from fuzzgate.plan.selection import SelectionSettings, in_shard, owned_baseline, select, shard_of, shard_split
+from fuzzgate.plan.selection import SelectionSettings, select
+from fuzzgate.plan.shards import in_shard, owned_baseline, shard_of, shard_split
 from fuzzgate.record.results import RunReport, Status, SurfaceEntry, shard_from_json
 from fuzzgate.target.discover import Inventory, ToolInfo
 from tests.report.report_factory import make_finding, sample_report

@@ -38,7 +38,7 @@ from fuzzgate.model.corpus import slug
 from fuzzgate.model.errors import ReportError, UsageError
 from fuzzgate.model.files import check_output_directory, write_atomic
 from fuzzgate.model.findings import Finding, JSONValue, Severity, Surface
-from fuzzgate.plan.selection import shard_of
+from fuzzgate.plan.shards import shard_of
 from fuzzgate.record.results import (
     SHARD_REASON_PREFIX,
     BaselineState,

@@ -122,7 +122,7 @@ def _gate(
     from fuzzgate.engine.execute import Engine
     from fuzzgate.engine.settings import EngineSettings
     from fuzzgate.fleet.store_sync import RunStore
-    from fuzzgate.plan.selection import owned_baseline
+    from fuzzgate.plan.shards import owned_baseline
     from fuzzgate.report.console import ConsoleReporter
     from fuzzgate.report.redaction import redact_report
     from fuzzgate.report.trace import TraceWriter
@@ -226,7 +226,7 @@ def build_report(
     known: list[Finding],
     repo_root: Path,
 ) -> RunReport:
-    from fuzzgate.plan.selection import in_shard
+    from fuzzgate.plan.shards import in_shard
     from fuzzgate.store.diff import classify
     from fuzzgate.triage.fingerprint import current_scheme
     from fuzzgate.triage.versions import hypothesis_version
@@ -332,7 +332,7 @@ def _github_extras(report: RunReport, repo_root: Path) -> None:
 def list_tools(config: Config, console: Console, *, seed_flag: str | None) -> int:
     from fuzzgate.engine.session import list_surface
     from fuzzgate.engine.settings import EngineSettings
-    from fuzzgate.plan.selection import shard_split
+    from fuzzgate.plan.shards import shard_split
     from fuzzgate.report.tables import print_listing
 
     choice = choose_seed(seed_flag, config.seed, os.environ, Path.cwd())

@@ -55,12 +55,15 @@ The modules:
   server cannot start is not replayed and stays known, the note giving the start error (`baseline
   prune` keeps it the same way). It lives here, not in `triage`, because it sends calls through the
   plan's `Admission`.
+- `replay.py`: one repro sent to a fresh server (its prefix, then its failing call) and whether the
+  same bug showed again (`replay_once`), asking the plan's `Admission` first: every replay, shrinking
+  try, `fuzzgate replay`, prune and baseline entry goes through it.
 - `base_check.py`: with `--base`, each confirmed new finding replayed on the base revision's server
   (its repro's paths moved to the base): failing there too, it is pre-existing; what could not be
   checked stays new and is said in a note. Its jobs run in the verifier's queue and time box.
 - `session.py`: the engine's other entry points, which the CLI calls and prints: `list_surface`
   (the inventory and what a run would do with each tool), `replay_findings` and `replay_call` (on
-  fresh servers, through `verify.replay_once`).
+  fresh servers, through `replay.replay_once`).
 - `measure.py`: stored corpus entries measured on a live server, for the corpus tools.
 - `settings.py`: the frozen views of the configuration the engine and the verifier read.
 - `events.py`: the events the engine emits (`RunStarted`, `CallFinished`, `RunFinished`, ...).

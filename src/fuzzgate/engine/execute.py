@@ -43,6 +43,7 @@ from fuzzgate.engine.feedback import call_features, seen_at_start, signal_of
 from fuzzgate.engine.keeper import ServerKeeper
 from fuzzgate.engine.next_case import next_case
 from fuzzgate.engine.protocol_round import probe_server
+from fuzzgate.engine.replay import connect
 from fuzzgate.engine.result import (
     EngineResult,
     corpus_summary,
@@ -55,7 +56,7 @@ from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.engine.spare import Spares, warm_spares
 from fuzzgate.engine.steps import send_step
 from fuzzgate.engine.verdict import verdict
-from fuzzgate.engine.verify import Connector, Verifier, connect
+from fuzzgate.engine.verify import Connector, Verifier
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.generate.cases import Case
 from fuzzgate.generate.dictionary import held_values, reply_held

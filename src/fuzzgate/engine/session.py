@@ -17,8 +17,9 @@ from fuzzgate.check import Observation, Oracles
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.model import TargetConfig
 from fuzzgate.config.views import ServerSettings
+from fuzzgate.engine.replay import replay_once
 from fuzzgate.engine.settings import EngineSettings
-from fuzzgate.engine.verify import Connector, replay_once
+from fuzzgate.engine.spare import Connector
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.findings import Finding, Repro, Surface
 from fuzzgate.model.outcome import CallOutcome

@@ -3,8 +3,9 @@ not meet again, all within the run's time box.
 
 Every replay is one job on a fresh server. For a stdio target fresh servers are processes of
 their own, so confirmation starts while fuzzing goes on, on warm spares (`engine.spare`, set by
-`use_spares`): while jobs wait, a spare per replay that may run at once is started ahead, so a
-replay is mostly its server's start, paid before it is needed. Beside fuzzing one replay runs at a
+`use_spares`): while tries are still to start, a spare per replay that may run at once is started
+ahead, so a replay is mostly its server's start, paid before it is needed. Sending one repro to a
+fresh server is `engine.replay`. Beside fuzzing one replay runs at a
 time (with spares or without), to leave the fuzzer its CPU: on two cores, replays and spares
 starting side by side took most of a 20 s run's calls; several at once (`parallel_replays`) when
 fuzzing ends. An HTTP target's server holds its port (fuzzgate's own, started
@@ -45,32 +46,24 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
-from typing import Any
 
 import anyio
 
 from fuzzgate.check import Observation, Oracles
 from fuzzgate.config.model import TargetConfig, TargetKind
-from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.base_check import BASE_ATTEMPTS, BaseRevision, BaseTally, base_notes
+from fuzzgate.engine.replay import connect, replay_once, repro_calls
 from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.spare import Connector, Spares
-from fuzzgate.engine.steps import StepResult, observe, send_step
-from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.generate.shrink import smaller_calls
 from fuzzgate.model.errors import TargetError
-from fuzzgate.model.findings import Finding, Repro, Step, Surface
-from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.model.findings import Finding, Repro, Surface
 from fuzzgate.plan.budget import STOP_ALLOWANCE_S
 from fuzzgate.plan.selection import Admission, NotSelected
-from fuzzgate.target.connection import Connection, open_connection
-from fuzzgate.target.discover import discover
 from fuzzgate.triage import sequence
 from fuzzgate.triage.finding_set import evidence, fingerprint, severity_of, subject
 from fuzzgate.triage.minimize import CallShrinker, worth_shrinking
-from fuzzgate.triage.sequence import rebind
 
 REPLAYS_IN_PARALLEL = 4
 """At most this many fresh stdio servers replay at once, and no more than there are CPUs: servers
@@ -83,12 +76,7 @@ smaller calls to try with them."""
 SETTLE_ESTIMATE = 3
 """Tries a sequence repro is expected to take beyond its replays: alone, whole, some shrinking."""
 
-__all__ = ["Backlog", "Connector", "Verification", "Verifier", "connect", "parallel_replays", "replay_once"]
-
-
-def connect(server: ServerSettings, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
-    """The real connector: start the stdio server or reach the HTTP one."""
-    return open_connection(server, extra_env=extra_env)
+__all__ = ["Backlog", "Connector", "Verification", "Verifier", "parallel_replays"]
 
 
 def parallel_replays(target: TargetConfig) -> int:
@@ -97,69 +85,6 @@ def parallel_replays(target: TargetConfig) -> int:
         # server the user started is one server.
         return 1
     return max(1, min(REPLAYS_IN_PARALLEL, _CPUS))
-
-
-async def replay_once(
-    settings: VerifySettings,
-    oracles: Oracles,
-    finding: Finding,
-    extra_env: Mapping[str, str],
-    connector: Connector = connect,
-    repro: Repro | None = None,
-    *,
-    admission: Admission | None = None,
-    outcomes: list[CallOutcome] | None = None,
-) -> tuple[bool, list[Observation]]:
-    """Send the repro (`finding.repro` unless another is given) to a fresh server: the calls of its
-    prefix in order, then the failing call. Whether the same bug showed again, and what was seen.
-    A bug that shows during the prefix is not this finding's: the server must survive the prefix.
-
-    Nothing is sent when `admission` (without one: the server's own listing, read first) refuses
-    a call of the repro: raises `NotSelected`. The failing call's outcome is appended to `outcomes`."""
-    repro = repro if repro is not None else finding.repro
-    calls = _calls(replace(finding, repro=repro))
-    if admission is not None:
-        admission.check(calls)
-    async with connector(settings.server, extra_env) as connection:
-        if admission is None:
-            admission = Admission.of(settings.selection, await discover(connection, settings.target.timeout_ms / 1000))
-        refused = admission.refusal(calls)
-        result = None if refused is not None else await _send_repro(connection, settings.target, finding, repro)
-    # Raised once the connection is closed, so it is not wrapped in its task group's exceptions.
-    if refused is not None:
-        raise NotSelected(refused)
-    if result is None:
-        return False, []
-    if outcomes is not None:
-        outcomes.append(result.outcome)
-    observations = observe(oracles, finding.tool, repro.schema_valid, result, surface=repro.surface)
-    same = any(
-        fingerprint(o.kind, *subject(o, finding.tool, repro.surface), o.signature) == finding.fingerprint
-        for o in observations
-    )
-    return same, observations
-
-
-async def _send_repro(
-    connection: Connection, target: TargetConfig, finding: Finding, repro: Repro
-) -> StepResult | None:
-    """The repro's prefix, then its failing call (whose result is returned); None when the server
-    did not survive the prefix."""
-    # What the recorded run's replies brought, mapped to what this server's bring in their place:
-    # a fresh server hands out other ids, and a use after delete must delete and use its own.
-    bound: dict[Any, Any] = {}
-    for step in repro.prefix:
-        arguments = rebind(step.arguments, bound)
-        done = await send_step(connection, target, step.tool, arguments, repro.workspace, step.surface)
-        connection.history.append(Step(step.tool, done.arguments, step.schema_valid, step.surface))
-        if not connection.alive():
-            return None
-        if step.produced and done.outcome.status is OutcomeStatus.OK:
-            now = reply_values(step.tool, done.outcome.payload)
-            bound.update((old, new) for old, new in zip(step.produced, now, strict=False) if old != new)
-    return await send_step(
-        connection, target, finding.tool, rebind(repro.arguments, bound), repro.workspace, repro.surface
-    )
 
 
 @dataclass(slots=True, eq=False)
@@ -636,7 +561,7 @@ class Verifier:
 
     async def _baseline_job(self, tally: _BaselineTally) -> None:
         if self.admission is not None:
-            tally.refused = self.admission.refusal(_calls(tally.entry))
+            tally.refused = self.admission.refusal(repro_calls(tally.entry))
         if tally.refused is not None:
             tally.done = True
             return
@@ -730,12 +655,6 @@ def _kept(count: int) -> tuple[str, str, str]:
     if count == 1:
         return "1 baseline entry was", "its", "it stays"
     return f"{count} baseline entries were", "their", "they stay"
-
-
-def _calls(finding: Finding) -> list[tuple[Surface, str]]:
-    """The calls a finding's repro sends, in order: what the selection must admit."""
-    repro = finding.repro
-    return [(step.surface, step.tool) for step in repro.prefix] + [(repro.surface, finding.tool)]
 
 
 def _labelled(tally: _Tally, replays: int) -> tuple[Finding, bool]:

@@ -1,7 +1,7 @@
 """Which tools a run fuzzes, blocks and skips, and the fair share of the time budget each gets.
 
 Deciding costs nothing: `select` only filters names and annotations (and, under `--shard I/N`,
-keeps the tools whose stable hash falls in share I: `shard_of`). A tool's case generator is
+keeps the tools whose stable hash falls in share I: `plan.shards`). A tool's case generator is
 built on first use (`ToolPlan.prepare`, off the event loop, under a deadline), so a server with
 hundreds of tools starts being fuzzed at once and a schema too costly to generate for is skipped
 with its reason instead of stalling the run.
@@ -10,11 +10,10 @@ with its reason instead of stalling the run.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -27,9 +26,10 @@ from fuzzgate.generate.hints import enrich
 from fuzzgate.generate.probes import PROBES_AFTER, ProbeCase, ProbeSlots, pace, ride
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import UsageError
-from fuzzgate.model.findings import Finding, Surface
+from fuzzgate.model.findings import Surface
 from fuzzgate.plan.safety import DestructiveGuard, looks_read_only
-from fuzzgate.record.results import SHARD_REASON_PREFIX, Status, SurfaceEntry
+from fuzzgate.plan.shards import in_shard, shard_reason
+from fuzzgate.record.results import Status, SurfaceEntry
 from fuzzgate.target.discover import Inventory, ToolInfo
 
 NOT_CONTAINED = "no sandbox was started for it"
@@ -191,57 +191,6 @@ class ToolPlan:
         return cost + contained
 
 
-def _jump_hash(key: int, buckets: int) -> int:
-    """Lamping and Veach's jump consistent hash: the bucket in [0, buckets) of a 64-bit key. Growing
-    from N to N+1 buckets moves only a 1/(N+1) share of the keys, all of them to the new bucket."""
-    bucket, jump = -1, 0
-    while jump < buckets:
-        bucket = jump
-        key = (key * 2862933555777941757 + 1) & 0xFFFFFFFFFFFFFFFF
-        jump = int((bucket + 1) * (float(1 << 31) / float((key >> 33) + 1)))
-    return bucket
-
-
-def shard_of(surface: Surface, name: str, count: int) -> int:
-    """The share (1-based) of `count` that fuzzes `name`: a hash of its surface and name only, so a
-    tool keeps its share however many tools the server adds or removes, on every machine and
-    Python version. The server as a whole (its protocol probes, its transport findings) is share 1's."""
-    if surface is Surface.SERVER:
-        return 1
-    digest = hashlib.sha256(f"{surface.value}:{name}".encode("utf-8", "surrogatepass")).digest()
-    return _jump_hash(int.from_bytes(digest[:8], "big"), count) + 1
-
-
-def in_shard(surface: Surface, name: str, shard: Shard | None) -> bool:
-    """Whether a run with `--shard` `shard` (None: no sharding) owns `name`."""
-    return shard is None or shard_of(surface, name, shard.count) == shard.index
-
-
-def shard_reason(surface: Surface, name: str, shard: Shard) -> str:
-    """Why a sharded run skips `name`: `merge` and the reports read which share fuzzed it."""
-    return f"{SHARD_REASON_PREFIX}{shard_of(surface, name, shard.count)}/{shard.count}"
-
-
-def owned_baseline(baseline: Sequence[Finding], shard: Shard | None) -> list[Finding]:
-    """The baseline entries a run with `shard` replays and may call fixed: those of its own tools.
-    Another share's entries are that share's business (its tools, its budget)."""
-    return [entry for entry in baseline if in_shard(entry.surface, entry.name, shard)]
-
-
-def shard_split(shard: Shard, decisions: Sequence[SurfaceEntry]) -> str:
-    """`fuzzgate tools --shard I/N`: how many of what an unsharded run would fuzz each share takes."""
-    taken = [
-        shard_of(e.surface, e.name, shard.count)
-        for e in decisions
-        if e.status is Status.FUZZED or (e.reason or "").startswith(SHARD_REASON_PREFIX)
-    ]
-    shares = ", ".join(f"{i}/{shard.count}: {taken.count(i)}" for i in range(1, shard.count + 1))
-    return (
-        f"shard {shard} fuzzes {taken.count(shard.index)} of {len(taken)} ({shares}); "
-        "shard 1 also sends the protocol probes"
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class Selection:
     plans: tuple[ToolPlan, ...]
@@ -345,7 +294,7 @@ class Admission:
     """Which stored calls may be sent to a server: those of tools `select` would let a run call
     (include, exclude, the destructive guard). Every sender of a stored call asks it first: the
     run's corpus replay (through the plans `select` made), replays of findings and baseline entries
-    (`engine.verify.replay_once`), the corpus tools (`engine.measure.Measurer`). A tool the server lists is judged
+    (`engine.replay.replay_once`), the corpus tools (`engine.measure.Measurer`). A tool the server lists is judged
     by its listing (its annotations too); one it does not list, by its name. Sharding and
     `max_tools` share out effort, they are no safety: they do not refuse."""
 

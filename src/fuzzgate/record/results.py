@@ -25,7 +25,7 @@ class Status(StrEnum):
 
 
 SHARD_REASON_PREFIX = "in shard "
-"""How a sharded run's skip reason begins for what another share fuzzes (`plan.selection.shard_reason`)."""
+"""How a sharded run's skip reason begins for what another share fuzzes (`plan.shards.shard_reason`)."""
 
 
 class BaselineState(StrEnum):
