@@ -9,7 +9,8 @@ the `sitecustomize` the interpreter would have run without fuzzgate (Debian ship
 
 `agent` measures the server's own code (with sys.monitoring on Python 3.12 and later, `monitor`;
 with coverage.py's C tracer on 3.11) and answers fuzzgate over the pipes, switching measuring off
-and on between calls when asked (`monitor`'s pause, `switch` for the C tracer in every thread);
+and on between calls when asked (`monitor`'s pause, `switch` for the C tracer in every thread;
+`pipe` is its end of the side channel);
 `imports` has the modules it does not measure imported with no trace function on 3.11 (a
 server's start is mostly its SDK's imports); `constants` mines the constants that code compares
 against. Everything here runs inside the server's interpreter, which
