@@ -9,25 +9,28 @@ the time box, driving every stage before it.
 
 The modules:
 
-- `execute.py`: the `Engine` and its run. Workers pull cases from the scheduler and call tools, each
-  outcome counting the calls really in flight while it was pending. A watchdog (`deadline.py`) stops
+- `execute.py`: the `Engine` and its run's phases (start, discovery, the protocol round, fuzzing,
+  verification, the result). A watchdog (`deadline.py`) stops
   new calls at the time box's fuzzing end (earlier by whatever part of the grace the margin cannot
   hold) and gives the calls in flight what observing one to its end takes (`observe_s`: timeout,
   ping, a dead server's last words, the collector's read; never past the margin), naming those it
-  cuts off (`cut_off`). Requests that never reached the server (`NOT_SENT`: unsendable, or stranded
-  by fuzzgate's failed side of the connection) are counted apart from `calls`, and a broken session
-  is reopened.
+  cuts off (`cut_off`).
+- `calls.py`: fuzzing's calls (`CallLoop`): workers pull cases and call tools, each outcome counting
+  the calls really in flight while it was pending, and record what each showed. Requests that never
+  reached the server (`NOT_SENT`: unsendable, or stranded by fuzzgate's failed side of the
+  connection) are counted apart from `calls`, and a broken session is reopened.
 - `next_case.py`: which case a worker sends next (a corpus seed's or queued sequence's next step,
   else the scheduler's, generated off the event loop, maybe with a dictionary value or mutated).
 - `verdict.py`: what one fuzzing call showed, before it becomes findings: the oracles' observations
   of its outcome and the repro they carry.
-- `deadline.py`: fuzzing's deadline (early enough for verification of what waits for it: the
+- `deadline.py`: what verification still has to run and what it costs (`backlog_of`, `Backlog`),
+  how many replays run at once (`parallel_replays`), fuzzing's deadline (early enough for verification of what waits for it: the
   verifier's backlog, from the server starts measured in this run, less the spares waiting), how long
   observing one call to its end takes (`observe_s`), and the watch that stops new calls at the
   deadline, gives the calls in flight that grace and names those it cuts off.
 - `feedback.py`: the feedback signal a run is guided by, and what one call showed through it (its
   features and which are new; under coverage, the constants its code compares against). Under
-  coverage, `Engine._measure` asks `learn.sampling` whether the collector measures each call, and
+  coverage, `CallLoop._measure` asks `learn.sampling` whether the collector measures each call, and
   switches it off for the calls it does not (one call in flight at a time).
 - `collector.py`: what the coverage collector costs and how the engine allows for it: the time its
   read may take, a traced server's slow or hung calls counted ambiguous (`under_collector`), replays
@@ -55,6 +58,9 @@ The modules:
   server cannot start is not replayed and stays known, the note giving the start error (`baseline
   prune` keeps it the same way). It lives here, not in `triage`, because it sends calls through the
   plan's `Admission`.
+- `labels.py`: the verifier's tallies (a finding's replays, a baseline entry's) and what they come to
+  once verification is over (`label`): the labelled findings, the baseline entries still failing or
+  kept known, and the notes on what was cut short.
 - `replay.py`: one repro sent to a fresh server (its prefix, then its failing call) and whether the
   same bug showed again (`replay_once`), asking the plan's `Admission` first: every replay, shrinking
   try, `fuzzgate replay`, prune and baseline entry goes through it.

@@ -1,23 +1,74 @@
-"""Fuzzing's deadline and its watchdog: when fuzzing must stop for verification of what waits for it
-to fit (`fuzz_deadline`), how long observing one call to its end takes (`observe_s`), and the watch
-that stops new calls at the deadline, gives the calls in flight that grace and names those it cuts
-off."""
+"""Fuzzing's deadline and its watchdog: what verification still has to run and what it costs
+(`backlog_of`), when fuzzing must stop for it to fit (`fuzz_deadline`), how long observing one call
+to its end takes (`observe_s`), and the watch that stops new calls at the deadline, gives the calls
+in flight that grace and names those it cuts off."""
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import anyio
 
-from fuzzgate.config.model import TargetConfig
+from fuzzgate.config.model import TargetConfig, TargetKind
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
-from fuzzgate.engine.verify import Backlog, parallel_replays
-from fuzzgate.plan.budget import TimeBox
+from fuzzgate.plan.budget import STOP_ALLOWANCE_S, TimeBox
 from fuzzgate.plan.selection import Scheduler
 from fuzzgate.target.call import OBSERVE_SLACK_S
 
 _WATCH_S = 0.05
+REPLAYS_IN_PARALLEL = 4
+"""At most this many fresh stdio servers replay at once, and no more than there are CPUs: servers
+starting side by side on fewer cores only slow each other down."""
+_CPUS = os.cpu_count() or 1
+"""Read once: the deadline asks for it before every case."""
+
+
+def parallel_replays(target: TargetConfig) -> int:
+    """How many replays run at once once fuzzing is over."""
+    if target.kind is not TargetKind.STDIO:
+        # One address: the fresh servers fuzzgate starts for it take its port in turn, and a
+        # server the user started is one server.
+        return 1
+    return max(1, min(REPLAYS_IN_PARALLEL, _CPUS))
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """The replays verification still has to run, for the fuzzing deadline (`Verifier.backlog`)."""
+
+    replays: int
+    seconds: float
+    """All of them one after another: their servers' starts (less the spares waiting) and calls."""
+    longest_s: float
+    """The longest one alone: no number of replays at once makes verification shorter."""
+
+
+def backlog_of(
+    pending: Sequence[tuple[int, str]],
+    start_s: float,
+    durations: Mapping[str, float],
+    *,
+    default_s: float,
+    timeout_s: float,
+    spares: bool,
+    warm: int,
+) -> Backlog:
+    """What the `pending` replays (a count per fingerprint, "" for a baseline entry's) cost: each
+    one's server start (`start_s`; none for the `warm` spares already waiting), its failing call
+    (the longest fuzzing saw of its fingerprint in `durations`, else `default_s`; at most
+    `timeout_s`), and, without `spares`, stopping its server."""
+    stop_s = 0.0 if spares else STOP_ALLOWANCE_S
+    replays = 0
+    calls_s = longest = 0.0
+    for count, key in pending:
+        call_s = min(durations.get(key, default_s) if key else default_s, timeout_s)
+        replays += count
+        calls_s += count * (call_s + stop_s)
+        longest = max(longest, call_s + stop_s) if count else longest
+    return Backlog(replays, calls_s + max(0, replays - warm) * start_s, longest + (start_s if not warm else 0.0))
 
 
 def observe_s(target: TargetConfig, traced: bool) -> float:

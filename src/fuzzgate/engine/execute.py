@@ -11,7 +11,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -20,26 +20,25 @@ import anyio.to_thread
 import mcp_types as types
 
 from fuzzgate import __version__
-from fuzzgate.check import Oracles, has_lone_surrogate
+from fuzzgate.check import Oracles
 from fuzzgate.check.environment import environment_note
 from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
 from fuzzgate.config.model import TargetKind
 from fuzzgate.config.views import ServerSettings
-from fuzzgate.engine.collector import COLLECT_TIMEOUT_S, server_without_collector, without_collector
+from fuzzgate.engine.calls import CallLoop
+from fuzzgate.engine.collector import server_without_collector, without_collector
 from fuzzgate.engine.deadline import fuzz_deadline, observe_s, watch
 from fuzzgate.engine.events import (
-    CallFinished,
     CorpusReplayed,
     Discovered,
     EventSink,
     FeedbackReady,
     FindingTriaged,
-    FuzzingStopped,
     ServerReady,
     TriageStarted,
 )
-from fuzzgate.engine.feedback import call_features, seen_at_start, signal_of
+from fuzzgate.engine.feedback import seen_at_start, signal_of
 from fuzzgate.engine.keeper import ServerKeeper
 from fuzzgate.engine.next_case import next_case
 from fuzzgate.engine.protocol_round import probe_server
@@ -54,12 +53,9 @@ from fuzzgate.engine.result import (
 )
 from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.engine.spare import Spares, warm_spares
-from fuzzgate.engine.steps import send_step
-from fuzzgate.engine.verdict import verdict
 from fuzzgate.engine.verify import Connector, Verifier
 from fuzzgate.generate._worker import DEFAULT_TIMEOUT_S, WORKER
 from fuzzgate.generate.cases import Case
-from fuzzgate.generate.dictionary import held_values, reply_held
 from fuzzgate.generate.probes import Probe, ProbeCase, probe_cases
 from fuzzgate.learn.features import Feedback, Signal, SignalKind
 from fuzzgate.learn.feed import Feed
@@ -67,8 +63,8 @@ from fuzzgate.learn.live_corpus import REPLAY_SHARE, LiveCorpus, Seeds
 from fuzzgate.learn.sampling import CoverageSampling
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import TargetError
-from fuzzgate.model.findings import Finding, Step, Surface
-from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
+from fuzzgate.model.findings import Finding
+from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.plan.budget import TimeBox, margin_s
 from fuzzgate.plan.focus import focus, reached_files
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
@@ -78,7 +74,6 @@ from fuzzgate.target.discover import ToolInfo, discover
 from fuzzgate.target.head_start import HeadStart
 from fuzzgate.target.runtime import server_sdk
 from fuzzgate.triage.finding_set import FindingSet
-from fuzzgate.triage.sequence import HISTORY_STEPS
 
 GENERATION_SHARE = 0.1
 """The longest one generation request may take, as a share of the budget (at least 1 s, at most
@@ -87,13 +82,6 @@ for holds the others up until then."""
 DEADLINE_REFRESH_S = 0.05
 """How stale fuzzing's deadline may be: it moves by seconds (a finding offered, a replay done)."""
 _LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
-
-
-@dataclass(slots=True, eq=False)
-class _InFlight:
-    """One pending call, and the most calls that were in flight at once while it was pending."""
-
-    peak: int = 1
 
 
 class Engine:
@@ -129,15 +117,8 @@ class Engine:
         """What the checks learn about the server once it is up (its SDK, whether it is jailed)."""
         self.oracles = self._oracles()
         self.findings = FindingSet(settings.severity, self.redact)
-        self.calls = 0
-        """Requests the server received (`NOT_SENT` outcomes are counted apart)."""
-        self.not_sent: dict[OutcomeStatus, int] = {}
-        self._client_failure: str | None = None
-        """The first failure of fuzzgate's own side of a connection, for the notes."""
-        self._in_flight: set[_InFlight] = set()
-        self._calls_open: dict[object, str] = {}
-        """Calls sent whose findings are not recorded yet (`tool case N`): the deadline's grace
-        waits for them."""
+        self.loop = CallLoop(self)
+        """Fuzzing's calls, and what they add up to (`engine.calls`)."""
         self.cut_off: tuple[str, ...] = ()
         self._startup_s = 0.0
         """How long the first server took to start (its layer, jail, collector and handshake)."""
@@ -145,13 +126,6 @@ class Engine:
         """The run's warm spares (`engine.spare`), for restarts and replays."""
         self._deadline = (-math.inf, 0.0)
         """When fuzzing's deadline was last worked out, and what it was."""
-        self._durations: dict[str, float] = {}
-        """The longest call seen per fingerprint, for the verification estimate."""
-        self._unseen_baseline = 0
-        self._read_only: set[str] = set()
-        """Tools annotated read-only: a repro keeps their calls only among the most recent."""
-        self._surrogates_sent: set[tuple[Surface, str, str]] = set()
-        self._surrogates_dropped = False
         self.verifier = self._verifier()
         self._base_containment: Containment | None = None
         self._base_lock = anyio.Lock()
@@ -302,10 +276,10 @@ class Engine:
             self.connector,
             spares,
         )
-        known = {entry.fingerprint for entry in baseline}
-        self._unseen_baseline = len(baseline)
+        loop = self.loop
+        loop.expect({entry.fingerprint for entry in baseline})
         verifier = self.verifier
-        verifier.known = frozenset(known)
+        verifier.known = frozenset(loop.known)
         async with anyio.create_task_group() as verifying:
             verifying.start_soon(verifier.serve)
             # The generation worker's one-time start-up overlaps the server's.
@@ -330,7 +304,7 @@ class Engine:
                 # (in share 1 only of a sharded run: the server as a whole is share 1's).
                 if settings.selection.shard is None or settings.selection.shard.index == 1:
                     await probe_server(self, keeper, first, inventory.tools)
-                self._read_only = {tool.name for tool in inventory.tools if tool.read_only_hint}
+                loop.read_only = {tool.name for tool in inventory.tools if tool.read_only_hint}
                 generation_s = min(DEFAULT_TIMEOUT_S, max(1.0, GENERATION_SHARE * settings.budget_s))
                 selection = select(
                     inventory,
@@ -357,7 +331,7 @@ class Engine:
                     fuzzing.start_soon(self._watch, scheduler, fuzzing.cancel_scope)
                     async with anyio.create_task_group() as workers:
                         for _ in range(max(1, settings.concurrency)):
-                            workers.start_soon(self._worker, scheduler, keeper, known, feed)
+                            workers.start_soon(loop.worker, scheduler, keeper, feed)
                     fuzzing.cancel_scope.cancel()
                 if WORKER.busy():
                     # A generation request the deadline abandoned must not outlive the run.
@@ -382,17 +356,17 @@ class Engine:
         box.mark("verification")
 
         corpus = corpus_summary(self.feedback, self.live, seeds)
-        unsendable = self.not_sent.get(OutcomeStatus.UNSENDABLE, 0)
-        client_failed = self.not_sent.get(OutcomeStatus.CLIENT_FAILED, 0)
+        unsendable = loop.not_sent.get(OutcomeStatus.UNSENDABLE, 0)
+        client_failed = loop.not_sent.get(OutcomeStatus.CLIENT_FAILED, 0)
         notes = run_notes(
             verification.notes,
             corpus=corpus,
             cut_off=self.cut_off,
             observe=self._observe_s(),
-            calls=self.calls,
+            calls=loop.calls,
             unsendable=unsendable,
             client_failed=client_failed,
-            client_failure=self._client_failure,
+            client_failure=loop.client_failure,
             selection=selection,
         )
         environment = self.server_facts.environment
@@ -405,7 +379,7 @@ class Engine:
             entries=entries,
             inventory=inventory,
             findings=verification.findings + settled,
-            calls=self.calls,
+            calls=loop.calls,
             duration_s=fuzz_elapsed,
             unsendable=unsendable,
             client_failed=client_failed,
@@ -468,9 +442,9 @@ class Engine:
         measured = self.spares.start_s(verifier.settings.server) if self.spares is not None else None
         backlog = verifier.backlog(
             measured if measured is not None else self._startup_s,
-            self._durations,
-            default_s=max(self._durations.values(), default=0.1),
-            unseen=self._unseen_baseline,
+            self.loop.durations,
+            default_s=max(self.loop.durations.values(), default=0.1),
+            unseen=self.loop.unseen,
         )
         return fuzz_deadline(self.timebox, self.settings.target, backlog=backlog, observe=self._observe_s())
 
@@ -478,155 +452,9 @@ class Engine:
         return observe_s(self.settings.target, traced=self.feedback.signal.kind is SignalKind.COVERAGE)
 
     async def _watch(self, scheduler: Scheduler, scope: anyio.CancelScope) -> None:
-        self.cut_off = await watch(self._fuzz_deadline, self._observe_s, self.timebox, self._calls_open, scheduler)
+        self.cut_off = await watch(self._fuzz_deadline, self._observe_s, self.timebox, self.loop.open, scheduler)
         scope.cancel()
 
-    async def _next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None:
+    async def next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None:
+        """The next case to send: the live corpus's replay first, then the scheduler's (`engine.next_case`)."""
         return await next_case(scheduler, feed, self.live, self._replay_end, self._replay_done)
-
-    async def _worker(self, scheduler: Scheduler, keeper: ServerKeeper, known: set[str], feed: Feed) -> None:
-        while (item := await self._next_case(scheduler, feed)) is not None:
-            plan, case = item
-            waited = time.monotonic()
-            connection = await keeper.get()
-            if keeper.culprit is not None:
-                # A restart is the cost of the call that crashed or hung the server: charge its tool.
-                scheduler.record(keeper.culprit, time.monotonic() - waited)
-                keeper.culprit = None
-            if connection is None:
-                scheduler.stopped = True
-                reason = keeper.failure.message if keeper.failure else "the server could not be restarted"
-                self.emit(FuzzingStopped(reason))
-                return
-            surrogate = has_lone_surrogate(case.arguments)
-            key = (plan.info.surface, plan.info.name, case.origin)
-            if surrogate and (self._surrogates_dropped or key in self._surrogates_sent):
-                # Each lone-surrogate value goes once per field, and not at all once the server is
-                # known to drop such requests: every one costs a timeout.
-                continue
-            if surrogate:
-                self._surrogates_sent.add(key)
-            token = object()
-            self._calls_open[token] = f"{subject_label(plan.info.surface, plan.info.name)} case {case.index}"
-            try:
-                await self._call(scheduler, keeper, known, feed, connection, plan, case, surrogate)
-            finally:
-                del self._calls_open[token]
-
-    async def _measure(self, connection: Connection, plan: ToolPlan, case: Case) -> bool:
-        """Whether the collector measures this call (`learn.sampling`); the live corpus's calls
-        always are (it keeps and shrinks by what they reach). One call at a time, the collector is
-        switched off for the calls it does not measure; with several in flight it runs on, and only
-        their collects are skipped."""
-        sampling = self.sampling
-        if sampling is None or case.origin.startswith(_LIVE_CORPUS_ORIGINS):
-            measured = True
-        else:
-            label = subject_label(plan.info.surface, plan.info.name)
-            measured = sampling.measures(plan.info.surface, plan.info.name, label)
-        channel = connection.coverage
-        if channel is not None and self.settings.concurrency == 1 and connection.alive():
-            await channel.measure(measured, COLLECT_TIMEOUT_S)
-        return measured
-
-    async def _call(
-        self,
-        scheduler: Scheduler,
-        keeper: ServerKeeper,
-        known: set[str],
-        feed: Feed,
-        connection: Connection,
-        plan: ToolPlan,
-        case: Case,
-        surrogate: bool,
-    ) -> None:
-        """Send one case and record what it showed: features, findings, the restart it needs."""
-        target = self.settings.target
-        index = case.index
-        measured = await self._measure(connection, plan, case)
-        pending = _InFlight()
-        self._in_flight.add(pending)
-        for other in self._in_flight:
-            other.peak = max(other.peak, len(self._in_flight))
-        # The calls before this one (a C-speed copy: others may append while it runs); what a repro
-        # keeps of them is picked only for a call that shows something (`verdict`).
-        history = connection.history[-HISTORY_STEPS:]
-        surface = plan.info.surface
-        try:
-            step = await send_step(connection, target, plan.info.name, case.arguments, surface=surface)
-        finally:
-            self._in_flight.discard(pending)
-        outcome = replace(step.outcome, concurrent=pending.peak)
-        # The reply is parsed and walked once, for the step's values and for the feed's dictionary.
-        found = reply_held(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
-        produced = held_values(plan.info.name, found) if found else ()
-        sent = Step(plan.info.name, step.arguments, case.schema_valid, surface, produced)
-        if outcome.status in NOT_SENT:
-            # The server never received it: not a call, and not part of what the server saw.
-            self.not_sent[outcome.status] = self.not_sent.get(outcome.status, 0) + 1
-            if outcome.status is OutcomeStatus.CLIENT_FAILED:
-                self._client_failure = self._client_failure or outcome.error
-        else:
-            connection.history.append(sent)
-            if len(connection.history) > 2 * HISTORY_STEPS:
-                del connection.history[:-HISTORY_STEPS]
-            self.calls += 1
-        if not case.origin.startswith(_LIVE_CORPUS_ORIGINS):
-            # Seeds, their prefixes and shrink candidates are the corpus's calls, not the tool's
-            # scheduled cases: `--cases` bounds those.
-            plan.calls += 1
-        plan.answered(case, outcome.duration_s, outcome.status not in NOT_SENT, outcome.status is OutcomeStatus.OK)
-        scheduler.record(plan, outcome.duration_s)
-        observed = await call_features(self.feedback, connection, feed, plan, outcome, case.arguments, measured)
-        if self.sampling is not None:
-            self.sampling.after(surface, plan.info.name, measured, bool(observed.new))
-        chain_prefix = feed.chain_prefix(case)
-        new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent, found)
-        scheduler.behaved(plan, new_behaviour or bool(observed.new))
-        if self.live is not None:
-            self.live.after_call(plan, case, outcome, observed, sent, chain_prefix)
-        observations, repro = verdict(
-            self.oracles, self.seed, connection, plan, case, step, outcome, history, self._read_only
-        )
-        for observation in observations:
-            finding = self.findings.add(observation, plan.info.name, repro)
-            self.offer(finding, observation.ambiguous)
-            previous = self._durations.get(finding.fingerprint, 0.0)
-            self._durations[finding.fingerprint] = max(previous, outcome.duration_s)
-            if finding.fingerprint in known:
-                known.discard(finding.fingerprint)
-                self._unseen_baseline -= 1
-        self.emit(
-            CallFinished(
-                tool=plan.info.name,
-                case_index=index,
-                arguments=case.arguments,
-                schema_valid=case.schema_valid,
-                origin=case.origin,
-                outcome=outcome,
-                observations=len(observations),
-                calls=self.calls,
-                findings=len(self.findings),
-                elapsed_s=self.timebox.elapsed(),
-                surface=surface,
-                behaviours=self.feedback.behaviours,
-                lines=self.feedback.lines,
-                arcs=self.feedback.arcs,
-                corpus=self.live.size() if self.live is not None else 0,
-            )
-        )
-        dropped = outcome.status is OutcomeStatus.TIMEOUT and outcome.after_timeout is AfterTimeout.ALIVE
-        if surrogate and outcome.status is OutcomeStatus.TIMEOUT:
-            self._surrogates_dropped = True
-        # A server that dropped a lone-surrogate request and answers the rest keeps its state.
-        # A session whose client side failed is reopened: nothing sent on it reaches the server.
-        if (
-            (outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not (dropped and surrogate))
-            or not connection.alive()
-            or connection.broken
-        ):
-            keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}")
-            keeper.culprit = plan
-            feed.restarted()
-            if self.live is not None:
-                self.live.restarted()

@@ -43,7 +43,6 @@ What the deadline cuts short is said, never hidden:
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -51,25 +50,21 @@ from dataclasses import dataclass, replace
 import anyio
 
 from fuzzgate.check import Observation, Oracles
-from fuzzgate.config.model import TargetConfig, TargetKind
-from fuzzgate.engine.base_check import BASE_ATTEMPTS, BaseRevision, BaseTally, base_notes
+from fuzzgate.config.model import TargetKind
+from fuzzgate.engine.base_check import BASE_ATTEMPTS, BaseRevision, BaseTally
+from fuzzgate.engine.deadline import Backlog, backlog_of, parallel_replays
+from fuzzgate.engine.labels import BaseChecks, BaselineTally, Tally, Verification, label
 from fuzzgate.engine.replay import connect, replay_once, repro_calls
 from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.spare import Connector, Spares
 from fuzzgate.generate.shrink import smaller_calls
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.findings import Finding, Repro, Surface
-from fuzzgate.plan.budget import STOP_ALLOWANCE_S
 from fuzzgate.plan.selection import Admission, NotSelected
 from fuzzgate.triage import sequence
 from fuzzgate.triage.finding_set import evidence, fingerprint, severity_of, subject
 from fuzzgate.triage.minimize import CallShrinker, worth_shrinking
 
-REPLAYS_IN_PARALLEL = 4
-"""At most this many fresh stdio servers replay at once, and no more than there are CPUs: servers
-starting side by side on fewer cores only slow each other down."""
-_CPUS = os.cpu_count() or 1
-"""Read once: the deadline asks for it before every case."""
 REPLAYS_WHILE_FUZZING = 1
 """Beside fuzzing, one at a time: replays without warm spares (each pays its server's start), and
 smaller calls to try with them."""
@@ -79,77 +74,15 @@ SETTLE_ESTIMATE = 3
 __all__ = ["Backlog", "Connector", "Verification", "Verifier", "parallel_replays"]
 
 
-def parallel_replays(target: TargetConfig) -> int:
-    if target.kind is not TargetKind.STDIO:
-        # One address: the fresh servers fuzzgate starts for it take its port in turn, and a
-        # server the user started is one server.
-        return 1
-    return max(1, min(REPLAYS_IN_PARALLEL, _CPUS))
-
-
-@dataclass(slots=True, eq=False)
-class _Tally:
-    finding: Finding
-    ambiguous: bool
-    generation: int = 0
-    """Bumped when the repro changes: results of replays of an older repro are discarded."""
-    attempts: int = 0
-    reproduced: int = 0
-    unreachable: bool = False
-    """A replay could not reach a server (an HTTP server a crash took down): no more attempts."""
-    settled: bool = False
-    """Whether a sequence repro was tried alone, then whole, then shrunk (`fuzzgate.triage.sequence`)."""
-    shrinker: CallShrinker | None = None
-    """The shrinking of the failing call, once every replay reproduced (`triage.minimize`)."""
-
-
 @dataclass(frozen=True, slots=True)
 class _ShrinkTry:
     """One smaller call of a finding's to replay (`CallShrinker.next`)."""
 
-    tally: _Tally
+    tally: Tally
     generation: int
 
 
-@dataclass(slots=True, eq=False)
-class _BaselineTally:
-    entry: Finding
-    attempts: int = 0
-    failing: bool = False
-    done: bool = False
-    refused: str | None = None
-    """Why the run's selection refuses a call of its repro: not replayed, it stays known."""
-    unstarted: bool = False
-    """No fresh server could be started for it: not replayed, so not shown fixed."""
-
-
-_Job = tuple[_Tally, int] | _BaselineTally | BaseTally | _ShrinkTry
-
-
-@dataclass(frozen=True, slots=True)
-class Backlog:
-    """The replays verification still has to run, for the fuzzing deadline (`Verifier.backlog`)."""
-
-    replays: int
-    seconds: float
-    """All of them one after another: their servers' starts (less the spares waiting) and calls."""
-    longest_s: float
-    """The longest one alone: no number of replays at once makes verification shorter."""
-
-
-@dataclass(frozen=True, slots=True)
-class Verification:
-    findings: tuple[Finding, ...]
-    """Confirmed, flaky or unconfirmed findings (dropped ones left out), by fingerprint."""
-    triaged: tuple[tuple[Finding, bool], ...] = ()
-    """Every candidate as labelled, with whether it was dropped, for the console."""
-    baseline_failing: frozenset[str] = frozenset()
-    baseline_unverified: frozenset[str] = frozenset()
-    """Baseline entries whose replays did not finish in time: they stay known."""
-    notes: tuple[str, ...] = ()
-    """What the deadline cut short, in words for the report and the summary."""
-    pre_existing: frozenset[str] = frozenset()
-    """New findings that failed the same way on the base revision (`fuzzgate.engine.base_check`)."""
+_Job = tuple[Tally, int] | BaselineTally | BaseTally | _ShrinkTry
 
 
 class Verifier:
@@ -187,8 +120,8 @@ class Verifier:
         background = REPLAYS_WHILE_FUZZING if settings.target.kind is TargetKind.STDIO else 0
         self._limiter = anyio.CapacityLimiter(max(1, background))
         self._open = background > 0
-        self._tallies: dict[str, _Tally] = {}
-        self._baseline: list[_BaselineTally] = []
+        self._tallies: dict[str, Tally] = {}
+        self._baseline: list[BaselineTally] = []
         self._jobs: deque[_Job] = deque()
         self._shrink_jobs: deque[_Job] = deque()
         """Smaller calls to try: they wait while any finding has replays to run, and run one at a
@@ -247,23 +180,19 @@ class Verifier:
         return None
 
     def backlog(self, start_s: float, durations: Mapping[str, float], *, default_s: float, unseen: int = 0) -> Backlog:
-        """The replays still to run and what they cost, for the fuzzing deadline: each replay's
-        server start (`start_s`; none for a spare already waiting), its failing call (the longest
-        fuzzing saw of its fingerprint in `durations`, else `default_s`; at most the timeout), and,
-        without spares, stopping its server. `unseen`: baseline entries fuzzing has not met (yet),
-        one replay each once it ends."""
-        timeout_s = self.settings.target.timeout_ms / 1000
+        """The replays still to run and what they cost, for the fuzzing deadline (`deadline.backlog_of`).
+        `unseen`: baseline entries fuzzing has not met (yet), one replay each once it ends."""
         spares = self.spares
-        stop_s = STOP_ALLOWANCE_S if spares is None or not spares.enabled else 0.0
-        replays = 0
-        calls_s = longest = 0.0
-        for count, key in [*self._pending_by_fingerprint(), (unseen, "")]:
-            call_s = min(durations.get(key, default_s) if key else default_s, timeout_s)
-            replays += count
-            calls_s += count * (call_s + stop_s)
-            longest = max(longest, call_s + stop_s) if count else longest
         warm = spares.waiting(self.settings.server, self.extra_env) if spares is not None else 0
-        return Backlog(replays, calls_s + max(0, replays - warm) * start_s, longest + (start_s if not warm else 0.0))
+        return backlog_of(
+            [*self._pending_by_fingerprint(), (unseen, "")],
+            start_s,
+            durations,
+            default_s=default_s,
+            timeout_s=self.settings.target.timeout_ms / 1000,
+            spares=spares is not None and spares.enabled,
+            warm=warm,
+        )
 
     def _pending_by_fingerprint(self) -> list[tuple[int, str]]:
         """The replays still to run, counted per fingerprint ("" for a baseline entry's)."""
@@ -286,7 +215,7 @@ class Verifier:
             return
         tally = self._tallies.get(finding.fingerprint)
         if tally is None:
-            tally = self._tallies[finding.fingerprint] = _Tally(finding, ambiguous)
+            tally = self._tallies[finding.fingerprint] = Tally(finding, ambiguous)
             self._queue((tally, 0))
             return
         tally.ambiguous = tally.ambiguous and ambiguous
@@ -331,7 +260,7 @@ class Verifier:
             return False
         if isinstance(job, _ShrinkTry):
             return True
-        if isinstance(job, _BaselineTally):
+        if isinstance(job, BaselineTally):
             return job.attempts + 1 < max(1, self.settings.replays)
         tally, _ = job
         return tally.attempts + 1 < self.settings.replays or self.settings.shrink_tries > 0
@@ -344,7 +273,7 @@ class Verifier:
         for finding, ambiguous in candidates:
             self.offer(finding, ambiguous)
         for entry in unseen:
-            tally = _BaselineTally(entry)
+            tally = BaselineTally(entry)
             self._baseline.append(tally)
             self._queue(tally)
         self._limiter.total_tokens = self._parallel
@@ -381,7 +310,7 @@ class Verifier:
         try:
             if isinstance(job, BaseTally):
                 await self._base_job(job)
-            elif isinstance(job, _BaselineTally):
+            elif isinstance(job, BaselineTally):
                 await self._baseline_job(job)
             elif isinstance(job, _ShrinkTry):
                 await self._shrink_job(job)
@@ -413,7 +342,7 @@ class Verifier:
             observed.extend(observations)
         return same
 
-    async def _confirm_job(self, tally: _Tally, generation: int) -> None:
+    async def _confirm_job(self, tally: Tally, generation: int) -> None:
         if tally.unreachable or generation != tally.generation:
             return
         if tally.finding.repro.prefix and not tally.settled:
@@ -435,7 +364,7 @@ class Verifier:
         else:
             self._start_shrinking(tally, generation)
 
-    async def _settle(self, tally: _Tally, generation: int) -> None:
+    async def _settle(self, tally: Tally, generation: int) -> None:
         """A sequence repro: the failing call alone first, then the whole sequence, then shrunk.
         The try that reproduced counts as the first replay; the others are the search."""
         tally.settled = True
@@ -471,7 +400,7 @@ class Verifier:
         elif generation == tally.generation:
             self._start_shrinking(tally, generation)
 
-    def _start_shrinking(self, tally: _Tally, generation: int) -> None:
+    def _start_shrinking(self, tally: Tally, generation: int) -> None:
         """Once every replay of a finding reproduced, shrink its failing call (`triage.minimize`)."""
         repro = tally.finding.repro
         if tally.shrinker is not None or tally.reproduced < tally.attempts or tally.attempts == 0:
@@ -522,7 +451,7 @@ class Verifier:
         found = fingerprint(kind, *subject(observation, finding.tool, repro.surface), observation.signature)
         return found == finding.fingerprint and severity_of(observation, self.settings.severity) is finding.severity
 
-    def _check_on_base(self, tally: _Tally) -> None:
+    def _check_on_base(self, tally: Tally) -> None:
         """Queue the base replays of a finding that just reproduced, once, unless the baseline holds it."""
         fingerprint = tally.finding.fingerprint
         if self.base is None or fingerprint in self.known or fingerprint in self._base:
@@ -559,7 +488,7 @@ class Verifier:
         else:
             self._queue(tally)
 
-    async def _baseline_job(self, tally: _BaselineTally) -> None:
+    async def _baseline_job(self, tally: BaselineTally) -> None:
         if self.admission is not None:
             tally.refused = self.admission.refusal(repro_calls(tally.entry))
         if tally.refused is not None:
@@ -579,110 +508,13 @@ class Verifier:
             self._queue(tally)
 
     def _verdict(self, candidates: Sequence[tuple[Finding, bool]]) -> Verification:
-        replays = self.settings.replays
-        if replays <= 0:
-            unreplayed = tuple(sorted((f for f, _ in candidates), key=lambda f: f.fingerprint))
-            return Verification(unreplayed, tuple((f, False) for f in unreplayed))
-        kept: list[Finding] = []
-        triaged: list[tuple[Finding, bool]] = []
-        partial = unconfirmed = unreached = 0
-        for finding, _ in sorted(candidates, key=lambda c: c[0].fingerprint):
-            tally = self._tallies[finding.fingerprint]
-            labelled, dropped = _labelled(tally, replays)
-            if tally.unreachable:
-                unreached += 1
-            elif tally.attempts < replays:
-                unconfirmed += tally.attempts == 0
-                partial += tally.attempts > 0
-            triaged.append((labelled, dropped))
-            if not dropped:
-                kept.append(labelled)
-        notes: list[str] = []
-        if unconfirmed:
-            notes.append(
-                f"{unconfirmed} finding(s) could not be replayed within the budget: reported as unconfirmed"
-                " (an unconfirmed new finding at or above fail-on fails the gate)"
-            )
-        if partial:
-            notes.append(f"{partial} finding(s) got fewer than {replays} replays within the budget")
-        if unreached:
-            notes.append(_unreached_note(unreached, replays, self.settings.target))
-        refused = [b for b in self._baseline if b.refused is not None]
-        if refused:
-            entries, its, stay = _kept(len(refused))
-            why = refused[0].refused
-            notes.append(f"{entries} not replayed: a call of {its} repro is not selected ({why}); {stay} known")
-        unverified = frozenset(b.entry.fingerprint for b in self._baseline if not b.done and b.refused is None)
-        if unverified:
-            entries, _, stay = _kept(len(unverified))
-            notes.append(f"{entries} not replayed within the budget; {stay} known")
-        unstarted = frozenset(b.entry.fingerprint for b in self._baseline if b.unstarted)
-        if unstarted:
-            entries, _, stay = _kept(len(unstarted))
-            why = f"a fresh server could not be started ({self._start_error})"
-            notes.append(f"{entries} not replayed because {why}; {stay} known")
-        unverified |= unstarted
-        redacted = frozenset(
-            b.entry.fingerprint for b in self._baseline if b.done and not b.failing and b.entry.repro.redacted
+        base = BaseChecks(self._base, self.known, self._base_error) if self.base is not None else None
+        return label(
+            candidates,
+            self._tallies,
+            self._baseline,
+            replays=self.settings.replays,
+            target=self.settings.target,
+            start_error=self._start_error,
+            base=base,
         )
-        if redacted:
-            entries, its, stay = _kept(len(redacted))
-            notes.append(
-                f"{entries} replayed from {its} redacted repro and did not fail again (which proves no fix); "
-                f"{stay} known"
-            )
-            unverified |= redacted
-        failing = frozenset(b.entry.fingerprint for b in self._baseline if b.failing)
-        kept_known = unverified | {b.entry.fingerprint for b in refused}
-        pre_existing: frozenset[str] = frozenset()
-        if self.base is not None:
-            kept_fingerprints = {f.fingerprint for f in kept}
-            tallies = [t for fp, t in sorted(self._base.items()) if fp in kept_fingerprints]
-            tallies += [
-                BaseTally(f) for f in kept if f.fingerprint not in self.known and f.fingerprint not in self._base
-            ]
-            checked = any(t.attempts for t in tallies)
-            notes.extend(base_notes(tallies, self._base_error, checked))
-            pre_existing = frozenset(t.finding.fingerprint for t in tallies if t.failing)
-        return Verification(
-            tuple(kept), tuple(triaged), failing, frozenset(kept_known), tuple(notes), pre_existing=pre_existing
-        )
-
-
-def _kept(count: int) -> tuple[str, str, str]:
-    """How a note names `count` baseline entries that stay known: the count with its noun and verb,
-    the possessive, and the verb of staying ("1 baseline entry was", "its", "it stays")."""
-    if count == 1:
-        return "1 baseline entry was", "its", "it stays"
-    return f"{count} baseline entries were", "their", "they stay"
-
-
-def _labelled(tally: _Tally, replays: int) -> tuple[Finding, bool]:
-    """The finding labelled by its replays, and whether it is dropped: only ever seen while other
-    calls were in flight and never failing alone, it was most likely another call's symptom. One no
-    replay could reach a server for (a crash took down an HTTP server fuzzgate cannot restart) is
-    unconfirmed, like one the budget left no time to replay: seen, but never confirmed or dropped."""
-    attempts, reproduced = tally.attempts, tally.reproduced
-    dropped = tally.ambiguous and attempts > 0 and reproduced == 0
-    labelled = replace(
-        tally.finding,
-        replays=attempts,
-        reproduced=reproduced,
-        flaky=attempts > 0 and reproduced < attempts,
-        unconfirmed=attempts == 0,
-    )
-    return labelled, dropped
-
-
-def _unreached_note(count: int, replays: int, target: TargetConfig) -> str:
-    if target.launched:
-        why = "a fresh server could not be started"
-    else:
-        why = (
-            "the HTTP server could not be reached (fuzzgate restarts only a server it starts:"
-            " name the command that serves the URL under [target])"
-        )
-    return (
-        f"{count} finding(s) got fewer than {replays} replays because {why}; one never replayed is reported"
-        " as unconfirmed (an unconfirmed new finding at or above fail-on fails the gate)"
-    )

@@ -1,0 +1,251 @@
+"""Fuzzing's calls: take the next case, send it on the keeper's live server, and record what it
+showed (the features it reached, the findings it gave, the restart it needs), as many workers as
+`concurrency` at once. What the calls add up to (requests the server received, those that never
+reached it, the longest call per fingerprint) is read by the engine for its deadline and its result.
+
+A call counts only if it reached the server: a request fuzzgate's own client could not send
+(`NOT_SENT`) is counted apart and never enters what a repro says the server saw.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from fuzzgate.check import Oracles, has_lone_surrogate
+from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
+from fuzzgate.engine.events import CallFinished, EventSink, FuzzingStopped
+from fuzzgate.engine.feedback import call_features
+from fuzzgate.engine.keeper import ServerKeeper
+from fuzzgate.engine.settings import EngineSettings
+from fuzzgate.engine.steps import send_step
+from fuzzgate.engine.verdict import verdict
+from fuzzgate.generate.cases import Case
+from fuzzgate.generate.dictionary import held_values, reply_held
+from fuzzgate.learn.features import Feedback
+from fuzzgate.learn.feed import Feed
+from fuzzgate.learn.live_corpus import LiveCorpus
+from fuzzgate.learn.sampling import CoverageSampling
+from fuzzgate.model.commands import subject_label
+from fuzzgate.model.findings import Finding, Step, Surface
+from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
+from fuzzgate.plan.budget import TimeBox
+from fuzzgate.plan.selection import Scheduler, ToolPlan
+from fuzzgate.target.connection import Connection
+from fuzzgate.triage.finding_set import FindingSet
+from fuzzgate.triage.sequence import HISTORY_STEPS
+
+__all__ = ["CallLoop"]
+
+_LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
+
+
+@dataclass(slots=True, eq=False)
+class _InFlight:
+    """One pending call, and the most calls that were in flight at once while it was pending."""
+
+    peak: int = 1
+
+
+class _Run(Protocol):
+    """What the calls read of the engine."""
+
+    @property
+    def settings(self) -> EngineSettings: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def emit(self) -> EventSink: ...
+    @property
+    def timebox(self) -> TimeBox: ...
+    @property
+    def oracles(self) -> Oracles: ...
+    @property
+    def findings(self) -> FindingSet: ...
+    @property
+    def feedback(self) -> Feedback: ...
+    @property
+    def live(self) -> LiveCorpus | None: ...
+    @property
+    def sampling(self) -> CoverageSampling | None: ...
+    def offer(self, finding: Finding, ambiguous: bool) -> None: ...
+    async def next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None: ...
+
+
+class CallLoop:
+    """The fuzzing workers' loop (`worker`), and what their calls add up to."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.calls = 0
+        """Requests the server received (`NOT_SENT` outcomes are counted apart)."""
+        self.not_sent: dict[OutcomeStatus, int] = {}
+        self.client_failure: str | None = None
+        """The first failure of fuzzgate's own side of a connection, for the notes."""
+        self.open: dict[object, str] = {}
+        """Calls sent whose findings are not recorded yet (`tool case N`): the deadline's grace
+        waits for them."""
+        self.durations: dict[str, float] = {}
+        """The longest call seen per fingerprint, for the verification estimate."""
+        self.known: set[str] = set()
+        """The baseline's fingerprints fuzzing has not met yet (`unseen`: how many)."""
+        self.unseen = 0
+        self.read_only: Collection[str] = frozenset()
+        """Tools annotated read-only: a repro keeps their calls only among the most recent."""
+        self._in_flight: set[_InFlight] = set()
+        self._surrogates_sent: set[tuple[Surface, str, str]] = set()
+        self._surrogates_dropped = False
+
+    def expect(self, known: Collection[str]) -> None:
+        """The baseline's fingerprints: each one met is one fewer baseline replay after fuzzing."""
+        self.known = set(known)
+        self.unseen = len(self.known)
+
+    async def worker(self, scheduler: Scheduler, keeper: ServerKeeper, feed: Feed) -> None:
+        """Send cases until the scheduler has none left or the server cannot be restarted."""
+        while (item := await self.run.next_case(scheduler, feed)) is not None:
+            plan, case = item
+            waited = time.monotonic()
+            connection = await keeper.get()
+            if keeper.culprit is not None:
+                # A restart is the cost of the call that crashed or hung the server: charge its tool.
+                scheduler.record(keeper.culprit, time.monotonic() - waited)
+                keeper.culprit = None
+            if connection is None:
+                scheduler.stopped = True
+                reason = keeper.failure.message if keeper.failure else "the server could not be restarted"
+                self.run.emit(FuzzingStopped(reason))
+                return
+            surrogate = has_lone_surrogate(case.arguments)
+            key = (plan.info.surface, plan.info.name, case.origin)
+            if surrogate and (self._surrogates_dropped or key in self._surrogates_sent):
+                # Each lone-surrogate value goes once per field, and not at all once the server is
+                # known to drop such requests: every one costs a timeout.
+                continue
+            if surrogate:
+                self._surrogates_sent.add(key)
+            token = object()
+            self.open[token] = f"{subject_label(plan.info.surface, plan.info.name)} case {case.index}"
+            try:
+                await self._call(scheduler, keeper, feed, connection, plan, case, surrogate)
+            finally:
+                del self.open[token]
+
+    async def _measure(self, connection: Connection, plan: ToolPlan, case: Case) -> bool:
+        """Whether the collector measures this call (`learn.sampling`); the live corpus's calls
+        always are (it keeps and shrinks by what they reach). One call at a time, the collector is
+        switched off for the calls it does not measure; with several in flight it runs on, and only
+        their collects are skipped."""
+        sampling = self.run.sampling
+        if sampling is None or case.origin.startswith(_LIVE_CORPUS_ORIGINS):
+            measured = True
+        else:
+            label = subject_label(plan.info.surface, plan.info.name)
+            measured = sampling.measures(plan.info.surface, plan.info.name, label)
+        channel = connection.coverage
+        if channel is not None and self.run.settings.concurrency == 1 and connection.alive():
+            await channel.measure(measured, COLLECT_TIMEOUT_S)
+        return measured
+
+    async def _call(
+        self,
+        scheduler: Scheduler,
+        keeper: ServerKeeper,
+        feed: Feed,
+        connection: Connection,
+        plan: ToolPlan,
+        case: Case,
+        surrogate: bool,
+    ) -> None:
+        """Send one case and record what it showed: features, findings, the restart it needs."""
+        target = self.run.settings.target
+        index = case.index
+        measured = await self._measure(connection, plan, case)
+        pending = _InFlight()
+        self._in_flight.add(pending)
+        for other in self._in_flight:
+            other.peak = max(other.peak, len(self._in_flight))
+        # The calls before this one (a C-speed copy: others may append while it runs); what a repro
+        # keeps of them is picked only for a call that shows something (`verdict`).
+        history = connection.history[-HISTORY_STEPS:]
+        surface = plan.info.surface
+        try:
+            step = await send_step(connection, target, plan.info.name, case.arguments, surface=surface)
+        finally:
+            self._in_flight.discard(pending)
+        outcome = replace(step.outcome, concurrent=pending.peak)
+        # The reply is parsed and walked once, for the step's values and for the feed's dictionary.
+        found = reply_held(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
+        produced = held_values(plan.info.name, found) if found else ()
+        sent = Step(plan.info.name, step.arguments, case.schema_valid, surface, produced)
+        if outcome.status in NOT_SENT:
+            # The server never received it: not a call, and not part of what the server saw.
+            self.not_sent[outcome.status] = self.not_sent.get(outcome.status, 0) + 1
+            if outcome.status is OutcomeStatus.CLIENT_FAILED:
+                self.client_failure = self.client_failure or outcome.error
+        else:
+            connection.history.append(sent)
+            if len(connection.history) > 2 * HISTORY_STEPS:
+                del connection.history[:-HISTORY_STEPS]
+            self.calls += 1
+        if not case.origin.startswith(_LIVE_CORPUS_ORIGINS):
+            # Seeds, their prefixes and shrink candidates are the corpus's calls, not the tool's
+            # scheduled cases: `--cases` bounds those.
+            plan.calls += 1
+        plan.answered(case, outcome.duration_s, outcome.status not in NOT_SENT, outcome.status is OutcomeStatus.OK)
+        scheduler.record(plan, outcome.duration_s)
+        observed = await call_features(self.run.feedback, connection, feed, plan, outcome, case.arguments, measured)
+        if self.run.sampling is not None:
+            self.run.sampling.after(surface, plan.info.name, measured, bool(observed.new))
+        chain_prefix = feed.chain_prefix(case)
+        new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent, found)
+        scheduler.behaved(plan, new_behaviour or bool(observed.new))
+        if self.run.live is not None:
+            self.run.live.after_call(plan, case, outcome, observed, sent, chain_prefix)
+        observations, repro = verdict(
+            self.run.oracles, self.run.seed, connection, plan, case, step, outcome, history, self.read_only
+        )
+        for observation in observations:
+            finding = self.run.findings.add(observation, plan.info.name, repro)
+            self.run.offer(finding, observation.ambiguous)
+            previous = self.durations.get(finding.fingerprint, 0.0)
+            self.durations[finding.fingerprint] = max(previous, outcome.duration_s)
+            if finding.fingerprint in self.known:
+                self.known.discard(finding.fingerprint)
+                self.unseen -= 1
+        self.run.emit(
+            CallFinished(
+                tool=plan.info.name,
+                case_index=index,
+                arguments=case.arguments,
+                schema_valid=case.schema_valid,
+                origin=case.origin,
+                outcome=outcome,
+                observations=len(observations),
+                calls=self.calls,
+                findings=len(self.run.findings),
+                elapsed_s=self.run.timebox.elapsed(),
+                surface=surface,
+                behaviours=self.run.feedback.behaviours,
+                lines=self.run.feedback.lines,
+                arcs=self.run.feedback.arcs,
+                corpus=self.run.live.size() if self.run.live is not None else 0,
+            )
+        )
+        dropped = outcome.status is OutcomeStatus.TIMEOUT and outcome.after_timeout is AfterTimeout.ALIVE
+        if surrogate and outcome.status is OutcomeStatus.TIMEOUT:
+            self._surrogates_dropped = True
+        # A server that dropped a lone-surrogate request and answers the rest keeps its state.
+        # A session whose client side failed is reopened: nothing sent on it reaches the server.
+        if (
+            (outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not (dropped and surrogate))
+            or not connection.alive()
+            or connection.broken
+        ):
+            keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}")
+            keeper.culprit = plan
+            feed.restarted()
+            if self.run.live is not None:
+                self.run.live.restarted()
