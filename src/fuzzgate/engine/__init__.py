@@ -24,10 +24,11 @@ The modules:
 - `verdict.py`: what one fuzzing call showed, before it becomes findings: the oracles' observations
   of its outcome and the repro they carry.
 - `deadline.py`: what verification still has to run and what it costs (`backlog_of`, `Backlog`),
-  how many replays run at once (`parallel_replays`), fuzzing's deadline (early enough for verification of what waits for it: the
-  verifier's backlog, from the server starts measured in this run, less the spares waiting), how long
-  observing one call to its end takes (`observe_s`), and the watch that stops new calls at the
-  deadline, gives the calls in flight that grace and names those it cuts off.
+  how many replays run at once (`parallel_replays`), fuzzing's deadline (early enough for
+  verification of what waits for it: the verifier's backlog, from the server starts measured in this
+  run, less the spares waiting), how long observing one call to its end takes (`observe_s`), and the
+  watch that stops new calls at the deadline, gives the calls in flight that grace and names those
+  it cuts off.
 - `feedback.py`: the feedback signal a run is guided by, and what one call showed through it (its
   features and which are new; under coverage, the constants its code compares against). Under
   coverage, `CallLoop._measure` asks `learn.sampling` whether the collector measures each call, and

@@ -72,8 +72,11 @@ async def next_case(
             if mutant is None:
                 # Queued as the last step of a sequence extending another tool's entry.
                 continue
-            if mutant is not case and feed.fatal(plan, mutant):
-                # Its value crashed or hung the server before: the finding is recorded.
+            if mutant is not case and (feed.fatal(plan, mutant) or feed.seen(plan, mutant.arguments)):
+                # Its value crashed or hung the server before (the finding is recorded), or the tool
+                # got this very request since the server's state last changed: not sent, and not
+                # validated either (on a tool with few inputs most mutants are such repeats).
+                live.unsent(plan, mutant)
                 continue
             if mutant is not case and plan.generator is not None:
                 mutant = live.validated(mutant, plan.generator.is_valid(mutant.arguments))

@@ -19,7 +19,9 @@ One `LiveCorpus` per run, owned by the engine, which asks it for cases before th
    boundaries and mined constants, a field spliced from another entry, arrays grown or shrunk), or,
    one time in `EXTEND_EVERY`, the fresh case sent after another tool's entry (a sequence extended by
    a step). Entries are picked by energy: an entry whose mutants found something recently is picked
-   more, one whose mutants find nothing less and less (AFLFast's power schedule, simplified).
+   more, one whose mutants find nothing less and less (AFLFast's power schedule, simplified). A
+   mutant that repeats a request the tool already got in the server's current state is not sent, and
+   halves the tool's mutation share until one of its mutants is sent (`MAX_HALVINGS`).
 
 Everything is decided from the seed, the tool, the case index and what replies showed, never from
 timing (except where the replay share ends): same seed, corpus and server behaviour, same requests.
@@ -49,6 +51,10 @@ REPLAY_SHARE = 0.25
 """The most of the fuzzing time replaying the stored corpus may take."""
 MUTATE_SHARE = 0.5
 """The share of a tool's scheduled cases that mutate one of its entries once it has some."""
+MAX_HALVINGS = 6
+"""A tool whose mutants keep repeating requests it already got has its share halved per repeat in a
+row, down to 1/64 of `MUTATE_SHARE`: on a tool with few inputs (one small integer) nine mutants in
+ten were such repeats, each costing a mutation and a validation and sending nothing."""
 FRESH_FIRST = 4
 """A tool's first cases are always its generator's (examples, boundaries): they are the cheapest
 new behaviour there is."""
@@ -168,6 +174,8 @@ class LiveCorpus:
         """The case index a tool's last mutant went before: that case itself goes next."""
         self._parents: dict[int, tuple[Case, _Live]] = {}
         """The entry each mutant in flight came from (by the case's identity)."""
+        self._repeats: dict[ToolKey, int] = {}
+        """A tool's mutants in a row that were not sent (`unsent`): each halves its mutation share."""
         self._stats = CorpusStats(loaded=len(seeds))
         self.replaying = bool(self._seeds)
 
@@ -241,7 +249,7 @@ class LiveCorpus:
         if not self._live.get(key) or self._mutated_at.get(key) == case.index:
             return False
         draw = _rng(self._seed, "mutate?", plan.info.surface.value, plan.info.name, case.index).random()
-        wanted = draw < MUTATE_SHARE
+        wanted = draw < MUTATE_SHARE / (1 << min(self._repeats.get(key, 0), MAX_HALVINGS))
         if wanted:
             self._mutated_at[key] = case.index
         return wanted
@@ -315,6 +323,7 @@ class LiveCorpus:
             return
         parent = self._parent_of(plan, case)
         if parent is not None:
+            self._repeats.pop(_key(plan), None)
             self._credit(parent, bool(observed.new))
         if case.origin.startswith(_SKIPPED_ORIGINS) or outcome.status in _UNKEPT:
             return
@@ -413,6 +422,16 @@ class LiveCorpus:
         if held is not None and held[0] is case:
             self._parents[id(checked)] = (checked, held[1])
         return checked
+
+    def unsent(self, plan: ToolPlan, case: Case) -> None:
+        """`case`, a mutant `mutant` handed out, will not be sent: a request the tool already got
+        while the server's state stayed the same, or a value that crashed the server before. Its
+        entry is forgotten, and the tool's mutation share halves until one of its mutants is sent."""
+        held = self._parents.get(id(case))
+        if held is not None and held[0] is case:
+            del self._parents[id(case)]
+        key = _key(plan)
+        self._repeats[key] = self._repeats.get(key, 0) + 1
 
     def dropped(self, case: Case) -> None:
         """`case`, a step `next_step` handed out, will not be sent: the sequence it belongs to ends."""
