@@ -42,8 +42,8 @@ def _real(run: Contained, tool: str) -> list[dict[str, object]]:
 def slow_run(tmp_path_factory: pytest.TempPathFactory) -> Contained:
     base = tmp_path_factory.mktemp("slow")
     files = make_user_files(base / "user")
-    target = _target(SLOW, files.root, f"--arg=--tools={SLOW_TOOLS}", "--arg=--delay=0.3")
-    return contained_run(base, "slow", files, *target, "--budget", "45s", "--replays", "1")
+    target = _target(SLOW, files.root, f"--arg=--tools={SLOW_TOOLS}", "--arg=--delay=0.2")
+    return contained_run(base, "slow", files, *target, "--budget", "30s", "--replays", "1")
 
 
 @pytest.fixture(scope="module")
