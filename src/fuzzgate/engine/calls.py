@@ -126,10 +126,16 @@ class CallLoop:
                 continue
             if surrogate:
                 self._surrogates_sent.add(key)
+            measured = await self._measure(connection, plan, case)
+            if not scheduler.running():
+                # Fuzzing's deadline came while the server restarted or the collector switched: the
+                # case is not sent. The deadline's grace (`deadline.observe_s`) is for calls on their
+                # way, from their request on.
+                return
             token = object()
             self.open[token] = f"{subject_label(plan.info.surface, plan.info.name)} case {case.index}"
             try:
-                await self._call(scheduler, keeper, feed, connection, plan, case, surrogate)
+                await self._call(scheduler, keeper, feed, connection, plan, case, surrogate, measured)
             finally:
                 del self.open[token]
 
@@ -158,11 +164,12 @@ class CallLoop:
         plan: ToolPlan,
         case: Case,
         surrogate: bool,
+        measured: bool,
     ) -> None:
-        """Send one case and record what it showed: features, findings, the restart it needs."""
+        """Send one case and record what it showed: features, findings, the restart it needs.
+        `measured`: whether the collector measures it (`_measure`)."""
         target = self.run.settings.target
         index = case.index
-        measured = await self._measure(connection, plan, case)
         pending = _InFlight()
         self._in_flight.add(pending)
         for other in self._in_flight:

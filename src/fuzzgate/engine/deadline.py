@@ -16,7 +16,8 @@ from fuzzgate.config.model import TargetConfig, TargetKind
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
 from fuzzgate.plan.budget import STOP_ALLOWANCE_S, TimeBox
 from fuzzgate.plan.selection import Scheduler
-from fuzzgate.target.call import OBSERVE_SLACK_S
+from fuzzgate.target.call import FOLLOW_UP_S
+from fuzzgate.target.settle import DEATH_S
 
 _WATCH_S = 0.05
 REPLAYS_IN_PARALLEL = 4
@@ -72,9 +73,11 @@ def backlog_of(
 
 
 def observe_s(target: TargetConfig, traced: bool) -> float:
-    """The longest observing one call to its end takes: its timeout, the ping after a timeout and a
-    dead server's last words (`OBSERVE_SLACK_S`), and the coverage collector's read when it runs."""
-    return target.timeout_ms / 1000 + OBSERVE_SLACK_S + (COLLECT_TIMEOUT_S if traced else 0.0)
+    """The longest observing one call to its end takes: its timeout and the ping after a timeout,
+    then a dead server's last words (`DEATH_S`) or, from a server still there, the coverage
+    collector's read when it runs: never both (`engine.feedback.lost`). Switching the collector on
+    or off comes before the request, outside the grace (`CallLoop.worker`)."""
+    return target.timeout_ms / 1000 + FOLLOW_UP_S + max(DEATH_S, COLLECT_TIMEOUT_S if traced else 0.0)
 
 
 def fuzz_deadline(box: TimeBox, target: TargetConfig, *, backlog: Backlog, observe: float) -> float:

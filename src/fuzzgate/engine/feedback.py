@@ -12,7 +12,7 @@ from fuzzgate.coverage.channel import CallCoverage
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
 from fuzzgate.learn.features import ARC_PREFIX, LINE_PREFIX, Feedback, Observed, Signal, SignalKind
 from fuzzgate.learn.feed import Feed
-from fuzzgate.model.outcome import CallOutcome
+from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan.selection import ToolPlan
 from fuzzgate.target.connection import Connection
 
@@ -50,6 +50,13 @@ async def seen_at_start(feedback: Feedback, connection: Connection, feed: Feed) 
             _learn_constants(feedback, feed, "collector", start)
 
 
+def lost(outcome: CallOutcome) -> bool:
+    """Whether the call lost the connection (the server died or closed it): nothing is collected
+    from a server that is going away, so observing a call never waits for both its last stderr
+    words and the collector (`deadline.observe_s`)."""
+    return outcome.status is OutcomeStatus.CLOSED or outcome.after_timeout is AfterTimeout.DIED
+
+
 async def call_features(
     feedback: Feedback,
     connection: Connection,
@@ -60,14 +67,14 @@ async def call_features(
     measured: bool = True,
 ) -> Observed:
     """The call's features, and which are new; the constants its code compares against go
-    into the dictionary. A call the collector did not measure (`measured` false: `learn.sampling`)
-    gives its behaviour only."""
+    into the dictionary. A call the collector did not measure (`measured` false: `learn.sampling`),
+    or one that lost the connection (`lost`), gives its behaviour only."""
     signal = feedback.signal.kind
     if signal is SignalKind.OFF:
         return Observed(frozenset(), frozenset())
     coverage = None
     channel = connection.coverage
-    if measured and signal is SignalKind.COVERAGE and channel is not None and connection.alive():
+    if measured and signal is SignalKind.COVERAGE and channel is not None and connection.alive() and not lost(outcome):
         coverage = await channel.collect(COLLECT_TIMEOUT_S)
         if coverage is not None:
             _learn_constants(feedback, feed, plan.info.name, coverage)

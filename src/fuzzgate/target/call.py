@@ -23,7 +23,7 @@ from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, Outco
 from fuzzgate.model.uri_template import expand_template
 from fuzzgate.target.client_side import utf8_encodable
 from fuzzgate.target.connection import CONNECTION_CLOSED, Connection, describe_exception
-from fuzzgate.target.settle import DEATH_S, await_death, is_connection_loss, let_stderr_catch_up
+from fuzzgate.target.settle import await_death, is_connection_loss, let_stderr_catch_up
 
 PROGRESS_EXTENSION_LIMIT = 6
 """Progress notifications extend a call's timeout, up to this many timeouts in all."""
@@ -232,9 +232,6 @@ async def call_tool(
 
 FOLLOW_UP_S = 1.0
 """How long the ping after a timed-out request may take."""
-OBSERVE_SLACK_S = FOLLOW_UP_S + DEATH_S
-"""Past its own timeout, the longest a call takes to be observed to its end: the ping after it
-times out, then a dead server's last stderr words and exit status."""
 
 
 async def call_and_follow(

@@ -1,0 +1,100 @@
+"""Observing a call to its end at fuzzing's deadline: the grace covers every way a call can end,
+never a dead server's last words and the collector's read both (nothing is collected from a server
+that lost its connection), so the coverage collector does not make fuzzing stop earlier."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import pytest
+
+from fuzzgate.config.model import TargetConfig, TargetKind
+from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
+from fuzzgate.engine.deadline import Backlog, fuzz_deadline, observe_s
+from fuzzgate.engine.feedback import call_features, lost
+from fuzzgate.learn.features import Feedback, Signal, SignalKind
+from fuzzgate.learn.feed import Feed
+from fuzzgate.model.findings import Surface
+from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
+from fuzzgate.plan.budget import TimeBox
+from fuzzgate.target.call import FOLLOW_UP_S
+from fuzzgate.target.settle import DEATH_S
+
+TARGET = TargetConfig(kind=TargetKind.STDIO, command="server", timeout_ms=5000)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_the_grace_covers_every_way_a_call_ends(traced: bool) -> None:
+    timeout = TARGET.timeout_ms / 1000
+    collect = COLLECT_TIMEOUT_S if traced else 0.0
+    ways = {
+        "answered at its timeout, then collected": timeout + collect,
+        "timed out, alive or stuck after the ping, then collected": timeout + FOLLOW_UP_S + collect,
+        "timed out, dead after the ping": timeout + FOLLOW_UP_S + DEATH_S,
+        "closed at its timeout": timeout + DEATH_S,
+    }
+    grace = observe_s(TARGET, traced=traced)
+    assert all(grace >= took for took in ways.values()), (grace, ways)
+    # And no more than the longest of them: the grace is what fuzzing gives up at its end.
+    assert grace == max(ways.values())
+
+
+def test_the_collector_does_not_stop_fuzzing_earlier() -> None:
+    box = TimeBox(12.0)
+    none = Backlog(0, 0.0, 0.0)
+    traced = fuzz_deadline(box, TARGET, backlog=none, observe=observe_s(TARGET, traced=True))
+    untraced = fuzz_deadline(box, TARGET, backlog=none, observe=observe_s(TARGET, traced=False))
+    assert traced == untraced == box.fuzz_end(0.0)
+
+
+@dataclass
+class _Channel:
+    collected: list[int] = field(default_factory=list)
+
+    async def collect(self, timeout_s: float) -> None:
+        self.collected.append(1)
+
+
+@dataclass
+class _Connection:
+    coverage: _Channel
+
+    def alive(self) -> bool:
+        return True
+
+
+@dataclass
+class _Plan:
+    info: Any
+
+
+@dataclass
+class _Info:
+    name: str = "tool"
+    surface: Surface = Surface.TOOL
+
+
+@pytest.mark.parametrize(
+    ("outcome", "collected"),
+    [
+        (CallOutcome(OutcomeStatus.OK, 0.01), 1),
+        (CallOutcome(OutcomeStatus.TIMEOUT, 5.0, after_timeout=AfterTimeout.STUCK), 1),
+        (CallOutcome(OutcomeStatus.TIMEOUT, 5.0, after_timeout=AfterTimeout.DIED), 0),
+        (CallOutcome(OutcomeStatus.CLOSED, 0.5), 0),
+    ],
+)
+def test_a_server_that_lost_its_connection_is_not_collected_from(outcome: CallOutcome, collected: int) -> None:
+    channel = _Channel()
+    # A process that has not exited yet: the collector's pipe may stay open as long as it does.
+    connection = _Connection(channel)
+    feedback = Feedback(Signal(SignalKind.COVERAGE, "coverage"))
+    feed = Feed([])
+
+    async def main() -> None:
+        await call_features(feedback, connection, feed, _Plan(_Info()), outcome, {})  # type: ignore[arg-type]
+
+    anyio.run(main)
+    assert len(channel.collected) == collected
+    assert lost(outcome) is (collected == 0)
