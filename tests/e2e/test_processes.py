@@ -111,7 +111,7 @@ def test_a_server_that_ignores_sigterm_and_hangs_is_killed(tmp_path: Path, marke
 def test_a_run_that_restarts_crashed_servers_and_ends_by_budget_exits_cleanly(tmp_path: Path) -> None:
     run = fuzzgate(
         "run", *stdio_target("buggy_server.py"), "--include", "format_label", "--include", "sync_repository",
-        "--budget", "30s", "--timeout", "1s", "--replays", "1", "--seed", "2", cwd=tmp_path,
+        "--budget", "15s", "--timeout", "1s", "--replays", "1", "--seed", "2", cwd=tmp_path,
         env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(tmp_path)},
     )  # fmt: skip
     # Ended by the budget: what it found depends on how many calls the machine's load allowed, so
