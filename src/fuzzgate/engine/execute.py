@@ -81,7 +81,6 @@ the worker's default): all tools share one generation worker, so a schema too co
 for holds the others up until then."""
 DEADLINE_REFRESH_S = 0.05
 """How stale fuzzing's deadline may be: it moves by seconds (a finding offered, a replay done)."""
-_LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
 
 
 class Engine:

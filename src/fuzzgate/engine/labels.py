@@ -17,7 +17,7 @@ from fuzzgate.engine.base_check import BaseTally, base_notes
 from fuzzgate.model.findings import Finding
 from fuzzgate.triage.minimize import CallShrinker
 
-__all__ = ["BaselineTally", "Tally", "Verification", "label"]
+__all__ = ["BaseChecks", "BaselineTally", "Tally", "Verification", "label"]
 
 
 @dataclass(slots=True, eq=False)
