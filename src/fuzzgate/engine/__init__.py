@@ -18,7 +18,8 @@ The modules:
 - `calls.py`: fuzzing's calls (`CallLoop`): workers pull cases and call tools, each outcome counting
   the calls really in flight while it was pending, and record what each showed. Requests that never
   reached the server (`NOT_SENT`: unsendable, or stranded by fuzzgate's failed side of the
-  connection) are counted apart from `calls`, and a broken session is reopened.
+  connection) are counted apart from `calls`, and a broken session is reopened. In a time-boxed
+  run a call pending past the slow threshold gets a helper sending the next cases beside it.
 - `next_case.py`: which case a worker sends next (a corpus seed's or queued sequence's next step,
   else the scheduler's, generated off the event loop, maybe with a dictionary value or mutated).
 - `verdict.py`: what one fuzzing call showed, before it becomes findings: the oracles' observations

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
+
+import anyio
+from mcp.shared.exceptions import MCPError
 
 from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
@@ -33,13 +36,19 @@ from fuzzgate.model.findings import Finding, Step, Surface
 from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox
 from fuzzgate.plan.selection import Scheduler, ToolPlan
+from fuzzgate.target.call import FOLLOW_UP_S
 from fuzzgate.target.connection import Connection
+from fuzzgate.target.settle import is_connection_loss
 from fuzzgate.triage.finding_set import FindingSet
 from fuzzgate.triage.sequence import HISTORY_STEPS
 
 __all__ = ["CallLoop"]
 
 _LIVE_CORPUS_ORIGINS = ("corpus:", "corpus-prefix:", "shrink:")
+_WATCH_TICK_S = 0.25
+"""How often a worker's watch looks at its call in flight (`CallLoop._watch`)."""
+_IDLE_PING_S = 0.2
+"""How soon a server must answer a ping, beside a slow call, for a helper to send calls beside it."""
 
 
 @dataclass(slots=True, eq=False)
@@ -47,6 +56,23 @@ class _InFlight:
     """One pending call, and the most calls that were in flight at once while it was pending."""
 
     peak: int = 1
+
+
+@dataclass(slots=True, eq=False)
+class _Pending:
+    """A worker's call in flight: since when, and whether it ended."""
+
+    since: float
+    connection: Connection
+    ended: anyio.Event = field(default_factory=anyio.Event)
+
+
+@dataclass(slots=True, eq=False)
+class _Watched:
+    """What a worker's watch reads (`CallLoop._watch`): its call in flight, and whether it is done."""
+
+    pending: _Pending | None = None
+    done: anyio.Event = field(default_factory=anyio.Event)
 
 
 class _Run(Protocol):
@@ -74,6 +100,24 @@ class _Run(Protocol):
     async def next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None: ...
 
 
+async def _answers(connection: Connection) -> bool:
+    """Whether the server answers a ping within `_IDLE_PING_S` (`CallLoop._watch`)."""
+    if not connection.alive() or connection.broken:
+        return False
+    with anyio.move_on_after(_IDLE_PING_S):
+        try:
+            await connection.client.session.send_ping()
+        except MCPError:
+            # Any error reply is an answer (servers on the 2026 protocol say ping is not found).
+            pass
+        except Exception as exc:
+            if not is_connection_loss(exc):
+                raise
+            return False
+        return True
+    return False
+
+
 class CallLoop:
     """The fuzzing workers' loop (`worker`), and what their calls add up to."""
 
@@ -97,6 +141,11 @@ class CallLoop:
         self._in_flight: set[_InFlight] = set()
         self._surrogates_sent: set[tuple[Surface, str, str]] = set()
         self._surrogates_dropped = False
+        settings = run.settings
+        self._overlap_s = settings.slow_ms / 1000 if settings.cases is None else None
+        """How long a call is waited for alone (`_beside`); None: always (with `--cases` the order of
+        the requests never reads the clock)."""
+        self._helping = False
 
     def expect(self, known: Collection[str]) -> None:
         """The baseline's fingerprints: each one met is one fewer baseline replay after fuzzing."""
@@ -104,8 +153,27 @@ class CallLoop:
         self.unseen = len(self.known)
 
     async def worker(self, scheduler: Scheduler, keeper: ServerKeeper, feed: Feed) -> None:
-        """Send cases until the scheduler has none left or the server cannot be restarted."""
-        while (item := await self.run.next_case(scheduler, feed)) is not None:
+        """Send cases until the scheduler has none left or the server cannot be restarted. In a
+        time-boxed run, a call still pending past the slow threshold no longer holds the others up:
+        a helper sends the next cases beside it until it ends (`_watch`)."""
+        watched = _Watched()
+        async with anyio.create_task_group() as helpers:
+            if self._overlap_s is not None:
+                helpers.start_soon(self._watch, watched, scheduler, keeper, feed)
+            try:
+                await self._work(scheduler, keeper, feed, watched, None)
+            finally:
+                watched.done.set()
+
+    async def _work(
+        self, scheduler: Scheduler, keeper: ServerKeeper, feed: Feed, watched: _Watched, beside: anyio.Event | None
+    ) -> None:
+        """The worker's loop; `beside`: a helper's, which leaves once the slow call it stands in
+        for has ended."""
+        while beside is None or not beside.is_set():
+            item = await self.run.next_case(scheduler, feed)
+            if item is None:
+                return
             plan, case = item
             waited = time.monotonic()
             connection = await keeper.get()
@@ -134,16 +202,48 @@ class CallLoop:
                 return
             token = object()
             self.open[token] = f"{subject_label(plan.info.surface, plan.info.name)} case {case.index}"
+            pending = _Pending(time.monotonic(), connection)
+            if beside is None:
+                watched.pending = pending
             try:
                 await self._call(scheduler, keeper, feed, connection, plan, case, surrogate, measured)
             finally:
+                pending.ended.set()
+                if beside is None:
+                    watched.pending = None
                 del self.open[token]
+
+    async def _watch(self, watched: _Watched, scheduler: Scheduler, keeper: ServerKeeper, feed: Feed) -> None:
+        """A call pending past the slow threshold is a slow call or a hang: waiting for it alone
+        would spend the timeout sending nothing (a 5 s hang is a quarter of a 20 s run). So from then
+        on a helper sends the next cases beside it, and the next server is started ahead, since a
+        call this slow often ends in a restart. Only while the server answers a ping at once: one
+        busy with the slow call (a blocked event loop, a traceback being printed) would only queue
+        the helper's calls behind it, and make them look slow. Calls sent beside it are concurrent
+        (their findings are confirmed alone, as with `--concurrency`); a restart lets them end
+        first (`ServerKeeper.restart`). The worker's call is looked at every `_WATCH_TICK_S` rather
+        than timed one by one, which would cost every call a task."""
+        assert self._overlap_s is not None
+        while not watched.done.is_set():
+            with anyio.move_on_after(_WATCH_TICK_S):
+                await watched.done.wait()
+            pending = watched.pending
+            if pending is None or self._helping or not scheduler.running():
+                continue
+            if time.monotonic() - pending.since < self._overlap_s or not await _answers(pending.connection):
+                continue
+            self._helping = True
+            keeper.expect_restart()
+            try:
+                await self._work(scheduler, keeper, feed, watched, pending.ended)
+            finally:
+                self._helping = False
 
     async def _measure(self, connection: Connection, plan: ToolPlan, case: Case) -> bool:
         """Whether the collector measures this call (`learn.sampling`); the live corpus's calls
-        always are (it keeps and shrinks by what they reach). One call at a time, the collector is
-        switched off for the calls it does not measure; with several in flight it runs on, and only
-        their collects are skipped."""
+        always are (it keeps and shrinks by what they reach). With no other call in flight, the
+        collector is switched off for the calls it does not measure; with several in flight it runs
+        on, and only their collects are skipped."""
         sampling = self.run.sampling
         if sampling is None or case.origin.startswith(_LIVE_CORPUS_ORIGINS):
             measured = True
@@ -151,7 +251,7 @@ class CallLoop:
             label = subject_label(plan.info.surface, plan.info.name)
             measured = sampling.measures(plan.info.surface, plan.info.name, label)
         channel = connection.coverage
-        if channel is not None and self.run.settings.concurrency == 1 and connection.alive():
+        if channel is not None and self.run.settings.concurrency == 1 and not self._in_flight and connection.alive():
             await channel.measure(measured, COLLECT_TIMEOUT_S)
         return measured
 
@@ -178,10 +278,12 @@ class CallLoop:
         # keeps of them is picked only for a call that shows something (`verdict`).
         history = connection.history[-HISTORY_STEPS:]
         surface = plan.info.surface
+        connection.in_flight += 1
         try:
             step = await send_step(connection, target, plan.info.name, case.arguments, surface=surface)
         finally:
             self._in_flight.discard(pending)
+            connection.in_flight -= 1
         outcome = replace(step.outcome, concurrent=pending.peak)
         # The reply is parsed and walked once, for the step's values and for the feed's dictionary.
         found = reply_held(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
@@ -251,7 +353,10 @@ class CallLoop:
             or not connection.alive()
             or connection.broken
         ):
-            keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}")
+            # The calls sent beside one that hung alone (`_watch`) are let end before the restart,
+            # within their timeout: their findings are as good as any.
+            drain_s = target.timeout_ms / 1000 + FOLLOW_UP_S if outcome.after_timeout is AfterTimeout.ALIVE else 0.0
+            keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}", drain_s)
             keeper.culprit = plan
             feed.restarted()
             if self.run.live is not None:

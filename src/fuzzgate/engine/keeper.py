@@ -17,6 +17,7 @@ from fuzzgate.plan.selection import ToolPlan
 from fuzzgate.target.connection import Connection
 
 MAX_RESTARTS_IN_A_ROW = 3
+_DRAIN_POLL_S = 0.01
 
 
 class ServerKeeper:
@@ -40,6 +41,7 @@ class ServerKeeper:
         self._ready = anyio.Event()
         self._restart = anyio.Event()
         self._reason = ""
+        self._drain_s = 0.0
         self.failure: TargetError | None = None
         self.culprit: ToolPlan | None = None
 
@@ -58,6 +60,9 @@ class ServerKeeper:
                         self._emit(ServerRestarted(self._reason, generation, warm))
                     self._ready.set()
                     await self._restart.wait()
+                    with anyio.move_on_after(self._drain_s):
+                        while conn.in_flight:
+                            await anyio.sleep(_DRAIN_POLL_S)
                     self._restart = anyio.Event()
             except TargetError as exc:
                 if generation == 0:
@@ -75,13 +80,21 @@ class ServerKeeper:
         if self._spares is not None:
             self._spares.keep(self._server, self._extra_env, 0)
 
+    def expect_restart(self) -> None:
+        """A call is taking long enough to end in a restart: have the next server started ahead."""
+        if self._spares is not None:
+            self._spares.keep(self._server, self._extra_env, 1)
+
     async def get(self) -> Connection | None:
         await self._ready.wait()
         return self._connection
 
-    def restart(self, connection: Connection, reason: str) -> None:
+    def restart(self, connection: Connection, reason: str, drain_s: float = 0.0) -> None:
+        """Stop `connection`'s server and start the next; the calls still in flight on it are given
+        up to `drain_s` to end first (they are aborted when it is torn down)."""
         if self._connection is connection and not self._restart.is_set():
             self._reason = reason
+            self._drain_s = drain_s
             if self._spares is not None:
                 # A server that crashed or hung once usually does again: from now on the next
                 # start is made ahead (the first one while the old server is stopped).

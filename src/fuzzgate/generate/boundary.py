@@ -30,6 +30,7 @@ from fuzzgate.generate._model import (
 from fuzzgate.generate._numbers import lower_bound, upper_bound
 from fuzzgate.generate._structure import ByteAllowance, array_variants, many_properties_variant, nesting_variants
 from fuzzgate.generate._walk import Variant
+from fuzzgate.generate.value_class import ValueClass, key_class
 
 MAGIC_INTEGERS: Final = (
     2**31 - 1,
@@ -45,6 +46,10 @@ MAGIC_INTEGERS: Final = (
     2**64,
 )
 MAGIC_FLOATS: Final = (0.5, -0.5, 1e-7, 5e-324, -0.0, 1.7976931348623157e308, -1.7976931348623157e308)
+TRAVERSALS: Final = ("..", "../", "../../../../etc/passwd")
+"""Path traversal: the strings a field named as a path (`path`, `file`, `dir`: `value_class`) gets
+among its first edge cases, since climbing out of the allowed directory is the bug such a field
+has most often; other strings get them with the rest of `HOSTILE_STRINGS`."""
 HOSTILE_STRINGS: Final = (
     "\x00",
     "\u202eevil\u202c",
@@ -60,9 +65,7 @@ HOSTILE_STRINGS: Final = (
     "${7*7}",
     "{{7*7}}",
     "$(id)",
-    "..",
-    "../",
-    "../../../../etc/passwd",
+    *TRAVERSALS,
 )
 """NUL, RTL override, emoji, a ZWJ sequence, stacked combining marks, a lone surrogate (which JSON
 escapes can carry and transports may refuse), and the usual probes: SQL, format string, template
@@ -101,7 +104,7 @@ class BoundaryEdits:
             for tier, number in _numbers(leaf.number, floats=floats):
                 yield Variant(tier, number, f"boundary:{label}={describe(number)}")
         if JsonType.STRING in types:
-            for tier, text in self._strings(leaf.string):
+            for tier, text in self._strings(leaf.string, path=_names_a_path(label)):
                 yield Variant(tier, text, f"boundary:{label}={describe(text)}")
         if JsonType.BOOLEAN in types:
             for flag in (True, False):
@@ -115,7 +118,10 @@ class BoundaryEdits:
             yield from many_properties_variant(leaf, value, label, self.bases, self.allowance)
         yield from nesting_variants(leaf, label)
 
-    def _strings(self, rule: StringRule) -> Iterator[tuple[int, str]]:
+    def _strings(self, rule: StringRule, *, path: bool) -> Iterator[tuple[int, str]]:
+        if path:
+            for text in TRAVERSALS:
+                yield 2, text
         lengths = [0, rule.min_length, rule.min_length - 1]
         if rule.max_length is not None:
             lengths += [rule.max_length, rule.max_length + 1]
@@ -128,7 +134,8 @@ class BoundaryEdits:
             yield 3, sample
         yield 3, "A" * self.max_string
         for text in HOSTILE_STRINGS:
-            yield 3, text
+            if not (path and text in TRAVERSALS):
+                yield 3, text
 
     def _objects(self, leaf: Leaf, value: dict[str, Any], label: str) -> Iterator[Variant]:
         rule = leaf.object
@@ -152,6 +159,13 @@ class BoundaryEdits:
                     yield Variant(1, {**value, key: found}, f"add:{where}={describe(found)}")
         if value and label:
             yield Variant(3, {}, f"boundary:{label}={{}}")
+
+
+def _names_a_path(label: str) -> bool:
+    """Whether the property at `label` (a JSON pointer: `/properties/file_path`) is named as a path."""
+    parent, _, key = label.rpartition("/")
+    name = key.replace("~1", "/").replace("~0", "~")
+    return parent.endswith("/properties") and key_class(name) is ValueClass.PATH
 
 
 def _numbers(rule: NumberRule, *, floats: bool) -> Iterator[tuple[int, int | float]]:
