@@ -187,6 +187,25 @@ def test_classic_boundaries_and_hostile_strings_are_tried() -> None:
     assert any(isinstance(t, str) and t.startswith("\u202e") for t in texts)
 
 
+@pytest.mark.parametrize("key", ["path", "file_path", "targetDir"])
+def test_a_field_named_as_a_path_gets_traversals_among_its_first_cases(key: str) -> None:
+    schema = {"type": "object", "properties": {key: {"type": "string", "maxLength": 500}}, "required": [key]}
+
+    def first(name: str) -> set[str]:
+        named = schema if name == key else _renamed(schema, key, name)
+        made = CaseGenerator(named, master_seed=3, name="read", mode=MIXED)
+        values = (made.case(k).arguments.get(name) for k in range(24))
+        return {value for value in values if isinstance(value, str)}
+
+    assert {"..", "../", "../../../../etc/passwd"} <= first(key)
+    # A field not named as a path gets them later, with the other hostile strings.
+    assert ".." not in first("query")
+
+
+def _renamed(schema: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    return {**schema, "properties": {new: schema["properties"][old]}, "required": [new]}
+
+
 def test_strings_respect_max_string_everywhere() -> None:
     made = generator("pydantic_model", MIXED, max_string=64)
     for k in range(200):
