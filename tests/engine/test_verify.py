@@ -15,7 +15,7 @@ from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.engine import verify
 from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.verify import Verification, Verifier
-from fuzzgate.model.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Step, Surface
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Severity, Step, Surface
 
 
 def _finding(fp: str = "f" * 20, arguments: dict[str, Any] | None = None) -> Finding:
@@ -101,6 +101,34 @@ def test_a_deadline_leaves_findings_unconfirmed_and_says_so(monkeypatch: pytest.
     assert [f.unconfirmed for f in out.findings] == [True, True]
     assert [f.flaky for f in out.findings] == [False, False]
     assert any("unconfirmed" in note for note in out.notes)
+
+
+@pytest.mark.parametrize(
+    ("severity", "ambiguous", "reported"),
+    [
+        # Below fail-on (medium), only ever seen beside other calls, never replayed: left out.
+        (Severity.LOW, True, False),
+        # Seen alone: reported unconfirmed, whatever its severity.
+        (Severity.LOW, False, True),
+        # At or above fail-on: reported unconfirmed, and it gates.
+        (Severity.MEDIUM, True, True),
+        (Severity.CRITICAL, True, True),
+    ],
+)
+def test_an_unreplayed_finding_below_fail_on_with_only_ambiguous_evidence_is_not_reported(
+    monkeypatch: pytest.MonkeyPatch, severity: Severity, ambiguous: bool, reported: bool
+) -> None:
+    async def never(_: Finding) -> bool:
+        await anyio.sleep(3600)
+        return True
+
+    weak = replace(_finding("a" * 20), severity=severity)
+    out = _run(monkeypatch, never, _config(), [(weak, ambiguous), (_finding("b" * 20), False)], deadline_s=0.2)
+    assert [f.fingerprint for f in out.findings] == (["a" * 20] if reported else []) + ["b" * 20]
+    assert all(f.unconfirmed for f in out.findings)
+    assert [dropped for _, dropped in out.triaged] == [not reported, False]
+    said = [note for note in out.notes if note.startswith("1 finding(s) below fail-on")]
+    assert len(said) == (0 if reported else 1) and all(note.endswith("not reported") for note in said)
 
 
 def test_replays_take_turns_so_a_deadline_spreads_them(monkeypatch: pytest.MonkeyPatch) -> None:

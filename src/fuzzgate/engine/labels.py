@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from fuzzgate.config.model import TargetConfig
 from fuzzgate.engine.base_check import BaseTally, base_notes
-from fuzzgate.model.findings import Finding
+from fuzzgate.model.findings import Finding, Severity
 from fuzzgate.triage.minimize import CallShrinker
 
 __all__ = ["BaseChecks", "BaselineTally", "Tally", "Verification", "label"]
@@ -85,6 +85,7 @@ def label(
     *,
     replays: int,
     target: TargetConfig,
+    fail_on: Severity = Severity.MEDIUM,
     start_error: str | None = None,
     base: BaseChecks | None = None,
 ) -> Verification:
@@ -93,7 +94,7 @@ def label(
     if replays <= 0:
         unreplayed = tuple(sorted((f for f, _ in candidates), key=lambda f: f.fingerprint))
         return Verification(unreplayed, tuple((f, False) for f in unreplayed))
-    kept, triaged, notes = _findings(candidates, tallies, replays, target)
+    kept, triaged, notes = _findings(candidates, tallies, replays, target, fail_on)
     failing, kept_known, baseline_notes = _baseline(baseline, start_error)
     notes += baseline_notes
     pre_existing: frozenset[str] = frozenset()
@@ -108,15 +109,25 @@ def label(
 
 
 def _findings(
-    candidates: Sequence[tuple[Finding, bool]], tallies: Mapping[str, Tally], replays: int, target: TargetConfig
+    candidates: Sequence[tuple[Finding, bool]],
+    tallies: Mapping[str, Tally],
+    replays: int,
+    target: TargetConfig,
+    fail_on: Severity,
 ) -> tuple[list[Finding], list[tuple[Finding, bool]], list[str]]:
     """The findings kept, every candidate as labelled (with whether it was dropped), and the notes."""
     kept: list[Finding] = []
     triaged: list[tuple[Finding, bool]] = []
-    partial = unconfirmed = unreached = 0
+    partial = unconfirmed = unreached = weak = 0
     for finding, _ in sorted(candidates, key=lambda c: c[0].fingerprint):
         tally = tallies[finding.fingerprint]
         labelled, dropped = _labelled(tally, replays)
+        if tally.ambiguous and tally.attempts == 0 and labelled.severity.rank < fail_on.rank:
+            # Only ever seen beside other calls (or slow under the collector), and never replayed:
+            # what a replay alone would have weighed is all the evidence there is, and it gates nothing.
+            weak += 1
+            triaged.append((labelled, True))
+            continue
         if tally.unreachable:
             unreached += 1
         elif tally.attempts < replays:
@@ -130,6 +141,11 @@ def _findings(
         notes.append(
             f"{unconfirmed} finding(s) could not be replayed within the budget: reported as unconfirmed"
             " (an unconfirmed new finding at or above fail-on fails the gate)"
+        )
+    if weak:
+        notes.append(
+            f"{weak} finding(s) below fail-on, seen only beside other calls or slow under the coverage collector,"
+            " could not be replayed within the budget: not reported"
         )
     if partial:
         notes.append(f"{partial} finding(s) got fewer than {replays} replays within the budget")

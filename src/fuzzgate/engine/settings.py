@@ -31,11 +31,14 @@ class VerifySettings:
     shrink_tries: int = MAX_TRIES
     """`[fuzzgate] shrink_tries`: fresh servers shrinking one finding's call may take, and as many
     for its sequence's calls; 0: none."""
+    fail_on: Severity = Severity.MEDIUM
+    """`fail_on`: a finding below it with only ambiguous evidence and no replay is not reported
+    (`engine.labels`)."""
 
     @classmethod
     def of(cls, config: Config) -> VerifySettings:
         server, selection = ServerSettings.of(config), SelectionSettings.of(config)
-        return cls(server, selection, config.replays, config.severity, config.shrink_tries)
+        return cls(server, selection, config.replays, config.severity, config.shrink_tries, config.fail_on)
 
     @property
     def target(self) -> TargetConfig:
@@ -89,4 +92,6 @@ class EngineSettings:
 
     @property
     def verification(self) -> VerifySettings:
-        return VerifySettings(self.server, self.selection, self.replays, self.severity, self.shrink_tries)
+        return VerifySettings(
+            self.server, self.selection, self.replays, self.severity, self.shrink_tries, self.fail_on
+        )

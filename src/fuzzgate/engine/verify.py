@@ -34,7 +34,9 @@ What the deadline cuts short is said, never hidden:
 - a finding replayed fewer times than asked is labelled on the replays that finished;
 - a finding never replayed is `unconfirmed` (the budget ran out, or no fresh server could be
   reached: an HTTP target without a command), and an unconfirmed new finding at or above fail-on
-  fails the gate (it was observed; it only could not be replayed);
+  fails the gate (it was observed; it only could not be replayed); below fail-on, one whose every
+  hit was ambiguous (seen only beside other calls, or slow under the collector) is not reported,
+  and a note counts it: it gates nothing, and its evidence is what a replay would have weighed;
 - a baseline entry whose replays did not finish stays known (`unverified`), never "fixed"; so does
   one whose fresh server could not be started (not replayed: the note gives the start error);
 - so does one whose repro was redacted (`Repro.redacted`) and did not fail again: a secret it sent
@@ -515,6 +517,7 @@ class Verifier:
             self._baseline,
             replays=self.settings.replays,
             target=self.settings.target,
+            fail_on=self.settings.fail_on,
             start_error=self._start_error,
             base=base,
         )

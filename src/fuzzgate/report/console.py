@@ -31,6 +31,10 @@ from fuzzgate.report.feedback_text import corpus_line, feedback_line, probes_lin
 PROGRESS_EVERY_S = 5.0
 
 
+_NOT_REPORTED = "not reported (below fail-on, never replayed, only seen beside other calls or under the collector)"
+"""The console's label of an unconfirmed finding `engine.labels` leaves out."""
+
+
 class ConsoleReporter:
     """Consumes engine events. On a terminal the progress line updates in place; in CI logs it is
     printed every few seconds instead.
@@ -103,7 +107,10 @@ class ConsoleReporter:
             c.print(f"  replaying {event.findings} finding(s) {event.replays}x each on fresh servers")
         elif isinstance(event, FindingTriaged):
             f = event.finding
-            label = "dropped (another call's symptom)" if event.dropped else _triage_label(f)
+            if event.dropped and f.unconfirmed:
+                label = _NOT_REPORTED
+            else:
+                label = "dropped (another call's symptom)" if event.dropped else _triage_label(f)
             c.print(
                 f"  {label}: {f.kind.value} in {self._shown(subject_label(f.surface, f.name))} "
                 f"({f.reproduced}/{f.replays} replays)"
