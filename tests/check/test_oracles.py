@@ -6,7 +6,9 @@ from pathlib import Path
 
 from fuzzgate.check import Oracles, normalize_message, normalize_schema_path
 from fuzzgate.check.registry import CallContext
+from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment
+from fuzzgate.check.slow import time_defaults
 from fuzzgate.model.findings import Kind, Surface
 from fuzzgate.model.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
 from tests.check.test_traceback import PLAIN
@@ -36,6 +38,31 @@ def test_crash_hang_and_slow() -> None:
     assert kinds(CallOutcome(OutcomeStatus.TIMEOUT, 5.0)) == [Kind.HANG]
     assert kinds(CallOutcome(OutcomeStatus.OK, 2.5)) == [Kind.SLOW]
     assert kinds(CallOutcome(OutcomeStatus.ABORTED, 0.1)) == []
+
+
+def test_a_call_that_asked_for_its_time_is_not_slow() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"duration": {"type": "number", "default": 10}, "steps": {"type": "integer", "default": 5}},
+    }
+    assert time_defaults(schema) == {"duration"}
+    # A zero or a boolean default asks for no time.
+    unasked = {"type": "object", "properties": {"delay_ms": {"default": 0}, "wait": {"default": True}}}
+    assert time_defaults(unasked) == set()
+    facts = ServerFacts(time_defaults={"trigger-long-running-operation": time_defaults(schema)})
+    oracles = Oracles(slow_s=2.0, scanner=SecretScanner([], CANARIES), server=facts)
+
+    def slow(tool: str, arguments: dict[str, object]) -> bool:
+        ctx = CallContext(tool, arguments, True, CallOutcome(OutcomeStatus.OK, 10.0))
+        return [o.kind for o in oracles.observe_call(ctx)] == [Kind.SLOW]
+
+    # Asked for in the call, or left to a default that asks for it: by design.
+    assert not slow("trigger-long-running-operation", {"duration": 10, "steps": 5})
+    assert not slow("trigger-long-running-operation", {})
+    assert not slow("trigger-long-running-operation", {"steps": 2})
+    # Asked for nothing: slow. Another tool's defaults say nothing of this one.
+    assert slow("trigger-long-running-operation", {"duration": 0})
+    assert slow("echo", {})
 
 
 def test_timeout_of_a_lone_surrogate_request_is_not_a_hang() -> None:

@@ -95,6 +95,9 @@ class ServerFacts:
     read-only outside its scope (errors that causes are the sandbox's, `check.environment`)."""
     environment: dict[SandboxCause, set[str]] = field(default_factory=dict)
     """The errors the sandbox caused, by cause, with the tools they touched: the run's notes."""
+    time_defaults: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Per tool, its arguments that ask for time (`duration`, `delay_ms`) with a positive default in
+    its input schema: a call that leaves one out asks for that time (`check.slow`)."""
 
 
 def sdk_in_frames(trace: Trace) -> Sdk | None:

@@ -24,6 +24,7 @@ from fuzzgate.check import Oracles
 from fuzzgate.check.environment import environment_note
 from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
+from fuzzgate.check.slow import time_defaults
 from fuzzgate.config.model import TargetKind
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.calls import CallLoop
@@ -304,6 +305,9 @@ class Engine:
                 if settings.selection.shard is None or settings.selection.shard.index == 1:
                     await probe_server(self, keeper, first, inventory.tools)
                 loop.read_only = {tool.name for tool in inventory.tools if tool.read_only_hint}
+                self.server_facts.time_defaults = {
+                    tool.name: asked for tool in inventory.tools if (asked := time_defaults(tool.input_schema))
+                }
                 generation_s = min(DEFAULT_TIMEOUT_S, max(1.0, GENERATION_SHARE * settings.budget_s))
                 selection = select(
                     inventory,
