@@ -199,6 +199,10 @@ def test_an_unreachable_http_server_leaves_the_finding_unconfirmed(monkeypatch: 
     out = _run(monkeypatch, down, served, [(_finding(), False)])
     assert out.findings[0].unconfirmed
     assert [note for note in out.notes if "a fresh server could not be started" in note]
+    # Below fail-on and only seen beside other calls: still reported, since no replay could be tried.
+    weak = replace(_finding(), severity=Severity.LOW)
+    out = _run(monkeypatch, down, _config(kind=TargetKind.HTTP), [(weak, True)])
+    assert [f.unconfirmed for f in out.findings] == [True]
 
 
 def test_a_baseline_entry_whose_server_cannot_start_is_not_replayed_and_stays_known(

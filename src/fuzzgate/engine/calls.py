@@ -143,7 +143,7 @@ class CallLoop:
         self._surrogates_dropped = False
         settings = run.settings
         self._overlap_s = settings.slow_ms / 1000 if settings.cases is None else None
-        """How long a call is waited for alone (`_beside`); None: always (with `--cases` the order of
+        """How long a call is waited for alone (`_watch`); None: always (with `--cases` the order of
         the requests never reads the clock)."""
         self._helping = False
 

@@ -122,7 +122,7 @@ def _findings(
     for finding, _ in sorted(candidates, key=lambda c: c[0].fingerprint):
         tally = tallies[finding.fingerprint]
         labelled, dropped = _labelled(tally, replays)
-        if tally.ambiguous and tally.attempts == 0 and labelled.severity.rank < fail_on.rank:
+        if tally.ambiguous and tally.attempts == 0 and not tally.unreachable and labelled.severity.rank < fail_on.rank:
             # Only ever seen beside other calls (or slow under the collector), and never replayed:
             # what a replay alone would have weighed is all the evidence there is, and it gates nothing.
             weak += 1
