@@ -198,3 +198,17 @@ def test_a_probe_rides_on_the_last_call_the_tool_accepted() -> None:
     plan.answered(third, 0.1, True, True)
     assert plan.probe_counts() == (1, 3)
     assert plan.accepted == {"repo": "/srv/r", "target": "a"}, "a probe's reply is no base"
+
+
+def test_a_tool_whose_slow_call_others_go_beside_waits_for_it() -> None:
+    hanging, other = plans("hanging", "other")
+    s = scheduler(hanging, other)
+    s.waiting.add((Surface.TOOL, "hanging"))
+    # Its time is not charged until the call ends, so it would otherwise be picked again and again.
+    assert picks(s, 4) == ["other"] * 4
+    # Alone open, it is picked all the same: waiting never stops the run.
+    only = scheduler(*plans("hanging"))
+    only.waiting.add((Surface.TOOL, "hanging"))
+    assert picks(only, 2) == ["hanging"] * 2
+    s.waiting.clear()
+    assert picks(s, 2) == ["hanging", "hanging"]

@@ -64,6 +64,7 @@ class _Pending:
 
     since: float
     connection: Connection
+    plan: ToolPlan
     ended: anyio.Event = field(default_factory=anyio.Event)
 
 
@@ -202,7 +203,7 @@ class CallLoop:
                 return
             token = object()
             self.open[token] = f"{subject_label(plan.info.surface, plan.info.name)} case {case.index}"
-            pending = _Pending(time.monotonic(), connection)
+            pending = _Pending(time.monotonic(), connection, plan)
             if beside is None:
                 watched.pending = pending
             try:
@@ -216,8 +217,9 @@ class CallLoop:
     async def _watch(self, watched: _Watched, scheduler: Scheduler, keeper: ServerKeeper, feed: Feed) -> None:
         """A call pending past the slow threshold is a slow call or a hang: waiting for it alone
         would spend the timeout sending nothing (a 5 s hang is a quarter of a 20 s run). So from then
-        on a helper sends the next cases beside it, and the next server is started ahead, since a
-        call this slow often ends in a restart. Only while the server answers a ping at once: one
+        on a helper sends the next cases beside it (other tools' while there are any:
+        `Scheduler.waiting`), and the next server is started ahead, since a call this slow often
+        ends in a restart. Only while the server answers a ping at once: one
         busy with the slow call (a blocked event loop, a traceback being printed) would only queue
         the helper's calls behind it, and make them look slow. Calls sent beside it are concurrent
         (their findings are confirmed alone, as with `--concurrency`); a restart lets them end
@@ -234,9 +236,12 @@ class CallLoop:
                 continue
             self._helping = True
             keeper.expect_restart()
+            waiting = (pending.plan.info.surface, pending.plan.info.name)
+            scheduler.waiting.add(waiting)
             try:
                 await self._work(scheduler, keeper, feed, watched, pending.ended)
             finally:
+                scheduler.waiting.discard(waiting)
                 self._helping = False
 
     async def _measure(self, connection: Connection, plan: ToolPlan, case: Case) -> bool:

@@ -402,6 +402,9 @@ class Scheduler:
     concurrency: int = 1
     """Calls in flight at once: the cases a tool can expect grow with it (`expected`)."""
     stopped: bool = False
+    waiting: set[tuple[Surface, str]] = field(default_factory=set)
+    """Tools whose slow call others are sent beside (`engine.calls`): their next case waits for it,
+    since a second call to a tool that is taking that long mostly takes as long."""
     _order: dict[tuple[Surface, str], int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -413,6 +416,8 @@ class Scheduler:
         open_plans = [p for p in self.plans if p.skip_reason is None and p.next_case < self._limit(p)]
         if not open_plans:
             return None
+        if self.waiting:
+            open_plans = [p for p in open_plans if (p.info.surface, p.info.name) not in self.waiting] or open_plans
         if self.cases is not None:
             # Every tool gets its `--cases` anyway: round-robin, so the order never reads the clock
             # (a generator built slowly on a loaded machine would otherwise reorder the tools).
