@@ -176,6 +176,9 @@ def confine_text(text: str, *, bare: bool = False) -> str:
     for start, end in sorted(set(_authorities(text))):
         if start < done:
             continue  # `git+ssh://` is read as `ssh://` too
+        if not _has_host(text[start:end]):
+            # Nothing to confine (`http::x`): a URL inside it (`http::x[http:evil`) is still read.
+            continue
         parts += [text[done:start], _authority(text[start:end])]
         done = end
     parts.append(text[done:])
@@ -218,6 +221,12 @@ def _network(scheme: str) -> bool:
 def _span(text: str, start: int) -> tuple[int, int]:
     end = _AUTHORITY.match(text, start)
     return start, end.end() if end else start
+
+
+def _has_host(authority: str) -> bool:
+    """Whether `authority` names a host (`_authority` leaves one that does not as it is)."""
+    hostport = authority.rpartition("@")[2]
+    return hostport.startswith("[") or bool(hostport.partition(":")[0])
 
 
 def _authority(authority: str) -> str:
