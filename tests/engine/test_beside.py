@@ -128,6 +128,12 @@ class _Connection:
     def alive(self) -> bool:
         return True
 
+    def loss_mark(self) -> int:
+        return 0
+
+    def lost_since(self, _mark: int) -> bool:
+        return False
+
 
 @pytest.mark.parametrize(
     ("answer", "answers"),

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import anyio
-from mcp.shared.exceptions import MCPError
 
 from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
@@ -36,9 +35,8 @@ from fuzzgate.model.findings import Finding, Step, Surface
 from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox
 from fuzzgate.plan.selection import Scheduler, ToolPlan
-from fuzzgate.target.call import FOLLOW_UP_S
+from fuzzgate.target.call import FOLLOW_UP_S, ping
 from fuzzgate.target.connection import Connection
-from fuzzgate.target.settle import is_connection_loss
 from fuzzgate.triage.finding_set import FindingSet
 from fuzzgate.triage.sequence import HISTORY_STEPS
 
@@ -103,20 +101,7 @@ class _Run(Protocol):
 
 async def _answers(connection: Connection) -> bool:
     """Whether the server answers a ping within `_IDLE_PING_S` (`CallLoop._watch`)."""
-    if not connection.alive() or connection.broken:
-        return False
-    with anyio.move_on_after(_IDLE_PING_S):
-        try:
-            await connection.client.session.send_ping()
-        except MCPError:
-            # Any error reply is an answer (servers on the 2026 protocol say ping is not found).
-            pass
-        except Exception as exc:
-            if not is_connection_loss(exc):
-                raise
-            return False
-        return True
-    return False
+    return not connection.broken and await ping(connection, _IDLE_PING_S) is AfterTimeout.ALIVE
 
 
 class CallLoop:
@@ -203,14 +188,15 @@ class CallLoop:
                 return
             token = object()
             self.open[token] = f"{subject_label(plan.info.surface, plan.info.name)} case {case.index}"
-            pending = _Pending(time.monotonic(), connection, plan)
-            if beside is None:
+            # Only the worker's own calls are watched (`_watch`), and only in a time-boxed run.
+            pending = _Pending(time.monotonic(), connection, plan) if beside is None and self._overlap_s else None
+            if pending is not None:
                 watched.pending = pending
             try:
                 await self._call(scheduler, keeper, feed, connection, plan, case, surrogate, measured)
             finally:
-                pending.ended.set()
-                if beside is None:
+                if pending is not None:
+                    pending.ended.set()
                     watched.pending = None
                 del self.open[token]
 

@@ -250,6 +250,28 @@ async def call_and_follow(
     return await follow_timeout(connection, outcome, ping_s=ping_s)
 
 
+async def ping(connection: Connection, within_s: float) -> AfterTimeout:
+    """What a ping sent now shows of the server: it answers within `within_s` (any error reply is an
+    answer: the 2026-07-28 protocol has no ping), it does not, or the connection is gone."""
+    if not connection.alive():
+        return AfterTimeout.DIED
+    loss_mark = connection.loss_mark()
+    try:
+        with anyio.fail_after(within_s):
+            await connection.client.session.send_ping()
+        return AfterTimeout.ALIVE
+    except TimeoutError:
+        return AfterTimeout.STUCK
+    except MCPError as exc:
+        # A closed connection is one only with the transport's evidence.
+        died = exc.code == CONNECTION_CLOSED and connection.lost_since(loss_mark)
+        return AfterTimeout.DIED if died else AfterTimeout.ALIVE
+    except Exception as exc:
+        if not is_connection_loss(exc):
+            raise
+        return AfterTimeout.DIED
+
+
 async def follow_timeout(connection: Connection, outcome: CallOutcome, *, ping_s: float = FOLLOW_UP_S) -> CallOutcome:
     """`outcome` as it stands, or for a request that timed out, with what a ping sent right after
     it showed (`AfterTimeout`) and, if the server died, its exit and its last stderr words."""
@@ -257,25 +279,7 @@ async def follow_timeout(connection: Connection, outcome: CallOutcome, *, ping_s
         return outcome
     process = connection.server
     err_mark = process.stderr.mark() if process else 0
-    loss_mark = connection.loss_mark()
-    after: AfterTimeout
-    if not connection.alive():
-        after = AfterTimeout.DIED
-    else:
-        try:
-            with anyio.fail_after(ping_s):
-                await connection.client.session.send_ping()
-            after = AfterTimeout.ALIVE
-        except TimeoutError:
-            after = AfterTimeout.STUCK
-        except MCPError as exc:
-            # Any error reply is an answer; a closed connection is one only with the transport's evidence.
-            died = exc.code == CONNECTION_CLOSED and connection.lost_since(loss_mark)
-            after = AfterTimeout.DIED if died else AfterTimeout.ALIVE
-        except Exception as exc:
-            if not is_connection_loss(exc):
-                raise
-            after = AfterTimeout.DIED
+    after = await ping(connection, ping_s)
     fields: dict[str, Any] = {"after_timeout": after}
     if process is not None and (after is AfterTimeout.DIED or process.returncode is not None):
         after = fields["after_timeout"] = AfterTimeout.DIED
