@@ -21,7 +21,7 @@ from jsonschema import Draft7Validator, Draft202012Validator
 from fuzzgate.config.model import GenerationMode
 from fuzzgate.generate import Case, CaseGenerator, UnsupportedSchema
 from fuzzgate.generate._formats import format_checker
-from fuzzgate.generate.cases import slot, stream_position
+from fuzzgate.generate.cases import CHUNK_SIZE, slot, stream_position
 from tests.generate.sample_schemas import SCHEMAS
 from tests.generate.schema_strategies import input_schemas
 
@@ -264,3 +264,33 @@ def test_mixed_mode_splits_two_to_one() -> None:
     assert [s for s, _ in streams].count("adversarial") == 3
     assert [j for s, j in streams if s == "conform"] == list(range(6))
     assert [j for s, j in streams if s == "adversarial"] == list(range(3))
+
+
+def _first_index_of_chunk(made: CaseGenerator, chunk: int) -> int:
+    """The first case number whose random draw is the first of `chunk` (a conform-only stream)."""
+    fixed = len(made._fixed["conform"])
+    return next(k for k in range(10_000) if slot(k, fixed) == (False, chunk * CHUNK_SIZE))
+
+
+def test_a_stream_past_its_first_chunk_has_the_next_drawn_from_the_start_of_each_chunk() -> None:
+    # A tool that drops most draws as repeats goes through a chunk about as fast as the worker draws
+    # one: half a chunk's lead left the engine waiting on the worker at every chunk's end.
+    made = CaseGenerator(SCHEMAS["one_integer"], master_seed=5, name="ahead", mode=CONFORM)
+    start_of_first, start_of_second = _first_index_of_chunk(made, 0), _first_index_of_chunk(made, 1)
+    made.case(start_of_first)
+    # The first chunk of every tool is drawn, the next only once the stream is halfway through it.
+    assert ("conform", 1) not in made._announced | set(made._chunks)
+    assert not made.ready(start_of_second)
+    made.case(start_of_second)
+    assert ("conform", 2) in made._announced | set(made._chunks)
+    assert made.ready(start_of_second + 1)
+
+
+def test_drawing_ahead_changes_no_case() -> None:
+    ahead = CaseGenerator(SCHEMAS["one_integer"], master_seed=6, name="same", mode=MIXED)
+    late = CaseGenerator(SCHEMAS["one_integer"], master_seed=6, name="same", mode=MIXED)
+    numbers = range(3 * CHUNK_SIZE * 3)
+    # One generator goes in order (drawing ahead); the other is asked from the end backwards.
+    in_order = [ahead.case(k).arguments for k in numbers]
+    backwards = {k: late.case(k).arguments for k in reversed(numbers)}
+    assert in_order == [backwards[k] for k in numbers]

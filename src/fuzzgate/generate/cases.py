@@ -105,6 +105,18 @@ def slot(j: int, fixed: int) -> tuple[bool, int]:
     return False, (EARLY_EVERY - 1) * fixed + late - late // LATE_EVERY - 1
 
 
+def _draws_ahead(chunk: int, position: int) -> bool:
+    """Whether the worker is told to draw chunk + 1 of a stream now that it is at `position` of
+    `chunk`: from halfway through the first chunk, and from the start of every later one. A stream
+    past its first chunk is one the engine keeps drawing from (a tool with few distinct inputs drops
+    most draws as repeats, and so goes through a chunk in about the time the worker takes to draw
+    one, beside the server); half a chunk's lead left the next request waiting on the worker's draw.
+    Not sooner for the first: every generator is built before fuzzing, and most tools of a
+    many-tool server never get that far. Which chunks are drawn when changes no case: each chunk
+    has its own seed (`chunk_seed`)."""
+    return chunk > 0 or position >= CHUNK_SIZE // 2
+
+
 class CaseGenerator:
     """Deterministic test cases for one tool's input schema.
 
@@ -140,9 +152,7 @@ class CaseGenerator:
         self._max_string = max_string
         self._lock = threading.Lock()
         self._chunks: OrderedDict[tuple[Stream, int], list[_Entry]] = OrderedDict()
-        # Chunks the worker is told to draw ahead of need: chunk n + 1 once the stream is halfway
-        # through chunk n. Announcing chunks sooner would spend the worker's time on tools that
-        # never get that far (the engine builds every generator before fuzzing the first tool).
+        # Chunks the worker is told to draw ahead of need (`_draws_ahead`).
         self._announced: set[tuple[Stream, int]] = set()
         self._anchors = Anchors(
             self._schema,
@@ -195,7 +205,7 @@ class CaseGenerator:
         with self._lock:
             if (stream, number) not in self._chunks:
                 return False
-            if position >= CHUNK_SIZE // 2 and following not in self._announced and following not in self._chunks:
+            if _draws_ahead(number, position) and following not in self._announced and following not in self._chunks:
                 return False
             # A draw with the wrong verdict falls back on the fixed candidates, or on chunk 0.
             return bool(self._fixed[stream]) or ("conform", 0) in self._chunks
@@ -203,7 +213,7 @@ class CaseGenerator:
     def _random(self, stream: Stream, index: int) -> _Entry:
         number, position = divmod(index, CHUNK_SIZE)
         chunk = self._chunk(stream, number)
-        if position >= CHUNK_SIZE // 2:
+        if _draws_ahead(number, position):
             self._announce((stream, number + 1))
         wanted = stream == "conform"
         if chunk:
