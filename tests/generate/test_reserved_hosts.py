@@ -23,7 +23,7 @@ from fuzzgate.generate import CaseGenerator
 from fuzzgate.generate.dictionary import Dictionary
 from fuzzgate.generate.hints import enrich
 from fuzzgate.generate.mutate import mutate
-from fuzzgate.generate.reserved import NETWORK_SCHEMES, Confinement, confine_text
+from fuzzgate.generate.reserved import NETWORK_SCHEMES, Confinement, _ip, confine_text
 
 RESERVED_NAMES = ("example.com", "example.org", "example.net", "example", "test", "invalid", "localhost")
 RESERVED_NETWORKS = tuple(
@@ -205,3 +205,17 @@ def test_reserved_values_and_fixed_ones_are_left_as_they_are() -> None:
         "mode": "https://pypi.org/simple",
     }
     assert confinement.apply({"note": "https://pypi.org/simple/"}) == {"note": "https://pypi.org.example/simple/"}
+
+
+@given(
+    st.one_of(st.text(max_size=40), st.ip_addresses().map(str), st.from_regex(r"[0-9a-fA-F:.%]{1,30}", fullmatch=True))
+)
+def test_the_address_check_is_ip_address_itself(text: str) -> None:
+    # `_ip` skips `ipaddress` for text with neither `.` nor `:`; what it calls an address is still
+    # exactly what `ipaddress` reads as one.
+    try:
+        ipaddress.ip_address(text)
+        parsed = True
+    except ValueError:
+        parsed = False
+    assert (_ip(text) is not None) == parsed

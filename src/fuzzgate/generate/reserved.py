@@ -281,7 +281,9 @@ def _name_char(char: str) -> bool:
 
 def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """`text` as a confined IP address, None when it is not one."""
-    if not text or not (text[0].isdigit() or text[0] in ":abcdefABCDEF"):
+    # An address has a `.` (IPv4) or a `:` (IPv6): a reply's words and numbers, most of what is
+    # confined, never do, and `ip_address` refusing them raised (and formatted) an error each.
+    if not text or not (text[0].isdigit() or text[0] in ":abcdefABCDEF") or ("." not in text and ":" not in text):
         return None
     try:
         address = ipaddress.ip_address(text)
