@@ -61,10 +61,10 @@ class Connection:
     history: list[Step] = field(default_factory=list)
     """The calls this server received since it started, oldest first (the engine appends)."""
     steps_started: int = 0
+    """Calls `engine.steps.send_step` began on this connection."""
     in_flight: int = 0
     """Fuzzing's calls on it not answered yet: a restart after a call that hung alone lets them end
     first (`engine.keeper.ServerKeeper.restart`)."""
-    """Calls `engine.steps.send_step` began on this connection."""
     last_snapshot: tuple[int, Any] | None = None
     """The watched directory as the last call ended, and `steps_started` then: the next call's
     "before" when no call began since (one directory walk per call instead of two)."""
