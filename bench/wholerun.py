@@ -63,15 +63,23 @@ RESULT = RESULTS / "wholerun.json"
 # ------------------------------------------------------------------------------- the bare loop
 
 
-async def _bare_loop(target: Any, deadline: float) -> dict[str, Any]:
+async def _bare_loop(target: Any, deadline: float, replayed: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """`replayed`: the arguments to send, in order and round again, instead of `{"n": i}` (a
+    fuzzgate run's own, from its trace: what they cost the server, with no fuzzer's work around
+    them); a call the SDK or the server refuses still counts, as it reached the server."""
     from mcp import Client
+    from mcp.shared.exceptions import MCPError
 
     spawned = deadline - float(os.environ["WHOLERUN_SECONDS"])
     calls = 0
     async with Client(target) as client:
         connected = time.time() - spawned
         while True:
-            await client.session.call_tool("ping_fast", {"n": calls})
+            arguments = replayed[calls % len(replayed)] if replayed else {"n": calls}
+            try:
+                await client.session.call_tool("ping_fast", arguments)
+            except MCPError:
+                pass
             if time.time() > deadline:
                 break
             calls += 1
@@ -84,12 +92,15 @@ def _bare_main(ns: argparse.Namespace) -> None:
     from mcp import StdioServerParameters
 
     target: Any = ns.url if ns.url else StdioServerParameters(command=ns.server[0], args=ns.server[1:])
-    print(json.dumps(anyio.run(_bare_loop, target, ns.deadline)))
+    replayed = json.loads(Path(ns.arguments).read_text()) if ns.arguments else None
+    print(json.dumps(anyio.run(_bare_loop, target, ns.deadline, replayed)))
 
 
-def bare(transport: str, seconds: float, url: str | None) -> dict[str, Any]:
+def bare(transport: str, seconds: float, url: str | None, arguments: Path | None = None) -> dict[str, Any]:
+    """`arguments`: a JSON list of argument objects to send in turn (`_bare_loop`)."""
     spawned = time.time()
     argv = [PYTHON, __file__, "_bare", "--deadline", repr(spawned + seconds)]
+    argv += ["--arguments", str(arguments)] if arguments else []
     argv += ["--url", url] if url else ["--server", PYTHON, str(FAST_SERVER)]
     out = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 120, check=False,
                          env={**os.environ, "WHOLERUN_SECONDS": repr(seconds)})  # fmt: skip
@@ -403,6 +414,7 @@ def main() -> None:
         p.add_argument("_bare")
         p.add_argument("--deadline", type=float, required=True)
         p.add_argument("--url")
+        p.add_argument("--arguments")
         p.add_argument("--server", nargs="+")
         _bare_main(p.parse_args())
         return
