@@ -188,3 +188,65 @@ def test_a_double_forked_daemon_is_adopted_killed_and_reaped(pid_dir: Path) -> N
     assert run.returncode == 0, run.stderr
     # Re-parented to the subreaper, killed and reaped (no zombie left), and the registered child spared.
     assert json.loads(run.stdout) == {"adopted": True, "gone": True, "own_alive": True}
+
+
+# A server is buried while another's start is under way (a warm spare, at the run's end): its
+# orphans cannot be told from the child being started, so they are left; then that start is
+# cancelled. The start is held open by standing in for `anyio.open_process`, the only stand-in.
+CANCELLED_START_SCRIPT = """
+import json, os, subprocess, sys, time
+import anyio
+from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess
+from fuzzgate.sandbox.process_tree import become_subreaper
+
+pid_dir = sys.argv[1]
+assert become_subreaper()
+daemon = '''
+import os, sys, time
+if os.fork():
+    os._exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+open(os.path.join(sys.argv[1], f"{os.getpid()}.pid"), "w").write("")
+time.sleep(300)
+'''
+quiet = subprocess.DEVNULL
+subprocess.run([sys.executable, "-c", daemon, pid_dir], check=True, stdout=quiet, stderr=quiet)
+while not os.listdir(pid_dir):
+    time.sleep(0.05)
+[name] = os.listdir(pid_dir)
+orphan = int(name.split(".")[0])
+spec = LaunchSpec(sys.executable, ("-c", "import time; time.sleep(300)"), dict(os.environ), None)
+
+
+async def held(*args, **kwargs):
+    await anyio.sleep_forever()
+
+
+async def main():
+    server = OwnedProcess(spec)
+    await server.start()
+    spare = OwnedProcess(spec)
+    anyio.open_process = held
+    async with anyio.create_task_group() as group:
+        group.start_soon(spare.start)
+        await anyio.sleep(0.2)
+        await server.stop()
+        left = os.path.exists(f"/proc/{orphan}")
+        group.cancel_scope.cancel()
+    return left
+
+
+left_at_burial = anyio.run(main)
+print(json.dumps({"left_at_burial": left_at_burial, "gone": not os.path.exists(f"/proc/{orphan}")}))
+"""
+
+
+def test_orphans_left_while_a_start_ran_die_when_that_start_is_cancelled(pid_dir: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(CANCELLED_START_SCRIPT), str(pid_dir)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"left_at_burial": True, "gone": True}

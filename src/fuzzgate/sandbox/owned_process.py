@@ -129,18 +129,26 @@ class OwnedProcess:
             self._process = EarlyProcess(self.early.take())
             self._tree = ProcessTree(self._process.pid)
             return
-        with CUSTODY.starting():
-            self._process = await anyio.open_process(
-                [self.spec.command, *self.spec.args],
-                stdin=self.stdin,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=self.spec.env,
-                cwd=self.spec.cwd,
-                start_new_session=True,
-                pass_fds=self.spec.pass_fds,
-            )
-            CUSTODY.adopt(self._process.pid, server=True)
+        try:
+            with CUSTODY.starting():
+                self._process = await anyio.open_process(
+                    [self.spec.command, *self.spec.args],
+                    stdin=self.stdin,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=self.spec.env,
+                    cwd=self.spec.cwd,
+                    start_new_session=True,
+                    pass_fds=self.spec.pass_fds,
+                )
+                CUSTODY.adopt(self._process.pid, server=True)
+        except BaseException:
+            # A server buried while this start ran left its orphans alive (they cannot be told from
+            # the child being started). One that started would kill them at its own burial; this
+            # one never will, so it does now (a spare cancelled at the run's end was the last start).
+            with anyio.CancelScope(shield=True):
+                await kill_orphans()
+            raise
         self._tree = ProcessTree(self._process.pid)
 
     def drained(self) -> bool:
