@@ -18,8 +18,10 @@ leaves both behind. On Linux fuzzgate therefore does this:
   stolen).
 - **Orphans.** A process re-parented to fuzzgate no longer says which server it came from. It is
   killed when no server is running (`kill_orphans`): at once while fuzzing, where one server runs at
-  a time, and after the last of the concurrent replays otherwise. Fuzzgate's own children (servers
-  and the generation worker) are registered in `CUSTODY` and never taken for orphans.
+  a time, and after the last of the concurrent replays otherwise. A burial that comes while another
+  server is starting leaves them to that start: it kills them at its own burial, or at once if it
+  fails or is cancelled (`OwnedProcess.start`). Fuzzgate's own children (servers and the generation
+  worker) are registered in `CUSTODY` and never taken for orphans.
 
 Elsewhere (macOS, the BSDs) there is neither /proc nor a subreaper: only the server's process group
 is signalled (by `ServerProcess.stop`), and a process that left it survives.
