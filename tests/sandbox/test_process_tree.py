@@ -250,3 +250,50 @@ def test_orphans_left_while_a_start_ran_die_when_that_start_is_cancelled(pid_dir
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == {"left_at_burial": True, "gone": True}
+
+
+# A server whose reaping outlasted its burial's wait stays in custody: every later burial's orphans
+# are held back by it, and only the CLI's last call (`last=True`) kills them.
+LAST_SCRIPT = """
+import json, os, subprocess, sys, time
+import anyio
+from fuzzgate.sandbox.process_tree import CUSTODY, become_subreaper, kill_orphans
+
+pid_dir = sys.argv[1]
+assert become_subreaper()
+stale = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
+CUSTODY.adopt(stale.pid, server=True)
+daemon = '''
+import os, sys, time
+if os.fork():
+    os._exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+open(os.path.join(sys.argv[1], f"{os.getpid()}.pid"), "w").write("")
+time.sleep(300)
+'''
+quiet = subprocess.DEVNULL
+subprocess.run([sys.executable, "-c", daemon, pid_dir], check=True, stdout=quiet, stderr=quiet)
+while not os.listdir(pid_dir):
+    time.sleep(0.05)
+[name] = os.listdir(pid_dir)
+orphan = int(name.split(".")[0])
+anyio.run(kill_orphans)
+held_back = os.path.exists(f"/proc/{orphan}")
+anyio.run(lambda: kill_orphans(last=True))
+gone = not os.path.exists(f"/proc/{orphan}")
+own_alive = stale.poll() is None
+stale.kill()
+stale.wait()
+print(json.dumps({"held_back": held_back, "gone": gone, "own_alive": own_alive}))
+"""
+
+
+def test_the_last_call_kills_orphans_a_server_left_in_custody_held_back(pid_dir: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(LAST_SCRIPT), str(pid_dir)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"held_back": True, "gone": True, "own_alive": True}

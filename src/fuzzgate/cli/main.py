@@ -422,6 +422,8 @@ def _main(argv: Sequence[str] | None) -> int:
         except BaseExceptionGroup as group:
             # anyio task groups wrap what their tasks raise; the user's error is the one inside.
             raise _single(group) from None
+        finally:
+            _kill_last_orphans()
     except FuzzgateError as error:
         if ns.verbose:
             err.print_exception()
@@ -440,6 +442,16 @@ def _main(argv: Sequence[str] | None) -> int:
         err.print_exception()
         err.print("[bold red]fuzzgate: internal error[/] (a bug in fuzzgate: please report it with the traceback)")
         return int(ExitCode.INTERNAL)
+
+
+def _kill_last_orphans() -> None:
+    """No process a server started outlives fuzzgate, whichever way the command ended."""
+    from fuzzgate.sandbox.process_tree import CUSTODY, kill_orphans
+
+    if CUSTODY.subreaper:
+        import anyio
+
+        anyio.run(lambda: kill_orphans(last=True))
 
 
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:

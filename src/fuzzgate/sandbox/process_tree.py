@@ -20,8 +20,9 @@ leaves both behind. On Linux fuzzgate therefore does this:
   killed when no server is running (`kill_orphans`): at once while fuzzing, where one server runs at
   a time, and after the last of the concurrent replays otherwise. A burial that comes while another
   server is starting leaves them to that start: it kills them at its own burial, or at once if it
-  fails or is cancelled (`OwnedProcess.start`). Fuzzgate's own children (servers and the generation
-  worker) are registered in `CUSTODY` and never taken for orphans.
+  fails or is cancelled (`OwnedProcess.start`). The CLI kills whatever orphans are left as it ends
+  (`kill_orphans(last=True)`). Fuzzgate's own children (servers and the generation worker) are
+  registered in `CUSTODY` and never taken for orphans.
 
 Elsewhere (macOS, the BSDs) there is neither /proc nor a subreaper: only the server's process group
 is signalled (by `ServerProcess.stop`), and a process that left it survives.
@@ -164,11 +165,12 @@ class Custody:
         with self._lock:
             return pid in self._own
 
-    def quiet(self) -> int | None:
+    def quiet(self, *, last: bool = False) -> int | None:
         """A token if orphans may be killed now (a subreaper, no server running, no child being
-        started), else None. The same token after reading /proc means nothing was started since."""
+        started; at the `last`, a subreaper is enough), else None. The same token after reading
+        /proc means nothing was started since."""
         with self._lock:
-            busy = self._starting or any(self._own.values())
+            busy = not last and (self._starting or any(self._own.values()))
             return None if busy or not self.subreaper else self._starts
 
     def _forget(self) -> None:
@@ -220,13 +222,16 @@ class ProcessTree:
         return found
 
 
-async def kill_orphans() -> None:
-    """Kill and reap every process re-parented to this one, if no server is running (see above)."""
-    token = CUSTODY.quiet()
+async def kill_orphans(*, last: bool = False) -> None:
+    """Kill and reap every process re-parented to this one, if no server is running (see above).
+    `last`: once the process is done with servers (the CLI's end), whatever custody still says: a
+    server whose reaping outlasted its burial's wait stays in custody, and would otherwise hold
+    back the orphans of every later burial until they outlive fuzzgate."""
+    token = CUSTODY.quiet(last=last)
     if token is None:
         return
     table = ProcessTable.read()
-    if CUSTODY.quiet() != token:
+    if CUSTODY.quiet(last=last) != token:
         return
     me = os.getpid()
     orphans = {pid: info.start for pid, info in table.processes.items() if info.ppid == me and not CUSTODY.owns(pid)}
