@@ -8,7 +8,10 @@ imported, and when. The worker imports only this package, runs with a fixed PYTH
 Hypothesis plugins and a private storage directory, so a seed always means the same values; it also
 keeps Hypothesis's output and warnings away from the caller's stdout and threads.
 
-Protocol: one JSON object per line in each direction, strictly request then reply.
+Protocol: one JSON object per line in each direction, a reply per request, in order. A caller
+waits for the reply to each request but a posted one (`GenerationWorker.post`: "draw these chunks
+ahead"), whose reply is read and dropped before the next; a worker replies before it draws ahead,
+so a post never waits on the worker's draw.
 """
 
 from __future__ import annotations
@@ -135,7 +138,9 @@ def main() -> None:
         request: dict[str, Any] = {}
         try:
             request = json.loads(line)
-            reply: dict[str, Any] = {"ok": worker.handle(request), "ready": worker.ready(request)}
+            # A posted request's reply is dropped unread: its ready chunks stay here for a later one.
+            ready = [] if request.get("posted") else worker.ready(request)
+            reply: dict[str, Any] = {"ok": worker.handle(request), "ready": ready}
         except UnsupportedSchema as exc:
             reply = {"unsupported": str(exc)}
         except Exception as exc:
@@ -172,6 +177,8 @@ class GenerationWorker:
         self._closed = False
         self._started_once = False
         self._epoch = 0
+        self._unread = 0
+        """Replies to posted requests not read yet: they come before the next request's own."""
 
     def request(
         self, payload: dict[str, Any], *, timeout_s: float = DEFAULT_TIMEOUT_S, owner: str = ""
@@ -201,6 +208,24 @@ class GenerationWorker:
             raise GenerationError(f"the generation worker failed: {reply['error']}")
         return reply["ok"], reply.get("ready", [])
 
+    def post(self, payload: dict[str, Any], *, owner: str = "") -> None:
+        """Send a request without waiting for its reply (a prefetch: the worker draws ahead while
+        the caller goes on, where a request would wait for the draw the worker is busy with). Sent
+        only to a running worker; lost, and so never drawn ahead, if it dies. Never raises."""
+        line = (json.dumps({**payload, "posted": True}, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
+        with self._lock:
+            process = self._process
+            if self._closed or process is None or process.poll() is not None:
+                return
+            stdin, _ = _pipes(process)
+            try:
+                stdin.write(line)
+                stdin.flush()
+            except OSError:
+                return
+            self._unread += 1
+            self._prefetching_for = owner
+
     def _restart_and_exchange(self, line: bytes, timeout_s: float, epoch: int | None = None) -> bytes:
         if epoch is not None and epoch != self._epoch:
             raise GenerationAbandoned("the generation request was abandoned")
@@ -218,10 +243,14 @@ class GenerationWorker:
         allowance = 0.0
         if self._fresh:
             allowance = _RESTART_ALLOWANCE_S if self._started_once else _FIRST_START_ALLOWANCE_S
+        deadline = time.monotonic() + timeout_s + allowance
         try:
             stdin.write(line)
             stdin.flush()
-            answer = self._read_line(process, time.monotonic() + timeout_s + allowance)
+            answer = self._read_line(process, deadline)
+            while answer and self._unread:
+                self._unread -= 1
+                answer = self._read_line(process, deadline)
         except OSError:
             return b""
         if answer is None:
@@ -286,6 +315,7 @@ class GenerationWorker:
             )
             CUSTODY.adopt(self._process.pid, server=False)
         self._buffer = b""
+        self._unread = 0
         self._fresh = True
         self._prefetching_for = None
         return self._process
@@ -332,6 +362,7 @@ class GenerationWorker:
     def _stop(self, *, kill: bool = False) -> None:
         process, self._process = self._process, None
         self._buffer = b""
+        self._unread = 0
         self._prefetching_for = None
         if process is not None:
             stdin, stdout = _pipes(process)

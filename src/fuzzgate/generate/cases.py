@@ -274,11 +274,14 @@ class CaseGenerator:
         )
 
     def _announce(self, key: tuple[Stream, int]) -> None:
+        """Have the worker draw chunk `key` ahead, without waiting: it may be busy drawing another.
+        The chunk comes back with a later exchange (`_request`), or as that exchange's own draw."""
         with self._lock:
             if key in self._announced or key in self._chunks:
                 return
             self._announced.add(key)
-            self._request({"op": "prefetch"})
+            common = {"schema": self._schema, "max_string": self._max_string, "count": CHUNK_SIZE}
+            WORKER.post({"op": "prefetch", **common, "prefetch": [self._chunk_request(*key)]}, owner=self._name)
 
     def _request(self, payload: dict[str, Any]) -> Any:
         """One exchange with the worker; announced chunks it has ready come back with it."""
