@@ -145,16 +145,15 @@ def test_a_name_with_spaces_and_parentheses_is_parsed() -> None:
 
 
 # Run in a process of its own: a subreaper collects orphans for the rest of its life, which the test
-# process must not do.
-SUBREAPER_SCRIPT = """
+# process must not do. Each script starts with this: the process made a subreaper, and `orphan`, a
+# double-forked daemon re-parented to it.
+ORPHAN_PRELUDE = """
 import json, os, subprocess, sys, time
 import anyio
 from fuzzgate.sandbox.process_tree import CUSTODY, become_subreaper, kill_orphans
 
 pid_dir = sys.argv[1]
 assert become_subreaper()
-own = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
-CUSTODY.adopt(own.pid, server=False)
 daemon = '''
 import os, sys, time
 if os.fork():
@@ -165,135 +164,101 @@ if os.fork():
 open(os.path.join(sys.argv[1], f"{os.getpid()}.pid"), "w").write("")
 time.sleep(300)
 '''
-subprocess.run([sys.executable, "-c", daemon, pid_dir], check=True)
+quiet = subprocess.DEVNULL
+subprocess.run([sys.executable, "-c", daemon, pid_dir], check=True, stdout=quiet, stderr=quiet)
 while not os.listdir(pid_dir):
     time.sleep(0.05)
 [name] = os.listdir(pid_dir)
-pid = int(name.split(".")[0])
-adopted = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]) == os.getpid()
-anyio.run(kill_orphans)
-gone = not os.path.exists(f"/proc/{pid}")
-own_alive = own.poll() is None
-own.kill()
-own.wait()
-print(json.dumps({"adopted": adopted, "gone": gone, "own_alive": own_alive}))
+orphan = int(name.split(".")[0])
 """
+
+
+def _in_a_subreaper(script: str, pid_dir: Path) -> dict[str, bool]:
+    """Run `ORPHAN_PRELUDE` and then `script`, which prints a JSON object last."""
+    run = subprocess.run(
+        [sys.executable, "-c", ORPHAN_PRELUDE + textwrap.dedent(script), str(pid_dir)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    return dict(json.loads(run.stdout))
 
 
 def test_a_double_forked_daemon_is_adopted_killed_and_reaped(pid_dir: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(SUBREAPER_SCRIPT), str(pid_dir)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
+    found = _in_a_subreaper(
+        """
+        own = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True, stdout=quiet, stderr=quiet
+        )
+        CUSTODY.adopt(own.pid, server=False)
+        adopted = int(open(f"/proc/{orphan}/stat").read().rsplit(")", 1)[1].split()[1]) == os.getpid()
+        anyio.run(kill_orphans)
+        gone = not os.path.exists(f"/proc/{orphan}")
+        own_alive = own.poll() is None
+        own.kill()
+        own.wait()
+        print(json.dumps({"adopted": adopted, "gone": gone, "own_alive": own_alive}))
+        """,
+        pid_dir,
+    )
     # Re-parented to the subreaper, killed and reaped (no zombie left), and the registered child spared.
-    assert json.loads(run.stdout) == {"adopted": True, "gone": True, "own_alive": True}
-
-
-# A server is buried while another's start is under way (a warm spare, at the run's end): its
-# orphans cannot be told from the child being started, so they are left; then that start is
-# cancelled. The start is held open by standing in for `anyio.open_process`, the only stand-in.
-CANCELLED_START_SCRIPT = """
-import json, os, subprocess, sys, time
-import anyio
-from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess
-from fuzzgate.sandbox.process_tree import become_subreaper
-
-pid_dir = sys.argv[1]
-assert become_subreaper()
-daemon = '''
-import os, sys, time
-if os.fork():
-    os._exit(0)
-os.setsid()
-if os.fork():
-    os._exit(0)
-open(os.path.join(sys.argv[1], f"{os.getpid()}.pid"), "w").write("")
-time.sleep(300)
-'''
-quiet = subprocess.DEVNULL
-subprocess.run([sys.executable, "-c", daemon, pid_dir], check=True, stdout=quiet, stderr=quiet)
-while not os.listdir(pid_dir):
-    time.sleep(0.05)
-[name] = os.listdir(pid_dir)
-orphan = int(name.split(".")[0])
-spec = LaunchSpec(sys.executable, ("-c", "import time; time.sleep(300)"), dict(os.environ), None)
-
-
-async def held(*args, **kwargs):
-    await anyio.sleep_forever()
-
-
-async def main():
-    server = OwnedProcess(spec)
-    await server.start()
-    spare = OwnedProcess(spec)
-    anyio.open_process = held
-    async with anyio.create_task_group() as group:
-        group.start_soon(spare.start)
-        await anyio.sleep(0.2)
-        await server.stop()
-        left = os.path.exists(f"/proc/{orphan}")
-        group.cancel_scope.cancel()
-    return left
-
-
-left_at_burial = anyio.run(main)
-print(json.dumps({"left_at_burial": left_at_burial, "gone": not os.path.exists(f"/proc/{orphan}")}))
-"""
+    assert found == {"adopted": True, "gone": True, "own_alive": True}
 
 
 def test_orphans_left_while_a_start_ran_die_when_that_start_is_cancelled(pid_dir: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(CANCELLED_START_SCRIPT), str(pid_dir)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) == {"left_at_burial": True, "gone": True}
+    # A server is buried while another's start is under way (a warm spare, at the run's end): its
+    # orphans cannot be told from the child being started, so they are left; then that start is
+    # cancelled. The start is held open by standing in for `anyio.open_process`, the only stand-in.
+    found = _in_a_subreaper(
+        """
+        from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess
+
+        spec = LaunchSpec(sys.executable, ("-c", "import time; time.sleep(300)"), dict(os.environ), None)
 
 
-# A server whose reaping outlasted its burial's wait stays in custody: every later burial's orphans
-# are held back by it, and only the CLI's last call (`last=True`) kills them.
-LAST_SCRIPT = """
-import json, os, subprocess, sys, time
-import anyio
-from fuzzgate.sandbox.process_tree import CUSTODY, become_subreaper, kill_orphans
+        async def held(*args, **kwargs):
+            await anyio.sleep_forever()
 
-pid_dir = sys.argv[1]
-assert become_subreaper()
-stale = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
-CUSTODY.adopt(stale.pid, server=True)
-daemon = '''
-import os, sys, time
-if os.fork():
-    os._exit(0)
-os.setsid()
-if os.fork():
-    os._exit(0)
-open(os.path.join(sys.argv[1], f"{os.getpid()}.pid"), "w").write("")
-time.sleep(300)
-'''
-quiet = subprocess.DEVNULL
-subprocess.run([sys.executable, "-c", daemon, pid_dir], check=True, stdout=quiet, stderr=quiet)
-while not os.listdir(pid_dir):
-    time.sleep(0.05)
-[name] = os.listdir(pid_dir)
-orphan = int(name.split(".")[0])
-anyio.run(kill_orphans)
-held_back = os.path.exists(f"/proc/{orphan}")
-anyio.run(lambda: kill_orphans(last=True))
-gone = not os.path.exists(f"/proc/{orphan}")
-own_alive = stale.poll() is None
-stale.kill()
-stale.wait()
-print(json.dumps({"held_back": held_back, "gone": gone, "own_alive": own_alive}))
-"""
+
+        async def main():
+            server = OwnedProcess(spec)
+            await server.start()
+            spare = OwnedProcess(spec)
+            anyio.open_process = held
+            async with anyio.create_task_group() as group:
+                group.start_soon(spare.start)
+                await anyio.sleep(0.2)
+                await server.stop()
+                left = os.path.exists(f"/proc/{orphan}")
+                group.cancel_scope.cancel()
+            return left
+
+
+        left_at_burial = anyio.run(main)
+        print(json.dumps({"left_at_burial": left_at_burial, "gone": not os.path.exists(f"/proc/{orphan}")}))
+        """,
+        pid_dir,
+    )
+    assert found == {"left_at_burial": True, "gone": True}
 
 
 def test_the_last_call_kills_orphans_a_server_left_in_custody_held_back(pid_dir: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(LAST_SCRIPT), str(pid_dir)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) == {"held_back": True, "gone": True, "own_alive": True}
+    # A server whose reaping outlasted its burial's wait stays in custody: every later burial's
+    # orphans are held back by it, and only the CLI's last call (`last=True`) kills them.
+    found = _in_a_subreaper(
+        """
+        stale = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True, stdout=quiet, stderr=quiet
+        )
+        CUSTODY.adopt(stale.pid, server=True)
+        anyio.run(kill_orphans)
+        held_back = os.path.exists(f"/proc/{orphan}")
+        anyio.run(lambda: kill_orphans(last=True))
+        gone = not os.path.exists(f"/proc/{orphan}")
+        own_alive = stale.poll() is None
+        stale.kill()
+        stale.wait()
+        print(json.dumps({"held_back": held_back, "gone": gone, "own_alive": own_alive}))
+        """,
+        pid_dir,
+    )
+    assert found == {"held_back": True, "gone": True, "own_alive": True}
