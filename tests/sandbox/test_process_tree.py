@@ -170,6 +170,13 @@ while not os.listdir(pid_dir):
     time.sleep(0.05)
 [name] = os.listdir(pid_dir)
 orphan = int(name.split(".")[0])
+
+
+# A child of this process that is no orphan: it stands for a server or the generation worker.
+def sleeper():
+    return subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True, stdout=quiet, stderr=quiet
+    )
 """
 
 
@@ -186,9 +193,7 @@ def _in_a_subreaper(script: str, pid_dir: Path) -> dict[str, bool]:
 def test_a_double_forked_daemon_is_adopted_killed_and_reaped(pid_dir: Path) -> None:
     found = _in_a_subreaper(
         """
-        own = subprocess.Popen(
-            [sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True, stdout=quiet, stderr=quiet
-        )
+        own = sleeper()
         CUSTODY.adopt(own.pid, server=False)
         adopted = int(open(f"/proc/{orphan}/stat").read().rsplit(")", 1)[1].split()[1]) == os.getpid()
         anyio.run(kill_orphans)
@@ -246,9 +251,7 @@ def test_the_last_call_kills_orphans_a_server_left_in_custody_held_back(pid_dir:
     # orphans are held back by it, and only the CLI's last call (`last=True`) kills them.
     found = _in_a_subreaper(
         """
-        stale = subprocess.Popen(
-            [sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True, stdout=quiet, stderr=quiet
-        )
+        stale = sleeper()
         CUSTODY.adopt(stale.pid, server=True)
         anyio.run(kill_orphans)
         held_back = os.path.exists(f"/proc/{orphan}")

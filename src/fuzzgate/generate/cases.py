@@ -280,22 +280,25 @@ class CaseGenerator:
             if key in self._announced or key in self._chunks:
                 return
             self._announced.add(key)
-            common = {"schema": self._schema, "max_string": self._max_string, "count": CHUNK_SIZE}
-            WORKER.post({"op": "prefetch", **common, "prefetch": [self._chunk_request(*key)]}, owner=self._name)
+            ahead = [self._chunk_request(*key)]
+            WORKER.post({"op": "prefetch", **self._common(), "prefetch": ahead}, owner=self._name)
 
     def _request(self, payload: dict[str, Any]) -> Any:
         """One exchange with the worker; announced chunks it has ready come back with it."""
         pending = {self._seed(*key): key for key in sorted(self._announced) if key not in self._chunks}
         announced = [self._chunk_request(*key) for key in pending.values()]
-        common = {"schema": self._schema, "max_string": self._max_string, "count": CHUNK_SIZE}
         result, ready = WORKER.request(
-            {**payload, **common, "prefetch": announced}, timeout_s=self._timeout_s, owner=self._name
+            {**payload, **self._common(), "prefetch": announced}, timeout_s=self._timeout_s, owner=self._name
         )
         for _, seed, drawn in ready:
             key = pending[seed]
             self._announced.discard(key)
             self._store(key, [self._entry(*found) for found in drawn])
         return result
+
+    def _common(self) -> dict[str, Any]:
+        """What every request to the worker about this tool's schema carries."""
+        return {"schema": self._schema, "max_string": self._max_string, "count": CHUNK_SIZE}
 
     def _store(self, key: tuple[Stream, int], entries: list[_Entry]) -> None:
         self._chunks[key] = entries
