@@ -86,8 +86,13 @@ class ServerKeeper:
             self._spares.keep(self._server, self._extra_env, 1)
 
     async def get(self) -> Connection | None:
-        await self._ready.wait()
-        return self._connection
+        """The live connection, waiting through a restart; None once the keeper gave up (`failure`).
+        Waiting for a set event still lets other tasks run, and one of them may ask for a restart
+        meanwhile: then this waits for the next server rather than report none."""
+        while True:
+            await self._ready.wait()
+            if self._connection is not None or self.failure is not None:
+                return self._connection
 
     def restart(self, connection: Connection, reason: str, drain_s: float = 0.0) -> None:
         """Stop `connection`'s server and start the next; the calls still in flight on it are given

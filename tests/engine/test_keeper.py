@@ -1,0 +1,87 @@
+"""The server keeper (`fuzzgate.engine.keeper`): a worker asking for the connection while another
+worker's call asks for a restart gets the next server, never "none"; once the keeper gives up
+(starts failing in a row) it hands out none, with the failure."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import cast
+
+import anyio
+import anyio.lowlevel
+
+from fuzzgate.config.views import ServerSettings
+from fuzzgate.engine.keeper import ServerKeeper
+from fuzzgate.model.errors import TargetError
+from fuzzgate.target.connection import Connection
+from tests.engine.test_spare import SERVER
+
+
+@dataclass(eq=False)
+class _Conn:
+    """What the keeper reads of a connection: the calls in flight it lets end before a restart."""
+
+    number: int
+    in_flight: int = 0
+
+
+@dataclass
+class _Servers:
+    fail: bool = False
+    opened: list[_Conn] = field(default_factory=list)
+
+    def __call__(self, server: ServerSettings, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
+        return self._open()
+
+    @asynccontextmanager
+    async def _open(self) -> AsyncIterator[Connection]:
+        if self.fail:
+            raise TargetError("could not start the stdio server `server`: exit status 1")
+        conn = _Conn(len(self.opened))
+        self.opened.append(conn)
+        yield cast(Connection, conn)
+
+
+def test_a_restart_asked_for_while_a_worker_waits_for_the_connection_hands_it_the_next_server() -> None:
+    servers = _Servers()
+    keeper = ServerKeeper(SERVER, {}, lambda event: None, servers)
+    got: list[Connection | None] = []
+
+    async def take() -> None:
+        got.append(await keeper.get())
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            first = await tg.start(keeper.run)
+            tg.start_soon(take)
+            # `take` runs up to the checkpoint in `get`'s wait for the (set) ready event...
+            await anyio.lowlevel.checkpoint()
+            # ...and another worker's call crashes the server before it resumes.
+            keeper.restart(first, "echo case 3: closed")
+            with anyio.fail_after(5):
+                while not got:
+                    await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()
+
+    anyio.run(main)
+    assert [c.number for c in servers.opened] == [0, 1]
+    assert got == [servers.opened[1]]
+
+
+def test_a_keeper_whose_restarts_all_fail_hands_out_none_with_the_failure() -> None:
+    servers = _Servers()
+    keeper = ServerKeeper(SERVER, {}, lambda event: None, servers)
+
+    async def main() -> Connection | None:
+        async with anyio.create_task_group() as tg:
+            first = await tg.start(keeper.run)
+            servers.fail = True
+            keeper.restart(first, "echo case 3: closed")
+            with anyio.fail_after(5):
+                return await keeper.get()
+
+    assert anyio.run(main) is None
+    assert keeper.failure is not None
+    assert "exit status 1" in keeper.failure.message
