@@ -22,6 +22,8 @@ The modules:
   run a call pending past the slow threshold gets a helper sending the next cases beside it.
 - `next_case.py`: which case a worker sends next (a corpus seed's or queued sequence's next step,
   else the scheduler's, generated off the event loop, maybe with a dictionary value or mutated).
+  The scheduler's next case is drawn while the call before it is on its way (`draw_ahead`, `Ahead`),
+  from what the calls before that one left.
 - `verdict.py`: what one fuzzing call showed, before it becomes findings: the oracles' observations
   of its outcome and the repro they carry.
 - `deadline.py`: what verification still has to run and what it costs (`backlog_of`, `Backlog`),

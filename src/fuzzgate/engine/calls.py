@@ -15,12 +15,14 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import anyio
+import anyio.lowlevel
 
 from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
 from fuzzgate.engine.events import CallFinished, EventSink, FuzzingStopped
 from fuzzgate.engine.feedback import call_features
 from fuzzgate.engine.keeper import ServerKeeper
+from fuzzgate.engine.next_case import Ahead
 from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.engine.steps import send_step
 from fuzzgate.engine.verdict import verdict
@@ -34,7 +36,7 @@ from fuzzgate.model.commands import subject_label
 from fuzzgate.model.findings import Finding, Step, Surface
 from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox
-from fuzzgate.plan.selection import Scheduler, ToolPlan
+from fuzzgate.plan.selection import FAIR_SLACK_S, Scheduler, ToolPlan
 from fuzzgate.target.call import FOLLOW_UP_S, ping
 from fuzzgate.target.connection import Connection
 from fuzzgate.triage.finding_set import FindingSet
@@ -47,6 +49,11 @@ _WATCH_TICK_S = 0.25
 """How often a worker's watch looks at its call in flight (`CallLoop._watch`)."""
 _IDLE_PING_S = 0.2
 """How soon a server must answer a ping, beside a slow call, for a helper to send calls beside it."""
+_AHEAD_AFTER_TURNS = 8
+"""How many turns of the event loop the next case's drawing lets pass before it starts
+(`CallLoop._draw_ahead`): the request must be on the wire first, and on its way it passes the SDK's
+tasks, the stdin pump or the HTTP client's (a request was written within 1 turn over stdio and
+about 5 over HTTP; 3 to 20 turns measured alike)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -96,7 +103,8 @@ class _Run(Protocol):
     @property
     def sampling(self) -> CoverageSampling | None: ...
     def offer(self, finding: Finding, ambiguous: bool) -> None: ...
-    async def next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None: ...
+    async def next_case(self, scheduler: Scheduler, feed: Feed, ahead: Ahead) -> tuple[ToolPlan, Case] | None: ...
+    async def draw_ahead(self, scheduler: Scheduler, feed: Feed, ahead: Ahead) -> None: ...
 
 
 async def _answers(connection: Connection) -> bool:
@@ -156,8 +164,23 @@ class CallLoop:
     ) -> None:
         """The worker's loop; `beside`: a helper's, which leaves once the slow call it stands in
         for has ended."""
+        ahead = Ahead()
+        try:
+            await self._loop(scheduler, keeper, feed, watched, beside, ahead)
+        finally:
+            ahead.give_back(scheduler, self.run.live)
+
+    async def _loop(
+        self,
+        scheduler: Scheduler,
+        keeper: ServerKeeper,
+        feed: Feed,
+        watched: _Watched,
+        beside: anyio.Event | None,
+        ahead: Ahead,
+    ) -> None:
         while beside is None or not beside.is_set():
-            item = await self.run.next_case(scheduler, feed)
+            item = await self.run.next_case(scheduler, feed, ahead)
             if item is None:
                 return
             plan, case = item
@@ -193,7 +216,7 @@ class CallLoop:
             if pending is not None:
                 watched.pending = pending
             try:
-                await self._call(scheduler, keeper, feed, connection, plan, case, surrogate, measured)
+                await self._call(scheduler, keeper, feed, connection, plan, case, surrogate, measured, ahead)
             finally:
                 if pending is not None:
                     pending.ended.set()
@@ -230,6 +253,13 @@ class CallLoop:
                 scheduler.waiting.discard(waiting)
                 self._helping = False
 
+    async def _draw_ahead(self, scheduler: Scheduler, feed: Feed, ahead: Ahead) -> None:
+        """Draw the next case while the call is on its way (`next_case.draw_ahead`), once its
+        request has had the loop turns it needs to reach the wire."""
+        for _ in range(_AHEAD_AFTER_TURNS):
+            await anyio.lowlevel.checkpoint()
+        await self.run.draw_ahead(scheduler, feed, ahead)
+
     async def _measure(self, connection: Connection, plan: ToolPlan, case: Case) -> bool:
         """Whether the collector measures this call (`learn.sampling`); the live corpus's calls
         always are (it keeps and shrinks by what they reach). With no other call in flight, the
@@ -256,6 +286,7 @@ class CallLoop:
         case: Case,
         surrogate: bool,
         measured: bool,
+        ahead: Ahead,
     ) -> None:
         """Send one case and record what it showed: features, findings, the restart it needs.
         `measured`: whether the collector measures it (`_measure`)."""
@@ -271,11 +302,22 @@ class CallLoop:
         surface = plan.info.surface
         connection.in_flight += 1
         try:
-            step = await send_step(connection, target, plan.info.name, case.arguments, surface=surface)
+            if ahead.item is None:
+                # The next case is drawn while this one is on its way; the reply is read only once
+                # it is drawn, so what it reads is what the calls before this one left, every time.
+                async with anyio.create_task_group() as drawing:
+                    drawing.start_soon(self._draw_ahead, scheduler, feed, ahead)
+                    step = await send_step(connection, target, plan.info.name, case.arguments, surface=surface)
+            else:
+                step = await send_step(connection, target, plan.info.name, case.arguments, surface=surface)
         finally:
             self._in_flight.discard(pending)
             connection.in_flight -= 1
         outcome = replace(step.outcome, concurrent=pending.peak)
+        if self._overlap_s is not None and outcome.duration_s > FAIR_SLACK_S:
+            # The case drawn ahead was chosen before this call's time was charged to its tool: one
+            # this long may change which tool's turn it is (`Scheduler.next`), so it is chosen again.
+            ahead.give_back(scheduler, self.run.live)
         # The reply is parsed and walked once, for the step's values and for the feed's dictionary.
         found = reply_held(plan.info.name, outcome.payload) if outcome.status is OutcomeStatus.OK else ()
         produced = held_values(plan.info.name, found) if found else ()

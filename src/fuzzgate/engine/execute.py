@@ -41,7 +41,7 @@ from fuzzgate.engine.events import (
 )
 from fuzzgate.engine.feedback import seen_at_start, signal_of
 from fuzzgate.engine.keeper import ServerKeeper
-from fuzzgate.engine.next_case import next_case
+from fuzzgate.engine.next_case import Ahead, draw_ahead, next_case
 from fuzzgate.engine.protocol_round import probe_server
 from fuzzgate.engine.replay import connect
 from fuzzgate.engine.result import (
@@ -458,6 +458,11 @@ class Engine:
         self.cut_off = await watch(self._fuzz_deadline, self._observe_s, self.timebox, self.loop.open, scheduler)
         scope.cancel()
 
-    async def next_case(self, scheduler: Scheduler, feed: Feed) -> tuple[ToolPlan, Case] | None:
-        """The next case to send: the live corpus's replay first, then the scheduler's (`engine.next_case`)."""
-        return await next_case(scheduler, feed, self.live, self._replay_end, self._replay_done)
+    async def next_case(self, scheduler: Scheduler, feed: Feed, ahead: Ahead) -> tuple[ToolPlan, Case] | None:
+        """The next case to send: the live corpus's replay first, then the case drawn `ahead`, then
+        the scheduler's (`engine.next_case`)."""
+        return await next_case(scheduler, feed, self.live, self._replay_end, self._replay_done, ahead)
+
+    async def draw_ahead(self, scheduler: Scheduler, feed: Feed, ahead: Ahead) -> None:
+        """Draw the scheduler's next case into `ahead` while a call is on its way (`engine.next_case`)."""
+        await draw_ahead(scheduler, feed, self.live, ahead)

@@ -423,6 +423,17 @@ class LiveCorpus:
             self._parents[id(checked)] = (checked, held[1])
         return checked
 
+    def holds(self, case: Case) -> bool:
+        """Whether `case` is a mutant `mutant` handed out that has not been sent yet."""
+        held = self._parents.get(id(case))
+        return held is not None and held[0] is case
+
+    def withdraw(self, case: Case) -> None:
+        """`case`, a mutant `mutant` handed out, is taken back unsent: its entry is forgotten, and
+        nothing is counted against its tool (it was no repeat)."""
+        if self.holds(case):
+            del self._parents[id(case)]
+
     def unsent(self, plan: ToolPlan, case: Case) -> None:
         """`case`, a mutant `mutant` handed out, will not be sent: a request the tool already got
         while the server's state stayed the same, or a value that crashed the server before. Its

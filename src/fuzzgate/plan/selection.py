@@ -456,10 +456,13 @@ class Scheduler:
         left = max(0.0, self.deadline() - time.monotonic())
         return plan.next_case + left * max(1, self.concurrency) / (max(1, open_plans) * max(latency, 1e-6))
 
-    def again(self, plan: ToolPlan, index: int) -> None:
-        """Hand out case `index` of `plan` again next (it was set aside for a corpus mutant)."""
-        if plan.next_case == index + 1:
-            plan.next_case = index
+    def again(self, plan: ToolPlan, index: int) -> bool:
+        """Hand out case `index` of `plan` again next (it was set aside for a corpus mutant, or drawn
+        ahead and not sent); False when a later case of the tool was handed out since."""
+        if plan.next_case != index + 1:
+            return False
+        plan.next_case = index
+        return True
 
     def _limit(self, plan: ToolPlan) -> float:
         """The most cases `plan` gets: `--cases` generated ones, and its probes on top of them (as
