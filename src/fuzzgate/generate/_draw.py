@@ -72,6 +72,11 @@ def draw_values(strategy: SearchStrategy[Any], *, seed_value: int, count: int) -
             # BaseExceptions and still reach it.
             return
 
+    # With no database the key is never read, but Hypothesis works it out from the test's source
+    # (`inspect.getsource`, then tokenizing it) on every run unless one is set, as its own `find`
+    # sets it: that was a tenth of the generation worker's time. An internal attribute: a Hypothesis
+    # that stops reading it only makes draws slower again.
+    run._hypothesis_internal_database_key = None  # type: ignore[attr-defined]
     # Unsatisfiable and friends end the run; what was drawn so far is still deterministic.
     with contextlib.suppress(Exception):
         run()
