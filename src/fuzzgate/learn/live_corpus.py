@@ -89,9 +89,18 @@ def _key(plan: ToolPlan) -> ToolKey:
     return (plan.info.surface, plan.info.name)
 
 
+def _digest(seed: int, *parts: object) -> bytes:
+    return hashlib.sha256("\0".join(map(str, (seed, *parts))).encode()).digest()
+
+
 def _rng(seed: int, *parts: object) -> random.Random:
-    text = "\0".join(map(str, (seed, *parts)))
-    return random.Random(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
+    return random.Random(int.from_bytes(_digest(seed, *parts)[:8], "big"))
+
+
+def _unit(seed: int, *parts: object) -> float:
+    """One draw in [0, 1) from the seed and `parts`, as `_rng(...).random()` would be but without
+    seeding a generator (asked for every case a tool with corpus entries draws)."""
+    return (int.from_bytes(_digest(seed, *parts)[:7], "big") >> 3) / (1 << 53)
 
 
 @dataclass(slots=True, eq=False)
@@ -248,7 +257,7 @@ class LiveCorpus:
         key = _key(plan)
         if not self._live.get(key) or self._mutated_at.get(key) == case.index:
             return False
-        draw = _rng(self._seed, "mutate?", plan.info.surface.value, plan.info.name, case.index).random()
+        draw = _unit(self._seed, "mutate?", plan.info.surface.value, plan.info.name, case.index)
         wanted = draw < MUTATE_SHARE / (1 << min(self._repeats.get(key, 0), MAX_HALVINGS))
         if wanted:
             self._mutated_at[key] = case.index
