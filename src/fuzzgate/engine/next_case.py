@@ -1,7 +1,8 @@
 """Which case a worker sends next: a corpus seed's or a queued sequence's next step, else the
 scheduler's next case (generated off the event loop), with a dictionary value or a value the tool
 accepted in some, or mutated from a corpus entry, never one the server in its state has already been
-sent."""
+sent. The scheduler's next case is drawn while the call before it is on its way (`draw_ahead`) and
+waits in the worker's `Ahead` until that call's reply has been read."""
 
 from __future__ import annotations
 
