@@ -447,9 +447,7 @@ class LiveCorpus:
         """`case`, a mutant `mutant` handed out, will not be sent: a request the tool already got
         while the server's state stayed the same, or a value that crashed the server before. Its
         entry is forgotten, and the tool's mutation share halves until one of its mutants is sent."""
-        held = self._parents.get(id(case))
-        if held is not None and held[0] is case:
-            del self._parents[id(case)]
+        self.withdraw(case)
         key = _key(plan)
         self._repeats[key] = self._repeats.get(key, 0) + 1
 
