@@ -93,7 +93,12 @@ def test_a_hang_does_not_hold_up_the_calls_of_a_time_boxed_run() -> None:
     # Calls went out while the hang was pending, each counted concurrent (confirmed alone).
     assert len(beside) >= 5, [(c.tool, c.arguments) for c in finished]
     assert all(c.outcome.concurrent == 2 for c in beside)
-    assert all(c.outcome.concurrent == 2 for c in hangs)
+    # Every hang fuzzing went on after had calls beside it; one begun too near fuzzing's deadline for
+    # a helper to start (past the slow threshold) may have none, and nothing follows it.
+    last_start = max(_span(c).start for c in finished if c.outcome.status is not OutcomeStatus.TIMEOUT)
+    settled = [c for c in hangs if c.elapsed_s < last_start]
+    assert len(settled) >= 2, [_span(c) for c in hangs]
+    assert all(c.outcome.concurrent == 2 for c in settled)
     # The hang's restart let them end: none was cut short.
     assert not [c for c in finished if c.outcome.status is OutcomeStatus.ABORTED]
 
