@@ -237,3 +237,74 @@ def test_a_repro_settled_without_the_calls_that_named_the_workspace_drops_it(mon
     out = _run(monkeypatch, lambda f: True, _config(), [(finding, False)])
     (result,) = out.findings
     assert result.repro.prefix == () and result.repro.workspace is None
+
+
+def _on(name: str, fp: str, *, kind: Kind = Kind.PROTOCOL_ERROR, signature: tuple[str, ...] = ("non_json",)) -> Finding:
+    return replace(_finding(fp), kind=kind, severity=Severity.HIGH, name=name, signature=signature)
+
+
+def test_a_finding_only_seen_beside_others_with_another_calls_evidence_is_that_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`wait` hung while `tail` printed to stdout: `wait`'s protocol error is `tail`'s. Its
+    replays wait behind every other one, and it is dropped though none ran."""
+    sent: list[str] = []
+
+    async def replay(finding: Finding) -> bool:
+        sent.append(finding.name)
+        if finding.name == "wait":
+            await anyio.sleep(3600)
+        return True
+
+    beside, alone = _on("wait", "a" * 20), _on("tail", "b" * 20)
+    out = _run(monkeypatch, replay, _config(), [(beside, True), (alone, False)], deadline_s=0.5)
+    assert sent[0] == "tail" and sent.count("tail") == 3
+    assert [f.fingerprint for f in out.findings] == ["b" * 20]
+    assert out.triaged[0] == (replace(beside, replays=0, reproduced=0, unconfirmed=True), True)
+    assert {fp: other.fingerprint for fp, other in out.explained.items()} == {"a" * 20: "b" * 20}
+    said = "1 finding(s) seen only beside other calls showed the same evidence"
+    assert any(note.startswith(said) for note in out.notes)
+
+
+@pytest.mark.parametrize(
+    ("beside", "ambiguous", "alone_seen_alone", "reported"),
+    [
+        # Reproduced on a fresh server itself: its own bug.
+        (_on("wait", "a" * 20), True, True, "replayed"),
+        # Seen alone itself.
+        (_on("wait", "a" * 20), False, True, "yes"),
+        # The other call's was only seen beside others too, and never reproduced: nothing names it.
+        (_on("wait", "a" * 20), True, False, "yes"),
+        # A hang is the call's own time.
+        (_on("wait", "a" * 20, kind=Kind.HANG, signature=()), True, True, "yes"),
+        # Other evidence.
+        (_on("wait", "a" * 20, signature=("wrong_id",)), True, True, "yes"),
+    ],
+)
+def test_what_another_call_does_not_explain_is_reported(
+    monkeypatch: pytest.MonkeyPatch, beside: Finding, ambiguous: bool, alone_seen_alone: bool, reported: str
+) -> None:
+    async def replay(finding: Finding) -> bool:
+        never = "tail" if not alone_seen_alone else None
+        if finding.name in ("wait" if reported != "replayed" else None, never):
+            await anyio.sleep(3600)
+        return True
+
+    alone = _on("tail", "b" * 20, kind=beside.kind, signature=() if beside.kind is Kind.HANG else ("non_json",))
+    out = _run(monkeypatch, replay, _config(), [(beside, ambiguous), (alone, not alone_seen_alone)], deadline_s=0.5)
+    (kept,) = [f for f in out.findings if f.name == "wait"]
+    assert kept.reproduced == (3 if reported == "replayed" else 0)
+    assert out.explained == {}
+
+
+def test_the_fuzzing_deadline_reserves_no_time_for_another_calls_symptom(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def check(verifier: Verifier) -> None:
+        def pending() -> int:
+            return verifier.backlog(1.0, {}, default_s=0.1).replays
+
+        verifier.offer(_on("wait", "a" * 20), True)
+        assert pending() == 3
+        verifier.offer(_on("tail", "b" * 20), False)
+        assert pending() == 3
+
+    _run(monkeypatch, lambda _: True, _config(), [], before=check)

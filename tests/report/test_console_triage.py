@@ -29,3 +29,16 @@ def test_each_label_says_what_became_of_the_finding() -> None:
     left_out = _line(True, unconfirmed=True, replays=0, reproduced=0)
     assert left_out.startswith("not reported (below fail-on, never replayed, only seen beside other calls")
     assert left_out.endswith("slow in divide (0/0 replays)")
+
+
+def test_a_finding_explained_by_another_calls_names_that_call() -> None:
+    out = StringIO()
+    finding = make_finding("a" * 20, kind=Kind.PROTOCOL_ERROR, severity=Severity.HIGH)
+    finding = replace(finding, name="wait", unconfirmed=True, replays=0, reproduced=0)
+    other = replace(make_finding("b" * 20, kind=Kind.PROTOCOL_ERROR, severity=Severity.HIGH), name="[bold]tail")
+    ConsoleReporter(Console(file=out, width=300, highlight=False))(FindingTriaged(finding, True, other))
+    line = out.getvalue().strip()
+    assert line == (
+        "not reported (another call's symptom: the same evidence as protocol_error in [bold]tail): "
+        "protocol_error in wait (0/0 replays)"
+    )

@@ -107,6 +107,8 @@ class TriageStarted:
 class FindingTriaged:
     finding: Finding
     dropped: bool = False
+    explained_by: Finding | None = None
+    """For a dropped finding, the finding of another call, seen alone, whose evidence it showed."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -355,7 +355,7 @@ class Engine:
             spares.close()
             verifying.cancel_scope.cancel()
         for finding, dropped in verification.triaged:
-            self.emit(FindingTriaged(finding, dropped))
+            self.emit(FindingTriaged(finding, dropped, verification.explained.get(finding.fingerprint)))
         box.mark("verification")
 
         corpus = corpus_summary(self.feedback, self.live, seeds)

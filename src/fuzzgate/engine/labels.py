@@ -10,14 +10,18 @@ docstring).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from fuzzgate.config.model import TargetConfig
 from fuzzgate.engine.base_check import BaseTally, base_notes
-from fuzzgate.model.findings import Finding, Severity
+from fuzzgate.model.findings import Finding, Kind, Severity
 from fuzzgate.triage.minimize import CallShrinker
 
-__all__ = ["BaseChecks", "BaselineTally", "Tally", "Verification", "label"]
+__all__ = ["BaseChecks", "BaselineTally", "Explainer", "Tally", "Verification", "label"]
+
+OWN_TIMING = frozenset({Kind.HANG, Kind.SLOW})
+"""Kinds about a call's own time, not evidence a server leaves on a stream all calls share: never
+explained by another call's finding (`Explainer`)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -65,6 +69,41 @@ class Verification:
     """What the deadline cut short, in words for the report and the summary."""
     pre_existing: frozenset[str] = frozenset()
     """New findings that failed the same way on the base revision (`fuzzgate.engine.base_check`)."""
+    explained: Mapping[str, Finding] = field(default_factory=dict)
+    """Dropped findings whose evidence is another call's (`Explainer`), with that call's finding."""
+
+
+class Explainer:
+    """Which findings only ever seen beside other calls are another call's symptom: a finding of
+    another tool, prompt or resource, seen alone at least once or reproduced on a fresh server, has
+    the same kind and signature.
+
+    Beside a slow call, the helper's calls run on the same server, and what the server writes to
+    the streams every call shares (a line that is not JSON on stdout, a traceback on stderr, its
+    death) is evidence for every call in flight: `tail_log` printing to stdout while `wait_for_job`
+    hangs gave `wait_for_job` a protocol error of `tail_log`'s. Such a finding needs no replay of its
+    own to be weighed: the same evidence seen alone names its call. One that did reproduce alone is
+    its own bug, and kept. A hang or a slow call is the call's own time (`OWN_TIMING`), never
+    explained by another's.
+    """
+
+    def __init__(self, tallies: Mapping[str, Tally]) -> None:
+        self._alone: dict[tuple[Kind, tuple[str, ...] | None], Finding] = {}
+        for fingerprint in sorted(tallies):
+            tally = tallies[fingerprint]
+            if not tally.ambiguous or tally.reproduced > 0:
+                self._alone.setdefault((tally.finding.kind, tally.finding.signature), tally.finding)
+
+    def by(self, tally: Tally) -> Finding | None:
+        """The finding seen alone (or reproduced) whose evidence `tally`'s is, or None: `tally` was
+        seen alone too, reproduced on a replay, or is about its own time."""
+        finding = tally.finding
+        if not tally.ambiguous or tally.reproduced > 0 or finding.kind in OWN_TIMING:
+            return None
+        other = self._alone.get((finding.kind, finding.signature))
+        if other is None or (other.surface, other.name) == (finding.surface, finding.name):
+            return None
+        return other
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +133,7 @@ def label(
     if replays <= 0:
         unreplayed = tuple(sorted((f for f, _ in candidates), key=lambda f: f.fingerprint))
         return Verification(unreplayed, tuple((f, False) for f in unreplayed))
-    kept, triaged, notes = _findings(candidates, tallies, replays, target, fail_on)
+    kept, triaged, notes, explained = _findings(candidates, tallies, replays, target, fail_on)
     failing, kept_known, baseline_notes = _baseline(baseline, start_error)
     notes += baseline_notes
     pre_existing: frozenset[str] = frozenset()
@@ -105,7 +144,9 @@ def label(
         checked = any(t.attempts for t in checks)
         notes.extend(base_notes(checks, base.error, checked))
         pre_existing = frozenset(t.finding.fingerprint for t in checks if t.failing)
-    return Verification(tuple(kept), tuple(triaged), failing, kept_known, tuple(notes), pre_existing=pre_existing)
+    return Verification(
+        tuple(kept), tuple(triaged), failing, kept_known, tuple(notes), pre_existing=pre_existing, explained=explained
+    )
 
 
 def _findings(
@@ -114,14 +155,22 @@ def _findings(
     replays: int,
     target: TargetConfig,
     fail_on: Severity,
-) -> tuple[list[Finding], list[tuple[Finding, bool]], list[str]]:
-    """The findings kept, every candidate as labelled (with whether it was dropped), and the notes."""
+) -> tuple[list[Finding], list[tuple[Finding, bool]], list[str], dict[str, Finding]]:
+    """The findings kept, every candidate as labelled (with whether it was dropped), the notes, and
+    the dropped findings another call's explains (`Explainer`)."""
     kept: list[Finding] = []
     triaged: list[tuple[Finding, bool]] = []
+    explained: dict[str, Finding] = {}
+    explainer = Explainer(tallies)
     partial = unconfirmed = unreached = weak = 0
     for finding, _ in sorted(candidates, key=lambda c: c[0].fingerprint):
         tally = tallies[finding.fingerprint]
         labelled, dropped = _labelled(tally, replays)
+        other = explainer.by(tally)
+        if other is not None:
+            explained[finding.fingerprint] = other
+            triaged.append((labelled, True))
+            continue
         if tally.ambiguous and tally.attempts == 0 and not tally.unreachable and labelled.severity.rank < fail_on.rank:
             # Only ever seen beside other calls (or slow under the collector), and never replayed:
             # what a replay alone would have weighed is all the evidence there is, and it gates nothing.
@@ -147,11 +196,16 @@ def _findings(
             f"{weak} finding(s) below fail-on, seen only beside other calls or slow under the coverage collector,"
             " could not be replayed within the budget: not reported"
         )
+    if explained:
+        notes.append(
+            f"{len(explained)} finding(s) seen only beside other calls showed the same evidence (kind and signature)"
+            " as a finding of another call seen alone or reproduced: counted as that call's symptom, not reported"
+        )
     if partial:
         notes.append(f"{partial} finding(s) got fewer than {replays} replays within the budget")
     if unreached:
         notes.append(_unreached_note(unreached, replays, target))
-    return kept, triaged, notes
+    return kept, triaged, notes, explained
 
 
 def _baseline(

@@ -37,6 +37,10 @@ What the deadline cuts short is said, never hidden:
   fails the gate (it was observed; it only could not be replayed); below fail-on, one whose every
   hit was ambiguous (seen only beside other calls, or slow under the collector) is not reported,
   and a note counts it: it gates nothing, and its evidence is what a replay would have weighed;
+- at any severity, one whose every hit was ambiguous and whose evidence (kind and signature) a
+  finding of another call seen alone shows is that call's symptom (`labels.Explainer`): dropped
+  unless a replay reproduced it, and a note counts it. Its replays wait until fuzzing is over and
+  every other job has run, and the fuzzing deadline reserves no time for them;
 - a baseline entry whose replays did not finish stays known (`unverified`), never "fixed"; so does
   one whose fresh server could not be started (not replayed: the note gives the start error);
 - so does one whose repro was redacted (`Repro.redacted`) and did not fail again: a secret it sent
@@ -55,7 +59,7 @@ from fuzzgate.check import Observation, Oracles
 from fuzzgate.config.model import TargetKind
 from fuzzgate.engine.base_check import BASE_ATTEMPTS, BaseRevision, BaseTally
 from fuzzgate.engine.deadline import Backlog, backlog_of, parallel_replays
-from fuzzgate.engine.labels import BaseChecks, BaselineTally, Tally, Verification, label
+from fuzzgate.engine.labels import BaseChecks, BaselineTally, Explainer, Tally, Verification, label
 from fuzzgate.engine.replay import connect, replay_once, repro_calls
 from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.spare import Connector, Spares
@@ -125,6 +129,10 @@ class Verifier:
         self._tallies: dict[str, Tally] = {}
         self._baseline: list[BaselineTally] = []
         self._jobs: deque[_Job] = deque()
+        self._explained: deque[tuple[Tally, int]] = deque()
+        """Replays of findings another call's evidence explains (`labels.Explainer`): set aside until
+        fuzzing is over and nothing else waits, since a replay can only keep what is dropped without
+        one (left out of the fuzzing deadline's backlog)."""
         self._shrink_jobs: deque[_Job] = deque()
         """Smaller calls to try: they wait while any finding has replays to run, and run one at a
         time while fuzzing goes on (`_shrink_slots`)."""
@@ -164,6 +172,7 @@ class Verifier:
         if not self._open:
             return 0
         queued = sum(1 for job in self._jobs if not isinstance(job, BaseTally))
+        queued += len(self._explained) if self._finishing else 0
         held = len(self._shrink_jobs)
         runnable = queued + self._following + min(held, max(0, self._shrink_slots() - self._shrinking))
         return min(runnable, self._parallel if self._finishing else REPLAYS_WHILE_FUZZING)
@@ -174,11 +183,22 @@ class Verifier:
         return self._parallel if self._finishing else REPLAYS_WHILE_FUZZING
 
     def _next_job(self) -> _Job | None:
-        if self._jobs:
-            return self._jobs.popleft()
+        explainer = Explainer(self._tallies)
+        if any(explainer.by(tally) is None for tally, _ in self._explained):
+            # Seen alone since, or what explained it went to a new repro not yet reproduced.
+            self._jobs.extend(job for job in self._explained if explainer.by(job[0]) is None)
+            self._explained = deque(job for job in self._explained if explainer.by(job[0]) is not None)
+        while self._jobs:
+            job = self._jobs.popleft()
+            if isinstance(job, tuple) and explainer.by(job[0]) is not None:
+                self._explained.append(job)
+                continue
+            return job
         if self._shrink_jobs and self._shrinking < self._shrink_slots():
             self._shrinking += 1
             return self._shrink_jobs.popleft()
+        if self._explained and self._finishing:
+            return self._explained.popleft()
         return None
 
     def backlog(self, start_s: float, durations: Mapping[str, float], *, default_s: float, unseen: int = 0) -> Backlog:
@@ -199,13 +219,15 @@ class Verifier:
     def _pending_by_fingerprint(self) -> list[tuple[int, str]]:
         """The replays still to run, counted per fingerprint ("" for a baseline entry's)."""
         replays = self.settings.replays
-        left = [(0 if t.unreachable else replays - t.attempts, fp) for fp, t in self._tallies.items()]
+        explainer = Explainer(self._tallies)
+        tallies = {fp: t for fp, t in self._tallies.items() if explainer.by(t) is None}
+        left = [(0 if t.unreachable else replays - t.attempts, fp) for fp, t in tallies.items()]
         # A sequence not yet settled may take a few tries of its own (`fuzzgate.triage.sequence`).
-        left += [(SETTLE_ESTIMATE, fp) for fp, t in self._tallies.items() if t.finding.repro.prefix and not t.settled]
+        left += [(SETTLE_ESTIMATE, fp) for fp, t in tallies.items() if t.finding.repro.prefix and not t.settled]
         left += [(1, "") for b in self._baseline if not b.done]
         if self.base is not None and self._base_error is None:
             # A base replay for each new finding not yet checked there, confirmed or still to be.
-            for fingerprint, tally in self._tallies.items():
+            for fingerprint, tally in tallies.items():
                 job = self._base.get(fingerprint)
                 if fingerprint not in self.known and not tally.unreachable and (job is None or not job.done):
                     left.append((1, fingerprint))
@@ -220,6 +242,10 @@ class Verifier:
             tally = self._tallies[finding.fingerprint] = Tally(finding, ambiguous)
             self._queue((tally, 0))
             return
+        if tally.ambiguous and not ambiguous:
+            # Seen alone now: replays set aside as another call's symptom take their turn again
+            # (`_next_job`).
+            self._arrived.set()
         tally.ambiguous = tally.ambiguous and ambiguous
         # A more severe symptom of the same bug (`Finding.merged_with`) is confirmed with its own repro.
         worse = finding.severity.rank > tally.finding.severity.rank

@@ -107,7 +107,11 @@ class ConsoleReporter:
             c.print(f"  replaying {event.findings} finding(s) {event.replays}x each on fresh servers")
         elif isinstance(event, FindingTriaged):
             f = event.finding
-            if event.dropped and f.unconfirmed:
+            other = event.explained_by
+            if other is not None:
+                seen = f"{other.kind.value} in {subject_label(other.surface, other.name)}"
+                label = f"not reported (another call's symptom: the same evidence as {self._shown(seen)})"
+            elif event.dropped and f.unconfirmed:
                 label = _NOT_REPORTED
             else:
                 label = "dropped (another call's symptom)" if event.dropped else _triage_label(f)
