@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.to_thread
 import httpx2
 import mcp_types as types
 from mcp import Client
@@ -214,7 +215,11 @@ async def open_connection(
             if missing(launch):
                 # Inside the jail it would only show as the jail's exit 127: say it as plainly as unjailed.
                 raise _startup_error(config, None, f"command not found ({launch.command})", redact)
-        prepared = prepare_start(config, extra_env or {}, containment)
+        # Off the event loop: a layer is a tree of files to copy (and, in `close`, to remove), and a
+        # slow disk made each server start block the calls in flight for up to 0.3 s. Shielded, so
+        # a layer made is never lost to a cancellation: the `finally` below removes it.
+        with anyio.CancelScope(shield=True):
+            prepared = await anyio.to_thread.run_sync(prepare_start, config, extra_env or {}, containment)
     listener = prepared.listener
     try:
         async with _opened(
@@ -232,8 +237,10 @@ async def open_connection(
         if early is not None:
             # Killed here if the session never took it over (a failure before the start).
             early.process.discard()
-        # The server and everything it started are gone by now: its layer can go too.
-        prepared.close()
+        # The server and everything it started are gone by now: its layer can go too, off the
+        # event loop (a tree to remove), and shielded so that a cancelled run removes it as well.
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(prepared.close)
 
 
 @asynccontextmanager

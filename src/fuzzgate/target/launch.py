@@ -68,7 +68,6 @@ class PreparedStart:
         if self.listener is not None:
             self.listener.close()
         if self.layer is not None:
-            # Not awaited, so a cancelled run removes it as well.
             self.layer.close()
 
 
