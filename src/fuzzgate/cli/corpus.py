@@ -333,7 +333,7 @@ def _checked(config: Config) -> None:
 
 def _start(config: Config, console: Console, seed_flag: str | None) -> tuple[int, TimeBox]:
     _checked(config)
-    box = TimeBox(config.budget_s, start=process_start())
+    box = TimeBox(config.budget_s, start=process_start(), starts_servers=config.target.command is not None)
     choice = choose_seed(seed_flag, config.seed, os.environ, Path.cwd())
     if choice.warning:
         console.print(f"[yellow]warning:[/] {escape(choice.warning)}", soft_wrap=True)

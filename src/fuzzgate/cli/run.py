@@ -82,7 +82,7 @@ writers (tests/cli/test_lazy_imports.py keeps them in step)."""
 
 
 def run_gate(config: Config, console: Console, *, seed_flag: str | None, trace: Path | None, quiet: bool) -> int:
-    box = TimeBox(config.budget_s, start=process_start())
+    box = TimeBox(config.budget_s, start=process_start(), starts_servers=config.target.command is not None)
     # Where the outputs cannot go is the user's to fix, and said before the budget is spent.
     check_output_directory(config.out_dir, what="output directory (--out)", files=OUTPUT_FILES)
     if trace is not None:

@@ -18,6 +18,10 @@ from dataclasses import dataclass, field
 
 OUTPUT_RESERVE_S = 1.0
 """Kept back at the end for stopping servers and writing the outputs."""
+WRITE_RESERVE_S = 0.25
+"""Kept back at the end of a run that starts no server (an HTTP target reached at its URL, without
+`[target] command`): only the outputs are written then, about 0.1 s with a dozen findings, where a
+stdio server takes up to half a second to end once its input closes."""
 VERIFY_SHARE = 0.3
 """The largest share of the budget fuzzing gives up for verification."""
 STOP_ALLOWANCE_S = 0.5
@@ -52,6 +56,8 @@ class TimeBox:
 
     budget_s: float
     start: float = field(default_factory=time.monotonic)
+    starts_servers: bool = True
+    """Whether the run starts servers it must stop before it ends (`verify_end`'s reserve)."""
     marks: dict[str, float] = field(default_factory=dict)
     """Seconds since `start` at which each phase ended, for the report."""
 
@@ -69,8 +75,10 @@ class TimeBox:
         self.marks[phase] = round(self.elapsed(), 3)
 
     def verify_end(self) -> float:
-        """When verification must stop: the outputs still get their reserve."""
-        return self.end - min(OUTPUT_RESERVE_S, 0.05 * self.budget_s)
+        """When verification must stop: stopping the servers and the outputs still get their
+        reserve (only the outputs, for a run that starts no server)."""
+        reserve = OUTPUT_RESERVE_S if self.starts_servers else WRITE_RESERVE_S
+        return self.end - min(reserve, 0.05 * self.budget_s)
 
     def fuzz_end(self, verify_s: float, in_flight_s: float = 0.0) -> float:
         """When fuzzing must stop so that the calls in flight then can be observed to their end
