@@ -1,6 +1,8 @@
 """The server keeper (`fuzzgate.engine.keeper`): a worker asking for the connection while another
 worker's call asks for a restart gets the next server, never "none"; once the keeper gives up
-(starts failing in a row) it hands out none, with the failure."""
+(starts failing in a row) it hands out none, with the failure; the calls still in flight on a
+server being restarted end on it, while the next server is handed out (`overlap`) or before it
+is started."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ class _Conn:
 class _Servers:
     fail: bool = False
     opened: list[_Conn] = field(default_factory=list)
+    closed: list[int] = field(default_factory=list)
 
     def __call__(self, server: ServerSettings, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
         return self._open()
@@ -41,7 +44,10 @@ class _Servers:
             raise TargetError("could not start the stdio server `server`: exit status 1")
         conn = _Conn(len(self.opened))
         self.opened.append(conn)
-        yield cast(Connection, conn)
+        try:
+            yield cast(Connection, conn)
+        finally:
+            self.closed.append(conn.number)
 
 
 def test_a_restart_asked_for_while_a_worker_waits_for_the_connection_hands_it_the_next_server() -> None:
@@ -85,3 +91,43 @@ def test_a_keeper_whose_restarts_all_fail_hands_out_none_with_the_failure() -> N
     assert anyio.run(main) is None
     assert keeper.failure is not None
     assert "exit status 1" in keeper.failure.message
+
+
+def _restart_beside_a_call(overlap: bool) -> list[str]:
+    """A hang's restart while a call sent beside it is still in flight on the old server; what
+    happened, in order."""
+    servers = _Servers()
+    keeper = ServerKeeper(SERVER, {}, lambda event: None, servers, overlap=overlap)
+    events: list[str] = []
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            first = await tg.start(keeper.run)
+            cast(_Conn, first).in_flight = 1
+            keeper.restart(first, "wait case 3: timeout", drain_s=30)
+            with anyio.fail_after(5):
+                if overlap:
+                    nxt = await keeper.get()
+                    events.append(f"got {cast(_Conn, nxt).number} with {servers.closed} closed")
+                else:
+                    await anyio.sleep(0.2)
+                    events.append(f"opened {len(servers.opened)} with {servers.closed} closed")
+                # The call beside the hang ends.
+                cast(_Conn, first).in_flight = 0
+                while 0 not in servers.closed:
+                    await anyio.sleep(0.01)
+                events.append(f"0 closed; opened {len(servers.opened)}")
+                nxt = await keeper.get()
+                events.append(f"got {cast(_Conn, nxt).number}")
+            tg.cancel_scope.cancel()
+
+    anyio.run(main)
+    return events
+
+
+def test_a_restart_hands_out_the_next_server_while_the_old_one_ends_its_calls() -> None:
+    assert _restart_beside_a_call(overlap=True) == ["got 1 with [] closed", "0 closed; opened 2", "got 1"]
+
+
+def test_without_overlap_the_next_server_starts_once_the_old_one_ended_its_calls() -> None:
+    assert _restart_beside_a_call(overlap=False) == ["opened 1 with [] closed", "0 closed; opened 2", "got 1"]

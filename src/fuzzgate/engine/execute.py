@@ -275,6 +275,8 @@ class Engine:
             self.emit,
             self.connector,
             spares,
+            # Two stdio servers may run side by side; an HTTP server fuzzgate starts holds the port.
+            overlap=spares.enabled,
         )
         loop = self.loop
         loop.expect({entry.fingerprint for entry in baseline})

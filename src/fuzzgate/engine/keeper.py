@@ -1,10 +1,17 @@
-"""The server's connection, owned by one task: `ServerKeeper` opens it, hands it to the workers, and
-restarts it on request after a crash or a hang, giving up after `MAX_RESTARTS_IN_A_ROW` failed starts.
-From its first restart on it keeps a warm spare (`engine.spare`), so the next restart takes it at once."""
+"""The server's connection: `ServerKeeper` opens it, hands it to the workers, and restarts it on
+request after a crash or a hang, giving up after `MAX_RESTARTS_IN_A_ROW` failed starts. From its
+first restart on it keeps a warm spare (`engine.spare`), so the next restart takes it at once.
+
+Each connection is opened and closed by a task of its own (the SDK's task groups are entered and
+left by one task). The calls still in flight on a server being restarted (sent beside a hang) are
+given time to end first; with `overlap` (stdio servers: each has its own process) the next server
+is handed out meanwhile, so a 3 s call beside a hang no longer holds every worker for its rest.
+Without it (an HTTP server fuzzgate starts holds the URL's port) the old server is closed first."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import anyio
 from anyio.abc import TaskStatus
@@ -20,6 +27,17 @@ MAX_RESTARTS_IN_A_ROW = 3
 _DRAIN_POLL_S = 0.01
 
 
+@dataclass(eq=False)
+class _Held:
+    """One connection, held open by its own task (`ServerKeeper._hold`) until `released`, then
+    closed once its calls in flight ended or `drain_s` passed."""
+
+    connection: Connection
+    released: anyio.Event = field(default_factory=anyio.Event)
+    closed: anyio.Event = field(default_factory=anyio.Event)
+    drain_s: float = 0.0
+
+
 class ServerKeeper:
     """Owns the current connection in one task, so sessions are opened and closed by the same task,
     and restarts it on request after a crash or a hang."""
@@ -31,8 +49,11 @@ class ServerKeeper:
         emit: EventSink,
         connector: Connector,
         spares: Spares | None = None,
+        *,
+        overlap: bool = False,
     ) -> None:
         self._server = server
+        self._overlap = overlap
         self._extra_env = extra_env
         self._emit = emit
         self._spares = spares
@@ -48,32 +69,53 @@ class ServerKeeper:
     async def run(self, *, task_status: TaskStatus[Connection]) -> None:
         generation = 0
         failures = 0
-        while True:
-            try:
-                async with self._connector(self._server, self._extra_env) as conn:
-                    failures = 0
-                    self._connection = conn
+        async with anyio.create_task_group() as held:
+            while True:
+                try:
+                    current: _Held = await held.start(self._hold)
+                except TargetError as exc:
                     if generation == 0:
-                        task_status.started(conn)
-                    else:
-                        warm = self._spares is not None and self._spares.warm(conn)
-                        self._emit(ServerRestarted(self._reason, generation, warm))
-                    self._ready.set()
-                    await self._restart.wait()
-                    with anyio.move_on_after(self._drain_s):
-                        while conn.in_flight:
-                            await anyio.sleep(_DRAIN_POLL_S)
-                    self._restart = anyio.Event()
-            except TargetError as exc:
+                        raise
+                    failures += 1
+                    if failures >= MAX_RESTARTS_IN_A_ROW:
+                        self.failure = exc
+                        self._connection = None
+                        self._ready.set()
+                        return
+                    generation += 1
+                    continue
+                failures = 0
+                conn = current.connection
+                self._connection = conn
                 if generation == 0:
-                    raise
-                failures += 1
-                if failures >= MAX_RESTARTS_IN_A_ROW:
-                    self.failure = exc
-                    self._connection = None
-                    self._ready.set()
-                    return
-            generation += 1
+                    task_status.started(conn)
+                else:
+                    warm = self._spares is not None and self._spares.warm(conn)
+                    self._emit(ServerRestarted(self._reason, generation, warm))
+                self._ready.set()
+                await self._restart.wait()
+                self._restart = anyio.Event()
+                current.drain_s = self._drain_s
+                current.released.set()
+                if not self._overlap:
+                    await current.closed.wait()
+                generation += 1
+
+    async def _hold(self, *, task_status: TaskStatus[_Held]) -> None:
+        """Open one connection, hand it over, and once it is released close it, after its calls in
+        flight ended or its `drain_s` passed (they are aborted when it is torn down)."""
+        current: _Held | None = None
+        try:
+            async with self._connector(self._server, self._extra_env) as conn:
+                current = _Held(conn)
+                task_status.started(current)
+                await current.released.wait()
+                with anyio.move_on_after(current.drain_s):
+                    while conn.in_flight:
+                        await anyio.sleep(_DRAIN_POLL_S)
+        finally:
+            if current is not None:
+                current.closed.set()
 
     def stop_spares(self) -> None:
         """Fuzzing is over: no more restarts, so no spare."""
@@ -96,7 +138,8 @@ class ServerKeeper:
 
     def restart(self, connection: Connection, reason: str, drain_s: float = 0.0) -> None:
         """Stop `connection`'s server and start the next; the calls still in flight on it are given
-        up to `drain_s` to end first (they are aborted when it is torn down)."""
+        up to `drain_s` to end (they are aborted when it is torn down), with `overlap` while the
+        next server is handed out, else before it is started."""
         if self._connection is connection and not self._restart.is_set():
             self._reason = reason
             self._drain_s = drain_s
