@@ -239,7 +239,9 @@ def test_a_repro_settled_without_the_calls_that_named_the_workspace_drops_it(mon
     assert result.repro.prefix == () and result.repro.workspace is None
 
 
-def _on(name: str, fp: str, *, kind: Kind = Kind.PROTOCOL_ERROR, signature: tuple[str, ...] = ("non_json",)) -> Finding:
+def _on(
+    name: str, fp: str, *, kind: Kind = Kind.PROTOCOL_ERROR, signature: tuple[str, ...] | None = ("non_json",)
+) -> Finding:
     return replace(_finding(fp), kind=kind, severity=Severity.HIGH, name=name, signature=signature)
 
 
@@ -279,6 +281,8 @@ def test_a_finding_only_seen_beside_others_with_another_calls_evidence_is_that_c
         (_on("wait", "a" * 20, kind=Kind.HANG, signature=()), True, True, "yes"),
         # Other evidence.
         (_on("wait", "a" * 20, signature=("wrong_id",)), True, True, "yes"),
+        # No signature kept (it would have quoted a secret): nothing to compare.
+        (_on("wait", "a" * 20, kind=Kind.INTERNAL_ERROR, signature=None), True, True, "yes"),
     ],
 )
 def test_what_another_call_does_not_explain_is_reported(
@@ -290,7 +294,8 @@ def test_what_another_call_does_not_explain_is_reported(
             await anyio.sleep(3600)
         return True
 
-    alone = _on("tail", "b" * 20, kind=beside.kind, signature=() if beside.kind is Kind.HANG else ("non_json",))
+    alone_signature = {Kind.HANG: (), Kind.INTERNAL_ERROR: None}.get(beside.kind, ("non_json",))
+    alone = _on("tail", "b" * 20, kind=beside.kind, signature=alone_signature)
     out = _run(monkeypatch, replay, _config(), [(beside, ambiguous), (alone, not alone_seen_alone)], deadline_s=0.5)
     (kept,) = [f for f in out.findings if f.name == "wait"]
     assert kept.reproduced == (3 if reported == "replayed" else 0)

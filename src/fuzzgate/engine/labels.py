@@ -88,17 +88,19 @@ class Explainer:
     """
 
     def __init__(self, tallies: Mapping[str, Tally]) -> None:
-        self._alone: dict[tuple[Kind, tuple[str, ...] | None], Finding] = {}
+        self._alone: dict[tuple[Kind, tuple[str, ...]], Finding] = {}
         for fingerprint in sorted(tallies):
             tally = tallies[fingerprint]
-            if not tally.ambiguous or tally.reproduced > 0:
-                self._alone.setdefault((tally.finding.kind, tally.finding.signature), tally.finding)
+            signature = tally.finding.signature
+            if signature is not None and (not tally.ambiguous or tally.reproduced > 0):
+                self._alone.setdefault((tally.finding.kind, signature), tally.finding)
 
     def by(self, tally: Tally) -> Finding | None:
         """The finding seen alone (or reproduced) whose evidence `tally`'s is, or None: `tally` was
-        seen alone too, reproduced on a replay, or is about its own time."""
+        seen alone too, reproduced on a replay, is about its own time, or kept no signature (one
+        that would quote a secret is not kept, and two such are not the same evidence)."""
         finding = tally.finding
-        if not tally.ambiguous or tally.reproduced > 0 or finding.kind in OWN_TIMING:
+        if not tally.ambiguous or tally.reproduced > 0 or finding.kind in OWN_TIMING or finding.signature is None:
             return None
         other = self._alone.get((finding.kind, finding.signature))
         if other is None or (other.surface, other.name) == (finding.surface, finding.name):

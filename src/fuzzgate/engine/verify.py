@@ -38,7 +38,8 @@ What the deadline cuts short is said, never hidden:
   hit was ambiguous (seen only beside other calls, or slow under the collector) is not reported,
   and a note counts it: it gates nothing, and its evidence is what a replay would have weighed;
 - at any severity, one whose every hit was ambiguous and whose evidence (kind and signature) a
-  finding of another call seen alone shows is that call's symptom (`labels.Explainer`): dropped
+  finding of another call seen alone or reproduced shows is that call's symptom
+  (`labels.Explainer`): dropped
   unless a replay reproduced it, and a note counts it. Its replays wait until fuzzing is over and
   every other job has run, and the fuzzing deadline reserves no time for them;
 - a baseline entry whose replays did not finish stays known (`unverified`), never "fixed"; so does
