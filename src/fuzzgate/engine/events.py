@@ -108,7 +108,8 @@ class FindingTriaged:
     finding: Finding
     dropped: bool = False
     explained_by: Finding | None = None
-    """For a dropped finding, the finding of another call, seen alone, whose evidence it showed."""
+    """For a dropped finding, the finding of another call (seen alone or reproduced) whose evidence it
+    showed."""
 
 
 @dataclass(frozen=True, slots=True)

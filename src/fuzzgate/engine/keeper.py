@@ -39,8 +39,9 @@ class _Held:
 
 
 class ServerKeeper:
-    """Owns the current connection in one task, so sessions are opened and closed by the same task,
-    and restarts it on request after a crash or a hang."""
+    """Hands out the current connection, each opened and closed by a task of its own (`_hold`), so
+    a session is opened and closed by the same task, and restarts it on request after a crash or a
+    hang."""
 
     def __init__(
         self,
