@@ -15,7 +15,7 @@ from fuzzgate.config.model import Config, TargetConfig, TargetKind
 from fuzzgate.engine import verify
 from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.verify import Verification, Verifier
-from fuzzgate.model.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Severity, Step, Surface
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Details, Finding, Kind, Repro, Severity, Step, Surface
 
 
 def _finding(fp: str = "f" * 20, arguments: dict[str, Any] | None = None) -> Finding:
@@ -313,3 +313,43 @@ def test_the_fuzzing_deadline_reserves_no_time_for_another_calls_symptom(monkeyp
         assert pending() == 3
 
     _run(monkeypatch, lambda _: True, _config(), [], before=check)
+
+
+def test_what_the_replay_of_a_finding_seen_beside_others_shows_instead_is_a_finding_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`sync` hung while another call crashed the server: seen as a crash beside that call. Alone on
+    a fresh server it hangs: the crash is dropped, and the hang is found and confirmed."""
+    hang = Observation(Kind.HANG, "no reply within 5.0s", (), Details(error=None))
+    crash = replace(_on("sync", "c" * 20, kind=Kind.CRASH, signature=("exit",)), severity=Severity.CRITICAL)
+    replayed: list[Kind] = []
+
+    async def fake_replay(
+        _config: Config, _oracles: Any, finding: Finding, *_: Any, **__: Any
+    ) -> tuple[bool, list[Observation]]:
+        replayed.append(finding.kind)
+        return finding.kind is Kind.HANG, [hang]
+
+    monkeypatch.setattr(verify, "replay_once", fake_replay)
+
+    async def main() -> Verification:
+        verifier = Verifier(VerifySettings.of(_config()), None, {})  # type: ignore[arg-type]
+
+        def seen(observation: Observation, tool: str, repro: Repro) -> None:
+            found = Finding(
+                observation.kind, Severity.MEDIUM, Surface.TOOL, tool, observation.message, "h" * 20, repro
+            )
+            verifier.offer(found, observation.ambiguous)
+
+        verifier.on_seen = seen
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(verifier.serve)
+            result = await verifier.finish([(crash, True)], [], anyio.current_time() + 30)
+            tg.cancel_scope.cancel()
+        return result
+
+    out = anyio.run(main)
+    (found,) = out.findings
+    assert (found.kind, found.name, found.replays, found.reproduced) == (Kind.HANG, "sync", 3, 3)
+    assert [(f.kind, dropped) for f, dropped in out.triaged] == [(Kind.CRASH, True), (Kind.HANG, False)]
+    assert replayed.count(Kind.CRASH) == 3 and replayed.count(Kind.HANG) == 3

@@ -20,7 +20,7 @@ import anyio.to_thread
 import mcp_types as types
 
 from fuzzgate import __version__
-from fuzzgate.check import Oracles
+from fuzzgate.check import Observation, Oracles
 from fuzzgate.check.environment import environment_note
 from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
@@ -64,7 +64,7 @@ from fuzzgate.learn.live_corpus import REPLAY_SHARE, LiveCorpus, Seeds
 from fuzzgate.learn.sampling import CoverageSampling
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import TargetError
-from fuzzgate.model.findings import Finding
+from fuzzgate.model.findings import Finding, Repro
 from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.plan.budget import TimeBox, margin_s
 from fuzzgate.plan.focus import focus, reached_files
@@ -142,6 +142,11 @@ class Engine:
         if finding.fingerprint not in self.settled:
             self.verifier.offer(finding, ambiguous)
 
+    def _seen_on_replay(self, observation: Observation, tool: str, repro: Repro) -> None:
+        """What a replay of a finding only seen beside other calls showed instead, alone on a fresh
+        server (`Verifier.on_seen`): a finding of its own, as if fuzzing had met it."""
+        self.offer(self.findings.add(observation, tool, repro), observation.ambiguous)
+
     def _oracles(self) -> Oracles:
         canaries = self.containment.workspace.watched if self.containment is not None else ()
         return Oracles(
@@ -187,7 +192,7 @@ class Engine:
         if base is not None:
             base = replace(base, server=server_without_collector(base.server))
         base_connector = self._base_contained if self.connector == self._contained else self.connector
-        return Verifier(
+        verifier = Verifier(
             without_collector(self.settings.verification),
             self.oracles,
             self.canaries,
@@ -195,6 +200,8 @@ class Engine:
             base=base,
             base_connector=base_connector,
         )
+        verifier.on_seen = self._seen_on_replay
+        return verifier
 
     @asynccontextmanager
     async def _base_contained(self, server: ServerSettings, extra_env: Mapping[str, str]) -> AsyncIterator[Connection]:

@@ -51,7 +51,7 @@ What the deadline cuts short is said, never hidden:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import anyio
@@ -150,6 +150,11 @@ class Verifier:
         """The first error a fresh server for a replay failed to start with (redacted at its source)."""
         self.spares: Spares | None = None
         """Warm spares to replay on (`use_spares`)."""
+        self.on_seen: Callable[[Observation, str, Repro], None] | None = None
+        """Where what a replay of an ambiguous finding showed instead goes (`_seen_alone`): the
+        engine records it as a finding of its own, offered back here."""
+        self._candidates: frozenset[str] = frozenset()
+        """Fuzzing's final findings (`finish`): the others labelled were first met on a replay."""
 
     def use_spares(self, spares: Spares) -> None:
         """Replay on warm spares (`engine.spare`): while there are replays to run, one spare waits per
@@ -299,6 +304,7 @@ class Verifier:
     ) -> Verification:
         """Replay at full speed until every job is done or `deadline` passes, and label the results.
         `candidates` are fuzzing's final findings; `unseen`, the baseline entries it did not meet."""
+        self._candidates = frozenset(finding.fingerprint for finding, _ in candidates)
         for finding, ambiguous in candidates:
             self.offer(finding, ambiguous)
         for entry in unseen:
@@ -377,12 +383,15 @@ class Verifier:
         if tally.finding.repro.prefix and not tally.settled:
             await self._settle(tally, generation)
             return
-        same = await self._attempt(tally.finding)
+        observed: list[Observation] = []
+        same = await self._attempt(tally.finding, observed=observed)
         if generation != tally.generation:
             return
         if same is None:
             tally.unreachable = True
             return
+        if not same:
+            self._seen_alone(tally, tally.finding.repro, observed)
         tally.attempts += 1
         tally.reproduced += same
         if same:
@@ -400,12 +409,15 @@ class Verifier:
         finding = tally.finding
         candidates = [sequence.alone(finding.repro), finding.repro]
         for repro in candidates:
-            same = await self._attempt(finding, repro)
+            observed: list[Observation] = []
+            same = await self._attempt(finding, repro, observed)
             if generation != tally.generation:
                 return
             if same is None:
                 tally.unreachable = True
                 return
+            if not same:
+                self._seen_alone(tally, repro, observed)
             if same:
                 tally.finding = replace(finding, repro=repro.narrowed())
                 tally.attempts, tally.reproduced = 1, 1
@@ -428,6 +440,17 @@ class Verifier:
             self._queue((tally, generation))
         elif generation == tally.generation:
             self._start_shrinking(tally, generation)
+
+    def _seen_alone(self, tally: Tally, repro: Repro, observed: Sequence[Observation]) -> None:
+        """A finding only ever seen beside other calls did not show again on a fresh server, alone;
+        what that call showed there instead is its own (a hang whose server another call's crash
+        took down while it waited was seen as a crash, which its replays drop): recorded as a
+        finding of its own (`on_seen`), with this repro, and confirmed as any other."""
+        if not tally.ambiguous or self.on_seen is None:
+            return
+        for observation in observed:
+            if not observation.ambiguous:
+                self.on_seen(observation, tally.finding.tool, repro)
 
     def _start_shrinking(self, tally: Tally, generation: int) -> None:
         """Once every replay of a finding reproduced, shrink its failing call (`triage.minimize`)."""
@@ -538,8 +561,11 @@ class Verifier:
 
     def _verdict(self, candidates: Sequence[tuple[Finding, bool]]) -> Verification:
         base = BaseChecks(self._base, self.known, self._base_error) if self.base is not None else None
+        # Findings first met on a replay once fuzzing was over (`_seen_alone`) are labelled too.
+        tallies = sorted(self._tallies.items())
+        met_on_replay = [(t.finding, t.ambiguous) for fp, t in tallies if fp not in self._candidates]
         return label(
-            candidates,
+            [*candidates, *met_on_replay],
             self._tallies,
             self._baseline,
             replays=self.settings.replays,
