@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from fuzzgate.check.normalize import abstract_arguments, normalize_message, own_frames, package_of
+from fuzzgate.check.normalize import _take_out_whole, abstract_arguments, normalize_message, own_frames, package_of
 from fuzzgate.check.traceback import Frame, Trace
 
 
@@ -41,7 +43,14 @@ BUG = "Invalid resourceType: {}. Must be Text or Blob."
 ONE_SIGNATURE = "Invalid resourceType: <arg>. Must be Text or Blob."
 
 
-@pytest.mark.parametrize("value", ["a", "", " ", "\x15\f\x83R", "x\u2028y", "\x85", "x\x0by", "x\ny", "x\r\ny"])
+LONG_VALUES = ["A" * 1024, "Z" * 65536, "two words " * 150, "line\n" * 300 + "end"]
+"""Longer than the values taken out with a pattern: one of a real server (the reference `everything`
+server's `resource-prompt`, which echoes its argument) gave a second finding under `<hex>`."""
+
+
+@pytest.mark.parametrize(
+    "value", ["a", "", " ", "\x15\f\x83R", "x\u2028y", "\x85", "x\x0by", "x\ny", "x\r\ny", *LONG_VALUES]
+)
 def test_one_bug_is_one_signature_whatever_the_value(value: str) -> None:
     # Values holding a character `str.splitlines` breaks at were cut before they could be found,
     # and an empty one could not be found at all: one bug of a real server got three findings.
@@ -50,6 +59,15 @@ def test_one_bug_is_one_signature_whatever_the_value(value: str) -> None:
     prompt = abstract_arguments(normalize_message(text, arguments), arguments)
     tool = abstract_arguments(normalize_message(text, request=arguments), arguments)
     assert prompt == tool == ONE_SIGNATURE
+
+
+@pytest.mark.parametrize("value", ["A" * 1001, "x" * 1500, "a-b " * 400])
+def test_a_long_value_is_found_where_the_pattern_finds_a_short_one(value: str) -> None:
+    # The plain search for long values keeps the pattern's rule: whole words only, left to right.
+    texts = [f"x{value}", f"{value}x", f"_{value}", f"{value} {value}", f"{value}{value}", f"-{value}.", value]
+    for text in texts:
+        by_pattern = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", "<arg>", text)
+        assert _take_out_whole(text, value) == by_pattern
 
 
 def test_the_first_line_ends_at_a_line_break_outside_the_values() -> None:

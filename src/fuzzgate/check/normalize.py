@@ -5,7 +5,8 @@ changes fingerprints."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,8 +33,12 @@ def normalize_message(text: str, arguments: Any = None, *, request: Any = None) 
     `request` (default `arguments`) standing whole in the text. The other characters
     `str.splitlines` breaks at (form feed, `\\x0b`, `\\x1c`-`\\x1e`, `\\x85`, `\\u2028`, `\\u2029`) are
     white space here: a value holding one would otherwise be cut before it could be found."""
-    values = request_strings(arguments if request is None else request)
-    text = _first_line(text.strip(), values)
+    asked = arguments if request is None else request
+    values = request_strings(asked)
+    long_values = _long_strings(asked)
+    text = _first_line(text.strip(), values, long_values)
+    for value in long_values:
+        text = _take_out_whole(text, value)
     # Longest first, ties in a fixed order (a set's order varies with the interpreter's hash seed).
     for value in sorted(request_strings(arguments), key=lambda v: (-len(v), v)):
         text = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", "<arg>", text)
@@ -45,18 +50,58 @@ def normalize_message(text: str, arguments: Any = None, *, request: Any = None) 
 _LINE_BREAK = re.compile(r"[\r\n]")
 
 
-def _first_line(text: str, values: set[str]) -> str:
-    """`text` up to its first line break outside the `values` that stand whole in it."""
+def _first_line(text: str, values: set[str], long_values: Sequence[str] = ()) -> str:
+    """`text` up to its first line break outside the `values` and `long_values` that stand whole in it."""
     inside = [
         match.span()
         for value in values
         if _LINE_BREAK.search(value)
         for match in re.finditer(rf"(?<!\w){re.escape(value)}(?!\w)", text)
     ]
+    inside += [span for value in long_values if _LINE_BREAK.search(value) for span in _whole_spans(text, value)]
     for brk in _LINE_BREAK.finditer(text):
         if not any(start <= brk.start() < end for start, end in inside):
             return text[: brk.start()]
     return text
+
+
+_PATTERN_LONGEST = 1000
+"""The longest request value taken out of a message with a regular expression (`request_strings`):
+compiling one costs time in its length (30 ms for 64 KiB), and fuzzing sends values that long."""
+_WORD = re.compile(r"\w")
+
+
+def _long_strings(arguments: Any) -> list[str]:
+    """The request's string values too long for `request_strings`, longest first (ties in a fixed
+    order). A server that echoes one whole ("Invalid resourceType: AAAA…") would otherwise leave
+    its start in the signature, or a placeholder of its form (`<hex>`), and one bug would get a
+    fingerprint per value (a correction within fingerprint scheme `fuzzgate/2`: docs/fingerprints.md)."""
+    found = argument_strings(arguments, multiline=True, longest=sys.maxsize)
+    return sorted((v for v in found if len(v) > _PATTERN_LONGEST), key=lambda v: (-len(v), v))
+
+
+def _whole_spans(text: str, value: str) -> Iterator[tuple[int, int]]:
+    """Where `value` stands whole in `text` (no word character on either side), left to right and
+    not overlapping: what the pattern `normalize_message` builds for a shorter value finds, by plain
+    search, whose cost does not grow with the value's length as a compiled pattern's does."""
+    start = 0
+    while (at := text.find(value, start)) >= 0:
+        end = at + len(value)
+        if (at and _WORD.match(text[at - 1])) or (end < len(text) and _WORD.match(text[end])):
+            start = at + 1
+            continue
+        yield at, end
+        start = end
+
+
+def _take_out_whole(text: str, value: str) -> str:
+    """`text` with each place `value` stands whole replaced by `<arg>`."""
+    pieces: list[str] = []
+    last = 0
+    for at, end in _whole_spans(text, value):
+        pieces += [text[last:at], "<arg>"]
+        last = end
+    return "".join(pieces) + text[last:] if pieces else text
 
 
 _PLACEHOLDER = re.compile(r"<(?:uuid|hex|str|path|num|arg)>")
