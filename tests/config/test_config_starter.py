@@ -66,6 +66,8 @@ def test_uncommenting_every_example_still_loads_and_shows_the_defaults(
     assert {key: getattr(config, key) for key in examples} == examples
     assert config.target.name == "my-server"
     assert config.target.timeout_ms == 5000
+    # An HTTP target's example command is one fuzzgate starts and reaches at the URL.
+    assert config.target.command == "python"
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -34,7 +34,15 @@ from fuzzgate.check.sdk import died_in_sdk, sdk_death
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.check.traceback import parse_traces, root_cause
 from fuzzgate.model.findings import Cause, Details, Kind
-from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.model.outcome import (
+    BODY_NOT_JSON,
+    SSE_NOT_JSON,
+    AfterTimeout,
+    AnomalyKind,
+    CallOutcome,
+    OutcomeStatus,
+    WireAnomaly,
+)
 
 __all__ = [
     "BANNER",
@@ -274,7 +282,7 @@ def _judge(kind: ProbeKind, outcome: CallOutcome, redact: Redactor) -> _Found | 
         return _Found("answered-notification", Kind.PROTOCOL_ERROR, message, _reply_details(outcome, redact))
     other = _wire_anomaly(outcome.anomalies)
     if other is not None:
-        message = f"{_ANOMALY_WORDS[other.kind]} while handling {what}"
+        message = f"{_anomaly_words(other)} while handling {what}"
         return _Found(other.kind.value, Kind.PROTOCOL_ERROR, message, outcome_details(outcome, redact, other.excerpt))
     if kind.expect is Expect.ANSWER and (evidence := _internal_error(outcome)) is not None:
         said = redact.cut(outcome.text.strip(), EXCERPT_CHARS)
@@ -289,6 +297,13 @@ _ANOMALY_WORDS = {
     AnomalyKind.OVERSIZED: "sent a line too long to be a message",
     AnomalyKind.INVALID_MESSAGE: "sent a message that is not valid JSON-RPC",
 }
+
+
+def _anomaly_words(anomaly: WireAnomaly) -> str:
+    if anomaly.kind is AnomalyKind.NON_JSON and anomaly.excerpt in (SSE_NOT_JSON, BODY_NOT_JSON):
+        # Over streamable HTTP: what the server answered with, not a line on its stdout (its log).
+        return f"sent {anomaly.excerpt}"
+    return _ANOMALY_WORDS[anomaly.kind]
 
 
 def _wire_anomaly(anomalies: Sequence[WireAnomaly]) -> WireAnomaly | None:

@@ -62,6 +62,12 @@ class WireAnomaly:
     excerpt: str
 
 
+SSE_NOT_JSON = "an SSE event that is not JSON"
+BODY_NOT_JSON = "a response body that is not JSON"
+"""The excerpts of a `NON_JSON` anomaly over streamable HTTP (`target.raw`), where the server's
+stdout is its log and never the protocol."""
+
+
 @dataclass(frozen=True, slots=True)
 class CallOutcome:
     status: OutcomeStatus

@@ -25,7 +25,7 @@ from mcp.client.streamable_http import MCP_SESSION_ID
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_UNHANDLED
-from fuzzgate.model.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.model.outcome import BODY_NOT_JSON, SSE_NOT_JSON, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
 from fuzzgate.target.call import follow_timeout
 from fuzzgate.target.connection import Connection
 from fuzzgate.target.settle import await_death, is_connection_loss, let_stderr_catch_up
@@ -313,8 +313,8 @@ async def _http_reply(response: httpx2.Response, message: RawMessage, request: b
             except ValueError:
                 return (
                     OutcomeStatus.UNSUPPORTED,
-                    {"error": "an SSE event that is not JSON"},
-                    (WireAnomaly(AnomalyKind.NON_JSON, "an SSE event that is not JSON"),),
+                    {"error": SSE_NOT_JSON},
+                    (WireAnomaly(AnomalyKind.NON_JSON, SSE_NOT_JSON),),
                 )
             # Requests and notifications the server sends on the way are not the answer.
             if isinstance(parsed, dict) and "method" in parsed:
@@ -331,7 +331,7 @@ async def _http_reply(response: httpx2.Response, message: RawMessage, request: b
                     return (
                         OutcomeStatus.UNSUPPORTED,
                         {"error": f"HTTP {status_code} with a body that is not JSON"},
-                        (WireAnomaly(AnomalyKind.NON_JSON, "a response body that is not JSON"),),
+                        (WireAnomaly(AnomalyKind.NON_JSON, BODY_NOT_JSON),),
                     )
     if status_code >= 400 and not request:
         # "The server cannot accept the input": the transport's answer to a notification, not a reply.
@@ -348,16 +348,18 @@ async def _http_reply(response: httpx2.Response, message: RawMessage, request: b
 
 
 async def _sse_messages(response: httpx2.Response) -> AsyncIterator[str]:
-    """The data of each `message` event of an SSE stream."""
+    """The data of each `message` event of an SSE stream that holds some. An event with empty data
+    is no message: a server with an event store starts each stream with one (a priming event, an id
+    to resume from, for clients of protocol 2025-11-25), and the SDK's client skips it too."""
     event, data = "message", list[str]()
     async for line in response.aiter_lines():
         if not line:
-            if data and event == "message":
-                yield "\n".join(data)
+            if event == "message" and (joined := "\n".join(data)):
+                yield joined
             event, data = "message", []
         elif line.startswith("event:"):
             event = line[6:].strip()
         elif line.startswith("data:"):
             data.append(line[5:].removeprefix(" "))
-    if data and event == "message":
-        yield "\n".join(data)
+    if event == "message" and (joined := "\n".join(data)):
+        yield joined
