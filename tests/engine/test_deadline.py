@@ -12,13 +12,13 @@ import pytest
 
 from fuzzgate.config.model import TargetConfig, TargetKind
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
-from fuzzgate.engine.deadline import Backlog, fuzz_deadline, observe_s
+from fuzzgate.engine.deadline import Backlog, backlog_of, fuzz_deadline, observe_s, stop_allowance
 from fuzzgate.engine.feedback import call_features, lost
 from fuzzgate.learn.features import Feedback, Signal, SignalKind
 from fuzzgate.learn.feed import Feed
 from fuzzgate.model.findings import Surface
 from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
-from fuzzgate.plan.budget import TimeBox
+from fuzzgate.plan.budget import HTTP_STOP_ALLOWANCE_S, STOP_ALLOWANCE_S, TimeBox
 from fuzzgate.target.call import FOLLOW_UP_S
 from fuzzgate.target.settle import DEATH_S
 
@@ -98,3 +98,16 @@ def test_a_server_that_lost_its_connection_is_not_collected_from(outcome: CallOu
     anyio.run(main)
     assert len(channel.collected) == collected
     assert lost(outcome) is (collected == 0)
+
+
+def test_a_replays_stop_costs_what_was_measured_else_what_its_transport_usually_takes() -> None:
+    http = TargetConfig(kind=TargetKind.HTTP, url="http://127.0.0.1:1/mcp", command="server", timeout_ms=5000)
+    # Warm spares stop beside the next replay: nothing to add.
+    assert stop_allowance(TARGET, spares=True, measured=0.4) == 0.0
+    assert stop_allowance(http, spares=False, measured=0.03) == 0.03
+    assert stop_allowance(TARGET, spares=False, measured=None) == STOP_ALLOWANCE_S
+    assert stop_allowance(http, spares=False, measured=None) == HTTP_STOP_ALLOWANCE_S < STOP_ALLOWANCE_S
+    # Six replays of 0.01 s calls on servers starting in 0.34 s (the reference `everything` server
+    # over HTTP): the stop estimate was most of the backlog.
+    backlog = backlog_of([(6, "fp")], 0.34, {"fp": 0.01}, default_s=0.1, timeout_s=5.0, stop_s=0.03, warm=0)
+    assert backlog.seconds == pytest.approx(6 * (0.34 + 0.01 + 0.03))

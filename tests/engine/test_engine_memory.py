@@ -199,6 +199,36 @@ def test_a_hang_in_flight_at_the_deadline_is_observed_to_its_end() -> None:
     assert result.cut_off == () and not any("cut off" in note for note in result.notes)
 
 
+def make_busy_server() -> MCPServer:
+    app = MCPServer("memory-busy")
+
+    @app.tool()
+    def fail(text: str = "") -> str:
+        """Raises at once: an unhandled exception."""
+        raise RuntimeError("always")
+
+    @app.tool()
+    async def slow(amount: int = 0) -> str:
+        """Takes most of a run, under the run's slow threshold: the call in flight at fuzzing's deadline."""
+        await anyio.sleep(3.0)
+        return "done"
+
+    return app
+
+
+def test_verification_keeps_its_time_when_the_calls_in_flight_at_the_deadline_take_theirs() -> None:
+    # An HTTP target replays after fuzzing, on the one address: its replays wait for the calls in
+    # flight at the deadline. A 3 s budget: `slow`, sent after `fail`'s first call, is the call in
+    # flight then, and ends past verification's planned end; `fail`'s finding went unconfirmed.
+    # The grace now moves verification's end into the margin.
+    http = TargetConfig(kind=TargetKind.HTTP, url="http://memory/mcp", timeout_ms=5000)
+    config = _config(target=http, budget_s=3, cases=None, replays=2, slow_ms=4000)
+    result, _ = _run(config, make_busy_server)
+    (finding,) = [f for f in result.findings if f.name == "fail"]
+    assert (finding.replays, finding.reproduced) == (2, 2), finding
+    assert result.cut_off == ()
+
+
 def make_progress_server() -> MCPServer:
     app = MCPServer("memory-progress")
 

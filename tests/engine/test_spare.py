@@ -296,3 +296,32 @@ def test_every_server_verification_starts_is_used(replays: int) -> None:
     assert result.findings and all(f.replays == replays for f in result.findings)
     assert engine.spares is not None and engine.spares.taken >= 1
     assert len(started) == 1 + len(result.findings) * replays
+
+
+def test_stops_are_measured_for_the_same_server_whatever_its_start_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The keeper starts the fuzzing server with what is left of the budget as its start timeout, a
+    # replay with the configured one: both are the same server, and its stops are what a replay
+    # without a spare costs (`deadline.stop_allowance`). A fake clock the closing connector moves.
+    now = [100.0]
+    monkeypatch.setattr("fuzzgate.engine.spare.time.monotonic", lambda: now[0])
+
+    @asynccontextmanager
+    async def stopping_slowly(server: ServerSettings, extra_env: Mapping[str, str]) -> AsyncIterator[Connection]:
+        now[0] += 0.7  # the start
+        try:
+            yield cast(Connection, FakeConnection(1, server))
+        finally:
+            now[0] += 0.25  # the stop
+
+    keeper_settings = replace(SERVER, startup_timeout_ms=1234)
+
+    async def main() -> None:
+        async with warm_spares(stopping_slowly, enabled=False) as spares:
+            assert spares.stop_s(SERVER) is None
+            async with spares.connect(keeper_settings, ENV):
+                now[0] += 3.0  # in use: not part of the stop
+            assert spares.stop_s(SERVER) == pytest.approx(0.25)
+            assert spares.start_s(SERVER) == pytest.approx(0.7)
+            assert spares.stop_s(OTHER) is None
+
+    anyio.run(main)

@@ -315,6 +315,20 @@ def test_the_fuzzing_deadline_reserves_no_time_for_another_calls_symptom(monkeyp
     _run(monkeypatch, lambda _: True, _config(), [], before=check)
 
 
+def test_a_sequence_repro_not_yet_settled_reserves_one_try_beyond_its_replays(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its first replay sends the failing call alone, and counts as a replay when that reproduces;
+    # the whole sequence is the one try more when it does not. Shrinking is not reserved for.
+    async def check(verifier: Verifier) -> None:
+        finding = _finding("s" * 20)
+        sequence = replace(finding, repro=replace(finding.repro, prefix=(Step("open", {}),)))
+        verifier.offer(sequence, False)
+        assert verifier.backlog(1.0, {}, default_s=0.1).replays == 3 + 1
+        verifier.offer(_finding("p" * 20), False)
+        assert verifier.backlog(1.0, {}, default_s=0.1).replays == 3 + 1 + 3
+
+    _run(monkeypatch, lambda _: True, _config(), [], before=check)
+
+
 def test_what_the_replay_of_a_finding_seen_beside_others_shows_instead_is_a_finding_of_its_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

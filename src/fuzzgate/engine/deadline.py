@@ -14,7 +14,7 @@ import anyio
 
 from fuzzgate.config.model import TargetConfig, TargetKind
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
-from fuzzgate.plan.budget import STOP_ALLOWANCE_S, TimeBox
+from fuzzgate.plan.budget import HTTP_STOP_ALLOWANCE_S, STOP_ALLOWANCE_S, TimeBox
 from fuzzgate.plan.selection import Scheduler
 from fuzzgate.target.call import FOLLOW_UP_S
 from fuzzgate.target.settle import DEATH_S
@@ -54,14 +54,13 @@ def backlog_of(
     *,
     default_s: float,
     timeout_s: float,
-    spares: bool,
+    stop_s: float,
     warm: int,
 ) -> Backlog:
     """What the `pending` replays (a count per fingerprint, "" for a baseline entry's) cost: each
     one's server start (`start_s`; none for the `warm` spares already waiting), its failing call
     (the longest fuzzing saw of its fingerprint in `durations`, else `default_s`; at most
-    `timeout_s`), and, without `spares`, stopping its server."""
-    stop_s = 0.0 if spares else STOP_ALLOWANCE_S
+    `timeout_s`), and stopping its server (`stop_s`: `stop_allowance`)."""
     replays = 0
     calls_s = longest = 0.0
     for count, key in pending:
@@ -70,6 +69,17 @@ def backlog_of(
         calls_s += count * (call_s + stop_s)
         longest = max(longest, call_s + stop_s) if count else longest
     return Backlog(replays, calls_s + max(0, replays - warm) * start_s, longest + (start_s if not warm else 0.0))
+
+
+def stop_allowance(target: TargetConfig, *, spares: bool, measured: float | None) -> float:
+    """What stopping a replay's server adds to it: nothing with warm spares (a spare's server stops
+    beside the next replay), else the mean of this run's measured stops of it, else what a stop of
+    its transport usually takes."""
+    if spares:
+        return 0.0
+    if measured is not None:
+        return measured
+    return HTTP_STOP_ALLOWANCE_S if target.kind is TargetKind.HTTP else STOP_ALLOWANCE_S
 
 
 def observe_s(target: TargetConfig, traced: bool) -> float:
@@ -92,26 +102,51 @@ def fuzz_deadline(box: TimeBox, target: TargetConfig, *, backlog: Backlog, obser
     return box.fuzz_end(max(backlog.seconds / parallel_replays(target), backlog.longest_s), beyond)
 
 
+@dataclass(frozen=True, slots=True)
+class Watched:
+    """How fuzzing ended (`watch`)."""
+
+    cut_off: tuple[str, ...]
+    """The calls still in flight when the grace ran out (`tool case N`), for the report."""
+    grace_s: float
+    """How long the calls in flight at the deadline took to end (or to be cut off)."""
+
+
 async def watch(
     deadline: Callable[[], float],
     grace: Callable[[], float],
     box: TimeBox,
     calls_open: Mapping[object, str],
     scheduler: Scheduler,
-) -> tuple[str, ...]:
+    watched: list[Watched],
+) -> None:
     """At the deadline no new call starts, and the calls in flight get a grace to be observed
-    to their end (`observe_s`; the deadline leaves room for it before verification, and it never
-    runs past the budget's margin): a request the server was sent is observed, so a crash or
-    hang it causes near the end is reported (unconfirmed if no replay fits), not dropped with a
-    PASS. Past the grace they are cut off: returns them (`tool case N`), for the report (`cut_off`)."""
+    to their end (`observe_s`; it runs into the budget's margin, never past it, and verification
+    after it keeps the time it was planned: `verify_end`): a request the server was sent is
+    observed, so a crash or hang it causes near the end is reported (unconfirmed if no replay
+    fits), not dropped with a PASS. Past the grace they are cut off. Appends how it ended to
+    `watched` (the fuzzing scope ends the watch once the workers left, so a return value would be
+    lost)."""
     while True:
         left = deadline() - time.monotonic()
         if left <= 0:
             break
         await anyio.sleep(min(_WATCH_S, left))
     scheduler.stopped = True
-    cutoff = min(time.monotonic() + grace(), box.latest_end())
+    stopped = time.monotonic()
+    cutoff = min(stopped + grace(), box.latest_end())
     # The workers leave once their calls are answered; the fuzzing scope then ends the watch.
-    while calls_open and time.monotonic() < cutoff:
-        await anyio.sleep(_WATCH_S)
-    return tuple(sorted(calls_open.values()))
+    try:
+        while calls_open and time.monotonic() < cutoff:
+            await anyio.sleep(_WATCH_S)
+    finally:
+        watched.append(Watched(tuple(sorted(calls_open.values())), time.monotonic() - stopped))
+
+
+def verify_end(box: TimeBox, watched: Sequence[Watched]) -> float:
+    """When verification after fuzzing must end: the time box's `verify_end`, later by the grace
+    the calls in flight at fuzzing's deadline took (verification waits for them: its replays
+    after fuzzing start once fuzzing's calls ended, and an HTTP target's fresh servers need its
+    one port), never past what the margin holds (`latest_end`)."""
+    grace_s = watched[-1].grace_s if watched else 0.0
+    return min(box.verify_end() + grace_s, max(box.verify_end(), box.latest_end()))

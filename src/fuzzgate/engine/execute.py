@@ -29,7 +29,7 @@ from fuzzgate.config.model import TargetKind
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.calls import CallLoop
 from fuzzgate.engine.collector import server_without_collector, without_collector
-from fuzzgate.engine.deadline import fuzz_deadline, observe_s, watch
+from fuzzgate.engine.deadline import Watched, fuzz_deadline, observe_s, verify_end, watch
 from fuzzgate.engine.events import (
     CorpusReplayed,
     Discovered,
@@ -120,6 +120,7 @@ class Engine:
         self.loop = CallLoop(self)
         """Fuzzing's calls, and what they add up to (`engine.calls`)."""
         self.cut_off: tuple[str, ...] = ()
+        self._watched: list[Watched] = []
         self._startup_s = 0.0
         """How long the first server took to start (its layer, jail, collector and handshake)."""
         self.spares: Spares | None = None
@@ -352,6 +353,7 @@ class Engine:
                 tg.cancel_scope.cancel()
             box.mark("fuzzing")
             fuzz_elapsed = box.elapsed()
+            self.cut_off = self._watched[-1].cut_off if self._watched else ()
 
             met = self.findings.items()
             candidates = [(finding, ambiguous) for finding, ambiguous in met if finding.fingerprint not in self.settled]
@@ -360,7 +362,7 @@ class Engine:
             unseen = [entry for entry in baseline if entry.fingerprint not in seen]
             if candidates and settings.replays > 0:
                 self.emit(TriageStarted(len(candidates), settings.replays))
-            verification = await verifier.finish(candidates, unseen, box.verify_end())
+            verification = await verifier.finish(candidates, unseen, verify_end(box, self._watched))
             spares.close()
             verifying.cancel_scope.cancel()
         for finding, dropped in verification.triaged:
@@ -464,7 +466,7 @@ class Engine:
         return observe_s(self.settings.target, traced=self.feedback.signal.kind is SignalKind.COVERAGE)
 
     async def _watch(self, scheduler: Scheduler, scope: anyio.CancelScope) -> None:
-        self.cut_off = await watch(self._fuzz_deadline, self._observe_s, self.timebox, self.loop.open, scheduler)
+        await watch(self._fuzz_deadline, self._observe_s, self.timebox, self.loop.open, scheduler, self._watched)
         scope.cancel()
 
     async def next_case(self, scheduler: Scheduler, feed: Feed, ahead: Ahead) -> tuple[ToolPlan, Case] | None:

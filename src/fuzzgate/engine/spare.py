@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import anyio
 from anyio.abc import TaskGroup
@@ -33,7 +33,14 @@ from fuzzgate.model.errors import TargetError
 from fuzzgate.target.connection import Connection
 
 _MEASURED = 20
-"""Server starts remembered for `Spares.start_s`."""
+"""Server starts (and stops) remembered for `Spares.start_s` (and `Spares.stop_s`)."""
+
+
+def _same_server(server: ServerSettings) -> ServerSettings:
+    """What a start or stop is remembered under: the server, whatever time it was given to start
+    (the fuzzing server's start is bounded by what is left of the budget, a replay's is not)."""
+    return replace(server, startup_timeout_ms=0)
+
 
 Connector = Callable[[ServerSettings, Mapping[str, str]], AbstractAsyncContextManager[Connection]]
 """Opens an initialized connection to a fresh server (or, for HTTP, to the one server): the seam
@@ -88,6 +95,8 @@ class Spares:
         self._wants: list[_Want] = []
         self._starts: list[tuple[ServerSettings, float]] = []
         """How long each server start through the pool took, spare or not."""
+        self._stops: list[tuple[ServerSettings, float]] = []
+        """How long stopping each server started here, not as a spare, took once its taker was done."""
         self.taken = 0
         """Connections handed out from a spare."""
         self._in_use: set[int] = set()
@@ -117,8 +126,13 @@ class Spares:
 
     def start_s(self, server: ServerSettings) -> float | None:
         """The mean of the last few measured starts of this server (any environment); None before one."""
-        measured = [seconds for started, seconds in self._starts if started == server][-5:]
-        return sum(measured) / len(measured) if measured else None
+        return _mean_of(self._starts, server)
+
+    def stop_s(self, server: ServerSettings) -> float | None:
+        """The mean of the last few measured stops of this server (any environment), of those
+        started when no spare waited (a spare's stop runs beside its taker's next call); None
+        before one."""
+        return _mean_of(self._stops, server)
 
     def connect(self, server: ServerSettings, extra_env: Mapping[str, str]) -> AbstractAsyncContextManager[Connection]:
         """A `Connector`: a waiting spare of this server (waiting for its start to end if it has not
@@ -144,7 +158,12 @@ class Spares:
             began = time.monotonic()
             async with self._connector(server, extra_env) as started:
                 self._measured(server, time.monotonic() - began)
-                yield started
+                try:
+                    yield started
+                finally:
+                    stopping = time.monotonic()
+            self._stops.append((_same_server(server), time.monotonic() - stopping))
+            del self._stops[:-_MEASURED]
             return
         warm = spare.connection
         assert warm is not None
@@ -172,7 +191,7 @@ class Spares:
         return None
 
     def _measured(self, server: ServerSettings, seconds: float) -> None:
-        self._starts.append((server, seconds))
+        self._starts.append((_same_server(server), seconds))
         del self._starts[:-_MEASURED]
 
     def _refill_for(self, server: ServerSettings, extra_env: Mapping[str, str]) -> None:
@@ -216,3 +235,10 @@ async def warm_spares(connector: Connector, *, enabled: bool) -> AsyncIterator[S
             yield spares
         finally:
             spares.close()
+
+
+def _mean_of(measured: list[tuple[ServerSettings, float]], server: ServerSettings) -> float | None:
+    """The mean of the last few of `measured` for this server; None when there is none."""
+    key = _same_server(server)
+    last = [seconds for of, seconds in measured if of == key][-5:]
+    return sum(last) / len(last) if last else None

@@ -59,7 +59,7 @@ import anyio
 from fuzzgate.check import Observation, Oracles
 from fuzzgate.config.model import TargetKind
 from fuzzgate.engine.base_check import BASE_ATTEMPTS, BaseRevision, BaseTally
-from fuzzgate.engine.deadline import Backlog, backlog_of, parallel_replays
+from fuzzgate.engine.deadline import Backlog, backlog_of, parallel_replays, stop_allowance
 from fuzzgate.engine.labels import BaseChecks, BaselineTally, Explainer, Tally, Verification, label
 from fuzzgate.engine.replay import connect, replay_once, repro_calls
 from fuzzgate.engine.settings import VerifySettings
@@ -75,8 +75,13 @@ from fuzzgate.triage.minimize import CallShrinker, worth_shrinking
 REPLAYS_WHILE_FUZZING = 1
 """Beside fuzzing, one at a time: replays without warm spares (each pays its server's start), and
 smaller calls to try with them."""
-SETTLE_ESTIMATE = 3
-"""Tries a sequence repro is expected to take beyond its replays: alone, whole, some shrinking."""
+SETTLE_ESTIMATE = 1
+"""Tries a sequence repro takes beyond its replays before it is confirmed, at most: the failing call
+alone, when it does not reproduce so (the try that reproduces counts as the first replay, alone or
+the whole sequence). Shrinking the sequence then takes what time is left, as shrinking arguments
+does; the deadline reserves none for either. (It was 3, shrinking counted: on a server answering
+every call statelessly, where every finding carries the calls before it and reproduces alone, the
+estimate was twice what verification took.)"""
 
 __all__ = ["Backlog", "Connector", "Verification", "Verifier", "parallel_replays"]
 
@@ -211,14 +216,20 @@ class Verifier:
         """The replays still to run and what they cost, for the fuzzing deadline (`deadline.backlog_of`).
         `unseen`: baseline entries fuzzing has not met (yet), one replay each once it ends."""
         spares = self.spares
-        warm = spares.waiting(self.settings.server, self.extra_env) if spares is not None else 0
+        server = self.settings.server
+        warm = spares.waiting(server, self.extra_env) if spares is not None else 0
+        stop_s = stop_allowance(
+            self.settings.target,
+            spares=spares is not None and spares.enabled,
+            measured=spares.stop_s(server) if spares is not None else None,
+        )
         return backlog_of(
             [*self._pending_by_fingerprint(), (unseen, "")],
             start_s,
             durations,
             default_s=default_s,
             timeout_s=self.settings.target.timeout_ms / 1000,
-            spares=spares is not None and spares.enabled,
+            stop_s=stop_s,
             warm=warm,
         )
 
