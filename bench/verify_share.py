@@ -1,6 +1,7 @@
 """Fuzzing's share of a run that has findings to confirm: before and after warm spares, in one session.
 
-    python bench/verify_share.py [--budget 60] [--rounds 2] [--before REV] [--out FILE] [--markdown]
+    python bench/verify_share.py [--budget 60] [--rounds 2] [--before REV] [--transport stdio|http]
+                                 [--out FILE] [--markdown]
 
 The server is examples/servers/buggy_server.py (a dozen planted bugs: crashes, a hang, a slow
 tool, internal errors, leaks), fuzzed by whole `fuzzgate run` processes with `--budget`, `--replays
@@ -8,6 +9,11 @@ tool, internal errors, leaks), fuzzed by whole `fuzzgate run` processes with `--
 replays on fresh servers. "Before" is a snapshot of REV (default `main`, through bench/snapshot.py),
 "after" the working tree's fuzzgate; each round runs both with the same seed, alternating which
 goes first, so the two see the same machine load.
+
+`--transport http`: the same server over streamable HTTP, started by fuzzgate from `[target] command`
+(a config file beside the run, a free port each run): replays wait until fuzzing is over and take
+the one port in turn, so the fuzzing deadline's estimate of verification, and the calls in flight at
+it, decide the share.
 
 Fuzzing's share of the budget is the time from the first call to fuzzing's end over the budget:
 report.json `timing.fuzzing` (when fuzzing ended, new calls stopped and those in flight observed)
@@ -20,6 +26,7 @@ Default result file: bench/.work/results/verify_share.json.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -28,20 +35,32 @@ from pathlib import Path
 from typing import Any
 
 import procs
-from procs import EXAMPLES, REPO, RESULTS, WORK, log, run_fuzzgate, save_json
+from procs import EXAMPLES, REPO, RESULTS, WORK, free_port, log, run_fuzzgate, save_json
 from snapshot import snapshot
 
 SERVER = EXAMPLES / "buggy_server.py"
 
 
-def _one(label: str, venv: Path, out: Path, budget: float, seed: int) -> dict[str, Any]:
+def _target(out: Path, transport: str) -> list[str]:
+    if transport == "stdio":
+        return ["--command", sys.executable, f"--arg={SERVER}"]
+    port = free_port()
+    config = out / "fuzzgate.toml"
+    args = [str(SERVER), "--transport", "http", "--port", str(port)]
+    config.write_text(
+        f'[target]\nkind = "http"\nurl = "http://127.0.0.1:{port}/mcp"\ncommand = {json.dumps(sys.executable)}\n'
+        f"args = {json.dumps(args)}\n"
+    )
+    return ["--config", str(config)]
+
+
+def _one(label: str, venv: Path, out: Path, budget: float, seed: int, transport: str = "stdio") -> dict[str, Any]:
     markers = out / "markers"
     markers.mkdir(parents=True, exist_ok=True)
     procs.FUZZGATE = str(venv / "bin" / "fuzzgate")
     load = os.getloadavg()[0]
     run = run_fuzzgate(
-        ["--command", sys.executable, f"--arg={SERVER}", "--budget", f"{budget:g}s", "--replays", "3",
-         "--seed", str(seed)],
+        [*_target(out, transport), "--budget", f"{budget:g}s", "--replays", "3", "--seed", str(seed)],
         out / "run",
         cwd=out,
         env={"FUZZGATE_EXAMPLE_MARKER_DIR": str(markers)},
@@ -70,9 +89,10 @@ def _one(label: str, venv: Path, out: Path, budget: float, seed: int) -> dict[st
     }
 
 
-def measure(budget: float, rounds: int, before: Path, after: Path) -> dict[str, Any]:
+def measure(budget: float, rounds: int, before: Path, after: Path, transport: str = "stdio") -> dict[str, Any]:
     result: dict[str, Any] = {
         "budget_s": budget,
+        "transport": transport,
         "started": time.strftime("%F %T %z"),
         "before": str(before),
         "rounds": [],
@@ -85,7 +105,7 @@ def measure(budget: float, rounds: int, before: Path, after: Path) -> dict[str, 
         pair = {}
         for label, venv in order:
             log(f"verify_share: round {index + 1}, {label}, seed {seed}, {budget:g}s")
-            pair[label] = _one(label, venv, WORK / "verify_share" / f"{index}-{label}", budget, seed)
+            pair[label] = _one(label, venv, WORK / "verify_share" / f"{index}-{label}", budget, seed, transport)
         before_calls = pair["before"]["calls"]
         pair["calls_ratio"] = round(pair["after"]["calls"] / before_calls, 3) if before_calls else None
         result["rounds"].append(pair)
@@ -101,7 +121,8 @@ def section(data: dict[str, Any] | None) -> list[str]:
     if not data:
         return [*lines, "_Not measured in this run (bench/verify_share.py)._", ""]
     lines += [
-        f"`fuzzgate run` on examples/servers/buggy_server.py, `--budget {data['budget_s']:g}s --replays 3`, the"
+        f"`fuzzgate run` on examples/servers/buggy_server.py over {data.get('transport', 'stdio')},"
+        f" `--budget {data['budget_s']:g}s --replays 3`, the"
         " defaults (sandbox, coverage collector); before (a snapshot of main) and after (warm spares) with the",
         "same seed in each round, alternating which goes first. Share: (`timing.fuzzing` − `timing.discovery`) /"
         " budget. Confirmed: findings that got all three replays and failed on each.",
@@ -137,11 +158,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--before", default="main", help="the revision measured as before (bench/snapshot.py)")
     parser.add_argument("--before-venv", type=Path, help="a venv whose fuzzgate is the before")
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--out", type=Path, default=RESULTS / "verify_share.json")
     parser.add_argument("--markdown", action="store_true", help="also print the Markdown section")
     ns = parser.parse_args()
     before = ns.before_venv or snapshot(ns.before)
-    data = measure(ns.budget, ns.rounds, before, REPO / ".venv")
+    data = measure(ns.budget, ns.rounds, before, REPO / ".venv", ns.transport)
     save_json(ns.out, data)
     log(f"fuzzing's share, median: before {data['before_share_median']}, after {data['after_share_median']}")
     if ns.markdown:

@@ -10,6 +10,7 @@ from fuzzgate.check import Oracles
 from fuzzgate.check.crash import HANG_ALIVE_SEVERITY
 from fuzzgate.check.internal_error import CAUGHT_SEVERITY
 from fuzzgate.check.observation import Observation
+from fuzzgate.check.registry import CallContext
 from fuzzgate.check.secrets import Redactor, SecretScanner
 from fuzzgate.model.findings import DEFAULT_SEVERITY, Kind, Repro, Severity, Surface
 from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
@@ -95,3 +96,42 @@ def test_a_hang_that_stops_the_whole_server_is_a_denial_of_service() -> None:
     finding = findings.add(observation, "freeze", repro)
     assert finding.severity is Severity.HIGH and finding.details.after_timeout is AfterTimeout.STUCK
     assert finding.to_json()["details"]["after_timeout"] == "stuck"
+
+
+PROMPT_REJECTED = """Traceback (most recent call last):
+  File "/app/.venv/lib/python3.11/site-packages/mcp/server/mcpserver/prompts/base.py", line 190, in render
+    validated = self._arguments_model.model_validate(arguments)
+pydantic_core._pydantic_core.ValidationError: 1 validation error for summarize_noteArguments
+note_id
+  Field required [type=missing, input_value={}, input_type=dict]
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/app/.venv/lib/python3.11/site-packages/mcp/server/mcpserver/server.py", line 1369, in get_prompt
+    messages = await prompt.render(arguments, context)
+  File "/app/.venv/lib/python3.11/site-packages/mcp/server/mcpserver/prompts/base.py", line 213, in render
+    raise ValueError(f"Error rendering prompt {self.name}") from exc
+ValueError: Error rendering prompt summarize_note
+"""
+"""What the Python SDK logs for a prompt whose arguments its own validation refused."""
+
+
+@pytest.mark.parametrize(
+    ("tool", "surface", "concurrent", "theirs"),
+    [
+        # A hung tool call beside the prompt's rejected arguments: the traceback names the prompt.
+        ("sync_repository", Surface.TOOL, 2, False),
+        ("other_prompt", Surface.PROMPT, 3, False),
+        # The prompt's own call, or any call with nothing beside it: judged as before.
+        ("summarize_note", Surface.PROMPT, 2, True),
+        ("sync_repository", Surface.TOOL, 1, True),
+    ],
+)
+def test_a_traceback_that_names_another_request_beside_is_not_this_calls(
+    tool: str, surface: Surface, concurrent: int, theirs: bool
+) -> None:
+    outcome = CallOutcome(OutcomeStatus.TIMEOUT, 5.0, stderr=PROMPT_REJECTED, concurrent=concurrent)
+    ctx = CallContext(tool=tool, arguments={"repo": "a"}, schema_valid=True, outcome=outcome, surface=surface)
+    found = [o for o in ORACLES.observe_call(ctx) if o.kind is Kind.INTERNAL_ERROR]
+    assert bool(found) is theirs, found

@@ -16,7 +16,8 @@ Messages name the exception by its type and the first line of its message (`head
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from fuzzgate.check.environment import sandbox_cause
@@ -49,6 +50,35 @@ def _sdk_rejection(ctx: CallContext, trace: Trace) -> bool:
     itself refused by raising: the Python SDK answers it -32603 and logs the traceback, though the
     server's own code never ran. That is the SDK's choice of code, not the server's bug."""
     return ctx.surface is not Surface.TOOL and not ctx.schema_valid and not trace.user_frames()
+
+
+_SDK_NAMES_REQUEST = re.compile(r"Error (executing tool|rendering prompt|reading resource) (\S+?):?(?:\s|$)")
+"""The Python SDK's words for the request a handler's exception came from (`tools/base.py`,
+`prompts/base.py`, `server.py` of `mcp.server.mcpserver`)."""
+_NAMED_SURFACE = {
+    "executing tool": Surface.TOOL,
+    "rendering prompt": Surface.PROMPT,
+    "reading resource": Surface.RESOURCE,
+}
+
+
+def _anothers(ctx: CallContext, traces: Sequence[Trace]) -> bool:
+    """Whether a traceback logged while other calls were in flight names another request as its
+    own: the SDK says which tool, prompt or resource raised ("Error rendering prompt
+    summarize_note"), and a hung tool call beside that prompt's rejected arguments is not where it
+    came from. That request's own call judged it (a schema-invalid prompt's rendering error is no
+    bug). A resource is named by its URI, which a template's call does not hold: only another
+    surface tells it apart."""
+    if ctx.outcome.concurrent <= 1:
+        return False
+    for trace in traces:
+        named = _SDK_NAMES_REQUEST.match(trace.message.strip())
+        if named is None:
+            continue
+        surface = _NAMED_SURFACE[named[1]]
+        if surface is not ctx.surface or (surface is not Surface.RESOURCE and ctx.tool and named[2] != ctx.tool):
+            return True
+    return False
 
 
 def _rejected_by_sdk(ctx: CallContext, env: CheckEnv, trace: Trace) -> Observation | None:
@@ -98,7 +128,7 @@ def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     died = outcome.status is OutcomeStatus.CLOSED or outcome.after_timeout is AfterTimeout.DIED
     traces = parse_traces(outcome.stderr) if outcome.stderr and not died else []
     trace = root_cause(traces)
-    if trace is None or _sdk_rejection(ctx, trace):
+    if trace is None or _sdk_rejection(ctx, trace) or _anothers(ctx, traces):
         return None
     by_sdk = _rejected_by_sdk(ctx, env, trace)
     if by_sdk is not None:
