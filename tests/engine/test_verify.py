@@ -92,6 +92,23 @@ def test_labels(
     assert out.notes == ()
 
 
+def test_findings_seen_alone_and_costing_no_timeout_are_replayed_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One replay at a time after fuzzing (an HTTP target): a budget too short for all of them
+    # confirms the cheap ones, not a hang's or a crash only seen beside other calls.
+    order: list[str] = []
+
+    def replay(finding: Finding) -> bool:
+        order.append(finding.name)
+        return True
+
+    beside = (replace(_finding("a" * 20), name="beside"), True)
+    hang = (replace(_finding("h" * 20), name="hang", kind=Kind.HANG), False)
+    slow_beside = (replace(_finding("s" * 20), name="slow_beside", kind=Kind.SLOW), True)
+    alone = (replace(_finding("i" * 20), name="alone", kind=Kind.INTERNAL_ERROR), False)
+    _run(monkeypatch, replay, _config(replays=1, kind=TargetKind.HTTP), [beside, hang, slow_beside, alone])
+    assert order == ["alone", "hang", "beside", "slow_beside"]
+
+
 def test_a_deadline_leaves_findings_unconfirmed_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     async def never(_: Finding) -> bool:
         await anyio.sleep(3600)

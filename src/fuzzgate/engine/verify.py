@@ -60,7 +60,7 @@ from fuzzgate.check import Observation, Oracles
 from fuzzgate.config.model import TargetKind
 from fuzzgate.engine.base_check import BASE_ATTEMPTS, BaseRevision, BaseTally
 from fuzzgate.engine.deadline import Backlog, backlog_of, parallel_replays, stop_allowance
-from fuzzgate.engine.labels import BaseChecks, BaselineTally, Explainer, Tally, Verification, label
+from fuzzgate.engine.labels import OWN_TIMING, BaseChecks, BaselineTally, Explainer, Tally, Verification, label
 from fuzzgate.engine.replay import connect, replay_once, repro_calls
 from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.spare import Connector, Spares
@@ -95,6 +95,18 @@ class _ShrinkTry:
 
 
 _Job = tuple[Tally, int] | BaselineTally | BaseTally | _ShrinkTry
+
+
+def _cost_rank(job: _Job) -> tuple[bool, bool]:
+    """Which replays go first: a finding seen alone before one only seen beside other calls (its
+    replay may hang or settle a long sequence, and may well not reproduce), and before either, one
+    whose replay costs no timeout (not a hang or a slow call). Measured on the example server over
+    HTTP, its replays one at a time after fuzzing: the two ambiguous crashes and the slow tool went
+    first, 3 to 6 s a replay, and 18 s of verification confirmed 2 of 11 findings."""
+    if not isinstance(job, tuple):
+        return (False, False)
+    tally = job[0]
+    return (tally.ambiguous, tally.finding.kind in OWN_TIMING)
 
 
 class Verifier:
@@ -200,7 +212,10 @@ class Verifier:
             self._jobs.extend(job for job in self._explained if explainer.by(job[0]) is None)
             self._explained = deque(job for job in self._explained if explainer.by(job[0]) is not None)
         while self._jobs:
-            job = self._jobs.popleft()
+            # The first of the cheapest (`_cost_rank`), so that a budget too short for every replay
+            # confirms the most findings it can.
+            job = min(self._jobs, key=_cost_rank)
+            self._jobs.remove(job)
             if isinstance(job, tuple) and explainer.by(job[0]) is not None:
                 self._explained.append(job)
                 continue
