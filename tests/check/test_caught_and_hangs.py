@@ -135,3 +135,39 @@ def test_a_traceback_that_names_another_request_beside_is_not_this_calls(
     ctx = CallContext(tool=tool, arguments={"repo": "a"}, schema_valid=True, outcome=outcome, surface=surface)
     found = [o for o in ORACLES.observe_call(ctx) if o.kind is Kind.INTERNAL_ERROR]
     assert bool(found) is theirs, found
+
+
+TOOL_FAILED = """Traceback (most recent call last):
+  File "/app/server.py", line 80, in split_bill
+    return total_cents // people
+ZeroDivisionError: integer division or modulo by zero
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/app/.venv/lib/python3.11/site-packages/mcp/server/mcpserver/tools/base.py", line 213, in run
+    raise UnexpectedToolError(f"Error executing tool {self.name}") from exc
+mcp.server.mcpserver.exceptions.UnexpectedToolError: Error executing tool split_bill
+"""
+"""What the Python SDK logs for a tool's unhandled exception, which it answers and survives."""
+
+
+@pytest.mark.parametrize(
+    ("tool", "concurrent", "signature"),
+    [
+        # A slow call in flight when another call crashed the server (exit 3): split_bill's logged
+        # traceback in its window is not how the server died. Named by the exit, as the crash's own
+        # call names it alone, it is that call's symptom.
+        ("analyze_dependencies", 2, ("exit", "exit status 3")),
+        # split_bill's own call, or a call with nothing beside it: named by the traceback as before.
+        ("split_bill", 2, ("trace", "server.py:split_bill")),
+        ("analyze_dependencies", 1, ("trace", "server.py:split_bill")),
+    ],
+)
+def test_a_crash_beside_other_calls_is_not_named_by_another_requests_traceback(
+    tool: str, concurrent: int, signature: tuple[str, ...]
+) -> None:
+    outcome = CallOutcome(OutcomeStatus.CLOSED, 2.0, stderr=TOOL_FAILED, exit_code=3, concurrent=concurrent)
+    ctx = CallContext(tool=tool, arguments={"depth": 6}, schema_valid=True, outcome=outcome)
+    (crash,) = [o for o in ORACLES.observe_call(ctx) if o.kind is Kind.CRASH]
+    assert crash.signature == signature

@@ -9,9 +9,9 @@ from dataclasses import replace
 from typing import Any
 
 from fuzzgate.check.headline import stderr_headline
-from fuzzgate.check.observation import Observation, outcome_details, stderr_root_cause, trace_details
+from fuzzgate.check.observation import Observation, outcome_details, trace_details
 from fuzzgate.check.registry import CallContext, CheckEnv, check
-from fuzzgate.check.sdk import PYTHON_SDK, SURROGATE_FIXED_IN, Sdk, died_in_sdk, sdk_death
+from fuzzgate.check.sdk import PYTHON_SDK, SURROGATE_FIXED_IN, Sdk, died_in_sdk, names_another_request, sdk_death
 from fuzzgate.check.traceback import parse_traces, root_cause
 from fuzzgate.model.findings import Cause, Kind, Severity
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, OutcomeStatus
@@ -59,7 +59,13 @@ def crash(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
     if outcome.status is not OutcomeStatus.CLOSED and not (silent and not has_lone_surrogate(ctx.arguments)):
         return
     redact = env.redact
-    trace = stderr_root_cause(outcome)
+    traces = parse_traces(outcome.stderr) if outcome.stderr else []
+    trace = root_cause(traces)
+    if trace is not None and outcome.concurrent > 1 and names_another_request(traces, ctx.surface, ctx.tool):
+        # Beside other calls, a traceback the SDK says is another request's (one it caught and
+        # logged) is not how the server died: the crash is named by its exit, as the call that
+        # caused it names it alone, which makes this one that call's symptom (`engine.labels`).
+        trace = None
     what = _exit_label(outcome.exit_code)
     when = "never answered, then died on the next request" if silent else "died"
     if trace is not None:

@@ -16,7 +16,6 @@ Messages name the exception by its type and the first line of its message (`head
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -26,7 +25,7 @@ from fuzzgate.check.normalize import abstract_arguments, normalize_message
 from fuzzgate.check.observation import Observation, outcome_details, trace_details
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_RESOURCE_CRASH, SDK_UNHANDLED
 from fuzzgate.check.registry import CallContext, CheckEnv, check
-from fuzzgate.check.sdk import through_sdk_only
+from fuzzgate.check.sdk import names_another_request, through_sdk_only
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
 from fuzzgate.model.findings import Cause, Details, Kind, Severity, Surface
 from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
@@ -52,33 +51,12 @@ def _sdk_rejection(ctx: CallContext, trace: Trace) -> bool:
     return ctx.surface is not Surface.TOOL and not ctx.schema_valid and not trace.user_frames()
 
 
-_SDK_NAMES_REQUEST = re.compile(r"Error (executing tool|rendering prompt|reading resource) (\S+?):?(?:\s|$)")
-"""The Python SDK's words for the request a handler's exception came from (`tools/base.py`,
-`prompts/base.py`, `server.py` of `mcp.server.mcpserver`)."""
-_NAMED_SURFACE = {
-    "executing tool": Surface.TOOL,
-    "rendering prompt": Surface.PROMPT,
-    "reading resource": Surface.RESOURCE,
-}
-
-
 def _anothers(ctx: CallContext, traces: Sequence[Trace]) -> bool:
     """Whether a traceback logged while other calls were in flight names another request as its
-    own: the SDK says which tool, prompt or resource raised ("Error rendering prompt
-    summarize_note"), and a hung tool call beside that prompt's rejected arguments is not where it
-    came from. That request's own call judged it (a schema-invalid prompt's rendering error is no
-    bug). A resource is named by its URI, which a template's call does not hold: only another
-    surface tells it apart."""
-    if ctx.outcome.concurrent <= 1:
-        return False
-    for trace in traces:
-        named = _SDK_NAMES_REQUEST.match(trace.message.strip())
-        if named is None:
-            continue
-        surface = _NAMED_SURFACE[named[1]]
-        if surface is not ctx.surface or (surface is not Surface.RESOURCE and ctx.tool and named[2] != ctx.tool):
-            return True
-    return False
+    own (`sdk.names_another_request`): a hung tool call beside a prompt's rejected arguments is not
+    where "Error rendering prompt summarize_note" came from. That request's own call judged it (a
+    schema-invalid prompt's rendering error is no bug)."""
+    return ctx.outcome.concurrent > 1 and names_another_request(traces, ctx.surface, ctx.tool)
 
 
 def _rejected_by_sdk(ctx: CallContext, env: CheckEnv, trace: Trace) -> Observation | None:

@@ -46,6 +46,7 @@ from pathlib import Path
 from fuzzgate.check.environment import SandboxCause
 from fuzzgate.check.normalize import SDK_PACKAGES, package_of
 from fuzzgate.check.traceback import Trace
+from fuzzgate.model.findings import Surface
 
 PYTHON_SDK = "mcp"
 TYPESCRIPT_SDK = "@modelcontextprotocol/sdk"
@@ -200,3 +201,28 @@ def installed_sdk(site_packages: str) -> Sdk | None:
     """The Python SDK installed in `site-packages`, if it is."""
     version = _dist_info_version(site_packages.rstrip("/") + "/", PYTHON_SDK)
     return Sdk(PYTHON_SDK, version) if version is not None else None
+
+
+_SDK_NAMES_REQUEST = re.compile(r"Error (executing tool|rendering prompt|reading resource) (\S+?):?(?:\s|$)")
+"""The Python SDK's words for the request a handler's exception came from (`tools/base.py`,
+`prompts/base.py`, `server.py` of `mcp.server.mcpserver`)."""
+_NAMED_SURFACE = {
+    "executing tool": Surface.TOOL,
+    "rendering prompt": Surface.PROMPT,
+    "reading resource": Surface.RESOURCE,
+}
+
+
+def names_another_request(traces: Sequence[Trace], surface: Surface, name: str) -> bool:
+    """Whether the SDK says one of `traces` came from another request than a call of `name` on
+    `surface`: another surface, or another tool or prompt ("Error executing tool split_bill"). A
+    resource is named by its URI, which a template's call does not hold: only another surface tells
+    it apart; so does an empty `name` (a caller that did not say)."""
+    for trace in traces:
+        named = _SDK_NAMES_REQUEST.match(trace.message.strip())
+        if named is None:
+            continue
+        other = _NAMED_SURFACE[named[1]]
+        if other is not surface or (other is not Surface.RESOURCE and name and named[2] != name):
+            return True
+    return False
