@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from fuzzgate.sandbox.jail import sandbox_unavailable
 from tests.e2e.conftest import free_port, fuzzgate, served_over_http
 
 pytestmark = pytest.mark.e2e
@@ -116,14 +117,37 @@ def test_a_served_http_target_that_cannot_start_exits_3(tmp_path: Path, port: in
     assert f"never accepted connections on 127.0.0.1:{port}" in run.stderr
     assert "status 2" in run.stderr and "the following arguments are required: --port" in run.stderr
     assert not (tmp_path / "out").exists()
-    # Something else on the port: fuzzgate will not fuzz a server it did not start in its place.
+    # Something else on the port: without the sandbox (the server shares the host's loopback)
+    # fuzzgate will not fuzz a server it did not start in its place.
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", port))
         holder.listen()
         _config(tmp_path, port, f"--port={port}")
-        run = fuzzgate("run", *RUN, cwd=tmp_path)
+        run = fuzzgate("run", *RUN, "--sandbox", "off", cwd=tmp_path)
     assert run.code == 3, run.stdout + run.stderr
     assert f"something is already listening on 127.0.0.1:{port}" in run.stderr
+    assert _servers(port) == []
+
+
+@pytest.mark.skipif(sandbox_unavailable() is not None, reason="needs Linux namespaces")
+def test_a_served_http_target_in_the_sandbox_has_a_loopback_of_its_own(tmp_path: Path, port: int) -> None:
+    """The server listens on the jail's loopback and fuzzgate reaches it through the relay: a host
+    process holding the same port is neither in its way nor ever connected to, by fuzzgate or by
+    the server's calls."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", port))
+        holder.listen()
+        holder.setblocking(False)
+        _config(tmp_path, port, f"--port={port}")
+        run = fuzzgate("run", *RUN, "--sandbox", "required", cwd=tmp_path)
+        with pytest.raises(BlockingIOError):
+            holder.accept()
+    assert run.code == 1, run.stdout + run.stderr
+    relayed = "network its own loopback only (fuzzgate reaches it through a Unix socket relay)"
+    assert relayed in run.report["containment"]
+    (crash,) = run.findings(kind="crash")
+    assert crash["reproduced"] > 0 and not crash["unconfirmed"]
+    assert run.report["calls"] > 10
     assert _servers(port) == []
 
 

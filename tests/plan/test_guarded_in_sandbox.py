@@ -85,14 +85,15 @@ def test_the_containment_says_whether_the_sandbox_holds(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(sandbox_unavailable() is not None, reason="needs Linux namespaces")
-def test_a_jail_holds_with_its_own_loopback_not_with_the_host_network(tmp_path: Path) -> None:
+def test_a_jail_holds_with_its_own_loopback_for_stdio_and_http_servers(tmp_path: Path) -> None:
     stdio = contain(TargetConfig(TargetKind.STDIO, command="server", cwd=tmp_path), 1)
     http = contain(TargetConfig(TargetKind.HTTP, command="server", url="http://127.0.0.1:9/mcp", cwd=tmp_path), 1)
     assert stdio is not None and http is not None
     try:
-        assert stdio.unheld is None and stdio.listener is not None
-        assert http.unheld == "an HTTP target keeps the host network" and http.listener is None
-        assert "no SSRF listener" in http.summary and "SSRF listener on its loopback" in stdio.summary
+        assert stdio.unheld is None and stdio.listener is not None and stdio.relay_port is None
+        # An HTTP server keeps its own loopback too: fuzzgate reaches its port through the relay.
+        assert http.unheld is None and http.listener is not None and http.relay_port == 9
+        assert "SSRF listener on its loopback" in http.summary and "SSRF listener on its loopback" in stdio.summary
     finally:
         stdio.close()
         http.close()

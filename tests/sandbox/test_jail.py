@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -18,9 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fuzzgate.sandbox import jail
+from fuzzgate.sandbox._jail_spec import Listen, Relay, Spec, parse
 from fuzzgate.sandbox.jail import jailed, sandbox_unavailable
+from fuzzgate.sandbox.relay import RelayDir
 from fuzzgate.sandbox.removal import remove_tree
 from fuzzgate.sandbox.workspace import Layer, Workspace, workdir_base
 
@@ -589,3 +594,113 @@ def test_start_overhead(workspace: Workspace, capsys: pytest.CaptureFixture[str]
             f"\nstart of `python -c pass`: bare {statistics.median(bare) * 1000:.0f} ms, "
             f"jailed {statistics.median(jailed_runs) * 1000:.0f} ms (medians of 10)"
         )
+
+
+def _ask(path: Path, send: bytes = b"") -> bytes:
+    """Connect to the Unix socket at `path`, send `send`, and read until the other side ends
+    (nothing: the other side closed the connection before it could be used)."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(10)
+        sock.connect(str(path))
+        received = b""
+        try:
+            if send:
+                sock.sendall(send)
+                sock.shutdown(socket.SHUT_WR)
+            while chunk := sock.recv(4096):
+                received += chunk
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        return received
+
+
+def test_the_relay_reaches_only_the_servers_port_on_its_own_loopback(workspace: Workspace) -> None:
+    """An HTTP server in the sandbox listens on the jail's loopback; the host reaches that port, and
+    only that port, through the relay's Unix sockets, and a host listener on the same port is
+    never what it reaches."""
+    code = """
+    import socket, sys
+    sys.stdin.readline()
+    server = socket.socket()
+    server.bind(("127.0.0.1", PORT))
+    server.listen()
+    print("listening", flush=True)
+    while True:
+        peer, _ = server.accept()
+        data = b""
+        while chunk := peer.recv(4096):
+            data += chunk
+        peer.sendall(b"inside:" + data)
+        peer.close()
+    """
+    with socket.socket() as host_listener:
+        host_listener.bind(("127.0.0.1", 0))
+        host_listener.listen()
+        host_listener.setblocking(False)
+        port = host_listener.getsockname()[1]
+        layer = workspace.layer()
+        layer.relay = RelayDir(workspace.root)
+        command, args = jailed(
+            sys.executable,
+            ["-c", PRELUDE + textwrap.dedent(code).replace("PORT", str(port))],
+            layer,
+            scope=workspace.scope,
+            relay=Relay(str(layer.relay.path), port),
+        )
+        jail_process = subprocess.Popen(
+            [command, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=layer.cwd, start_new_session=True
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while not layer.relay.ready.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            # Nothing listens on the jail's loopback yet: not ready, and a relayed connection ends at once.
+            assert _ask(layer.relay.ready) == b"0"
+            assert _ask(layer.relay.socket, b"early") == b""
+            assert jail_process.stdin is not None and jail_process.stdout is not None
+            jail_process.stdin.write(b"go\n")
+            jail_process.stdin.flush()
+            assert jail_process.stdout.readline() == b"listening\n"
+            assert _ask(layer.relay.ready) == b"1"
+            assert _ask(layer.relay.socket, b"ping") == b"inside:ping"
+            with pytest.raises(BlockingIOError):
+                host_listener.accept()
+        finally:
+            os.killpg(jail_process.pid, signal.SIGKILL)
+            jail_process.wait(timeout=10)
+            relay_dir = layer.relay.path
+            layer.close()
+    assert not relay_dir.exists()
+
+
+_PATHS = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), min_size=1, max_size=20)
+
+
+@given(
+    relay=st.none() | st.tuples(_PATHS, st.integers(1, 65535)),
+    listen=st.none() | st.tuples(st.integers(1, 65535), st.integers(0, 1000)),
+    network=st.booleans(),
+    command=st.lists(_PATHS, min_size=1, max_size=3),
+)
+def test_the_spec_reaches_the_jail_whole(
+    relay: tuple[str, int] | None, listen: tuple[int, int] | None, network: bool, command: list[str]
+) -> None:
+    spec = Spec(
+        writable=["/w"],
+        overlays=[],
+        layer="/l",
+        stage="/s",
+        tmp_upper="/u",
+        tmp_work="/k",
+        chdir="/c",
+        env={"HOME": "/h"},
+        network=network,
+        userns=False,
+        listen=Listen(*listen) if listen else None,
+        relay=Relay(*relay) if relay else None,
+    )
+    parsed, argv = parse([*spec.to_args(), "--", *command])
+    assert argv == command and parsed.network == network
+    got_relay = (parsed.relay.directory, parsed.relay.port) if parsed.relay is not None else None
+    got_listen = (parsed.listen.port, parsed.listen.fd) if parsed.listen is not None else None
+    assert (got_relay, got_listen) == (relay, listen)

@@ -163,7 +163,7 @@ class Engine:
         """What the checks need to know of the server fuzzgate started: the SDK its process runs on,
         and whether the jail (loopback-only network, read-only outside the scope) holds it."""
         containment = self.containment
-        self.server_facts.jailed = containment is not None and containment.jail and not containment.network
+        self.server_facts.jailed = containment is not None and containment.jail
         process = connection.server
         if process is not None:
             self.server_facts.sdk = await anyio.to_thread.run_sync(server_sdk, process.pid)

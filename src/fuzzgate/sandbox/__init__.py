@@ -37,6 +37,11 @@ The modules:
   the canary URLs, reading the pipe call by call (`ListenerLog`), and `unreachable` for servers
   without it. `Containment.unheld` says whether the sandbox holds for a start (what
   `fuzz_guarded_in_sandbox` needs).
+- `relay.py` with `_relay.py`: how fuzzgate reaches an HTTP server it started in the jail, on the
+  jail's own loopback. `_relay.py` is the relay the jail's init starts (stdlib only, imported only
+  when asked for): two Unix sockets bound in a host directory before the view is built, one passed
+  on to the server's port, one answering whether that port accepts connections; `relay.py` is the
+  directory for one server start (`RelayDir`), which fuzzgate's HTTP client connects to.
 - `owned_process.py`: what any server process fuzzgate starts needs: the launch spec, its own
   session, `CUSTODY` (fuzzgate's own children), the line log of its stderr (a line too long to keep
   is redacted here, where it is whole: the one import of a later stage, `check.secrets`), stop and

@@ -33,7 +33,10 @@ root). SPEC is `Spec.to_args()`. In order, it:
 6. makes a PID namespace: a reaper becomes its PID 1 and the server its PID 2 (PID 3 when the SSRF
    listener is asked for, `--listen`: its sockets are bound on the new loopback before the PID
    namespace is made, and it runs as PID 2, without the capabilities that could undo the sandbox,
-   reporting on the pipe fuzzgate passed down, which the server never holds). The server is this
+   reporting on the pipe fuzzgate passed down, which the server never holds; one more when the
+   relay to an HTTP server's port is asked for, `--relay`: its Unix sockets are bound in the host's
+   directory before step 1, so they are the host's files fuzzgate connects to, and it runs like the
+   listener, `_relay.py`). The server is this
    process's child, so this process learns its exact exit status and passes it on: an exit code as
    is, a death by signal N by dying of signal N itself (PID 1 of a namespace cannot do that, which
    is why the reaper, not this process, is PID 1). The server mounts the namespace's /proc, drops
@@ -47,7 +50,7 @@ spec and the messages are `_jail_spec.py`'s, and a scope dir that cannot be over
 `_scope_copy.py` (which also serves `workspace` when there is no sandbox).
 
 It runs with -I -S, without fuzzgate on sys.path: it appends the directory that holds the package,
-and imports from it only those three modules (and `_listener.py` when a listener is asked for),
+and imports from it only those three modules (and `_listener.py` or `_relay.py` when asked for),
 which import only the standard library, and as little of it as they can: it runs at every server
 start, and `json`, `socket`, `signal` or `typing` would double its start-up time (hence `_signal`,
 `_socket` and SPEC as plain arguments). It never writes to stdout, which is the server's MCP
@@ -68,7 +71,7 @@ if not __package__:
     # package are imported from it, all here, before anything is mounted.
     sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from fuzzgate.sandbox._jail_spec import SETUP_FAILED, JailError, Listen, Spec, parse, say
+from fuzzgate.sandbox._jail_spec import SETUP_FAILED, JailError, Listen, Relay, Spec, parse, say
 from fuzzgate.sandbox._jail_view import (
     CLONE_NEWPID,
     PR_SET_PDEATHSIG,
@@ -179,6 +182,20 @@ def _listener(listen: Listen, log_fd: int, sockets: list[Any]) -> NoReturn:
         os._exit(0)
 
 
+def _relay(relay: Relay, sockets: list[Any]) -> NoReturn:
+    """The relay's process (`_relay.py`): in the jail's PID namespace and network, so it dies with
+    the jail and reaches only the jail's loopback, without the powers to undo the sandbox."""
+    try:
+        prctl(PR_SET_PDEATHSIG, _signal.SIGKILL)
+        _null_stdio((0, 1, 2))
+        drop_capabilities()
+        from fuzzgate.sandbox._relay import serve
+
+        serve(sockets, relay.port)
+    finally:
+        os._exit(0)
+
+
 def _release(sockets: list[Any], log_fd: int) -> None:
     """Close the listener's sockets and log: only its own process keeps them."""
     for sock in sockets:
@@ -191,8 +208,17 @@ def run(spec: Spec, argv: list[str]) -> NoReturn:
     # The server gets its group's signals itself; this process only waits for it.
     for signum in _FATAL_SIGNALS:
         _signal.signal(signum, _signal.SIG_IGN)
-    log_fd, sockets = -1, []
+    log_fd, sockets, relayed = -1, [], []
     try:
+        if spec.relay is not None:
+            from fuzzgate.sandbox._relay import bind as bind_relay
+
+            # In the host's directory, before the view makes it read-only or hides it: fuzzgate
+            # connects to these files from outside the jail.
+            try:
+                relayed = bind_relay(spec.relay.directory)
+            except OSError as exc:
+                raise JailError(f"cannot bind the relay's sockets in {spec.relay.directory}: {exc.strerror}") from None
         if spec.listen is not None:
             # Imported (as the other modules) before anything is mounted, and only when asked for:
             # `_socket` and `select` cost start-up time.
@@ -216,9 +242,16 @@ def run(spec: Spec, argv: list[str]) -> NoReturn:
     reaper = os.fork()
     if reaper == 0:
         os.close(pipe_write)
-        _release(sockets, log_fd)
+        _release([*sockets, *relayed], log_fd)
         _reaper(pipe_read)
     os.close(pipe_read)
+    relay = spec.relay
+    relayer = os.fork() if relay is not None else -1
+    if relayer == 0 and relay is not None:
+        os.close(pipe_write)
+        _release(sockets, log_fd)
+        _relay(relay, relayed)
+    _release(relayed, -1)
     listen = spec.listen
     listener = os.fork() if listen is not None and sockets else -1
     if listener == 0 and listen is not None:
@@ -231,11 +264,12 @@ def run(spec: Spec, argv: list[str]) -> NoReturn:
     # Only the server holds the MCP pipes now, so they end when it does.
     _null_stdio((0, 1))
     status = os.waitpid(server, 0)[1]
-    if listener > 0:
-        # Reaped here, before the reaper goes: the namespace's PID 1 cannot finish exiting while a
-        # process of the namespace (this one's child) is left unreaped.
-        os.kill(listener, _signal.SIGKILL)
-        os.waitpid(listener, 0)
+    for helper in (listener, relayer):
+        if helper > 0:
+            # Reaped here, before the reaper goes: the namespace's PID 1 cannot finish exiting while
+            # a process of the namespace (this one's child) is left unreaped.
+            os.kill(helper, _signal.SIGKILL)
+            os.waitpid(helper, 0)
     os.close(pipe_write)
     _wait_briefly(reaper, 2.0)
     _pass_on(status)

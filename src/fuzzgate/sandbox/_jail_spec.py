@@ -39,12 +39,22 @@ class Listen:
         self.port, self.fd = port, fd
 
 
+class Relay:
+    """The relay (`_relay.py`): the host directory its Unix sockets are bound in, and the server's
+    port on the jail's loopback that it passes connections on to."""
+
+    __slots__ = ("directory", "port")
+
+    def __init__(self, directory: str, port: int) -> None:
+        self.directory, self.port = directory, port
+
+
 class Spec:
     """Everything the init needs, passed as arguments (`to_args`, `parse`)."""
 
     __slots__ = (
-        "chdir", "env", "layer", "listen", "network", "overlays", "stage", "tmp_upper", "tmp_work", "userns",
-        "writable",
+        "chdir", "env", "layer", "listen", "network", "overlays", "relay", "stage", "tmp_upper", "tmp_work",
+        "userns", "writable",
     )  # fmt: skip
 
     def __init__(
@@ -61,11 +71,12 @@ class Spec:
         network: bool,
         userns: bool,
         listen: Listen | None = None,
+        relay: Relay | None = None,
     ) -> None:
         self.writable, self.overlays, self.layer, self.stage = writable, overlays, layer, stage
         self.tmp_upper, self.tmp_work = tmp_upper, tmp_work
         self.chdir, self.env, self.network, self.userns = chdir, env, network, userns
-        self.listen = listen
+        self.listen, self.relay = listen, relay
 
     def to_args(self) -> list[str]:
         args = ["--layer", self.layer, "--stage", self.stage, "--tmp", self.tmp_upper, self.tmp_work]
@@ -82,6 +93,8 @@ class Spec:
             args.append("--userns")
         if self.listen is not None:
             args += ["--listen", str(self.listen.port), str(self.listen.fd)]
+        if self.relay is not None:
+            args += ["--relay", self.relay.directory, str(self.relay.port)]
         return args
 
 
@@ -93,6 +106,7 @@ def parse(args: list[str]) -> tuple[Spec, list[str]]:
     env: dict[str, str] = {}
     flags: set[str] = set()
     listen: Listen | None = None
+    relay: Relay | None = None
     i = 0
     while i < len(args) and args[i] != "--":
         option = args[i]
@@ -114,6 +128,9 @@ def parse(args: list[str]) -> tuple[Spec, list[str]]:
         elif option == "--listen":
             listen = Listen(int(args[i + 1]), int(args[i + 2]))
             i += 3
+        elif option == "--relay":
+            relay = Relay(args[i + 1], int(args[i + 2]))
+            i += 3
         elif option in ("--network", "--userns"):
             flags.add(option)
             i += 1
@@ -134,6 +151,7 @@ def parse(args: list[str]) -> tuple[Spec, list[str]]:
         network="--network" in flags,
         userns="--userns" in flags,
         listen=listen,
+        relay=relay,
     )
     return spec, command
 

@@ -16,12 +16,15 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from fuzzgate.config.model import SandboxMode, TargetConfig, TargetKind
 from fuzzgate.model.errors import TargetError
+from fuzzgate.sandbox._jail_spec import Relay
 from fuzzgate.sandbox.jail import jailed, sandbox_unavailable
 from fuzzgate.sandbox.listener import Listener, ListenerLog
 from fuzzgate.sandbox.owned_process import LaunchSpec
+from fuzzgate.sandbox.relay import RelayDir
 from fuzzgate.sandbox.scope import infer_scope
 from fuzzgate.sandbox.workspace import Layer, Workspace
 
@@ -47,8 +50,6 @@ class Containment:
     workspace: Workspace
     scope: tuple[Path, ...]
     jail: bool
-    network: bool
-    """Whether the jail keeps the host's network (an HTTP target fuzzgate must reach)."""
     summary: str
     """One line for the report: what contains the server, or why not and what is then not observed."""
     unheld: str | None = "not known to hold"
@@ -57,7 +58,10 @@ class Containment:
     else why it does not, in a few words."""
     listener: Listener | None = None
     """The SSRF listener on each jail's loopback; None when the server has no network of its own
-    (not jailed, or an HTTP target keeping the host's): URL probes are then not sent."""
+    (not jailed): URL probes are then not sent."""
+    relay_port: int | None = None
+    """The port of a jailed HTTP server on its own loopback, reached through the relay
+    (`relay.py`); None for a stdio server or one not jailed."""
 
     def prepare(self, spec: LaunchSpec) -> tuple[LaunchSpec, Layer, ListenerLog | None]:
         """A fresh layer for one server start, the launch spec that runs the server on it, and
@@ -77,7 +81,11 @@ class Containment:
                     log = ListenerLog()
                     listen = self.listener.jail_spec(log)
                     spec = replace(spec, pass_fds=(*spec.pass_fds, log.child_fd))
-                command, args = jailed(command, args, layer, scope=self.scope, network=self.network, listen=listen)
+                relay = None
+                if self.relay_port is not None:
+                    layer.relay = RelayDir(self.workspace.root)
+                    relay = Relay(str(layer.relay.path), self.relay_port)
+                command, args = jailed(command, args, layer, scope=self.scope, listen=listen, relay=relay)
             return replace(spec, command=command, args=args, env=env, cwd=layer.cwd), layer, log
         except BaseException:
             if log is not None:
@@ -120,9 +128,13 @@ def contain(target: TargetConfig, seed: int, *, labels: Sequence[str] = ()) -> C
     scope = infer_scope(target)
     workspace = Workspace(scope, token_for(seed), isolate=jail, cwd=target.cwd, labels=labels)
     shown = ", ".join(str(d) for d in scope)
-    listener = Listener.for_token(workspace.token) if jail and not http else None
+    relay_port = _port_of(target.url) if jail and http and target.url else None
+    listener = Listener.for_token(workspace.token) if jail else None
+    if listener is not None and listener.port == relay_port:
+        # The server's own port on the same loopback: the listener gives way.
+        listener = None
     if jail:
-        net = "the host network (an HTTP target)" if http else "its own loopback only"
+        net = "its own loopback only" + (" (fuzzgate reaches it through a Unix socket relay)" if http else "")
         summary = (
             f"sandboxed: scope {shown} (an overlay; your files are not changed), network {net}, "
             "the rest of the file system read-only, no host devices or Unix sockets (a minimal /dev, "
@@ -138,9 +150,14 @@ def contain(target: TargetConfig, seed: int, *, labels: Sequence[str] = ()) -> C
         summary += f"; its working directory {workspace.cwd} is outside the scope: it runs there as is"
     summary += f"; {listener.summary()}" if listener is not None else f"; {NO_LISTENER}"
     if jail:
-        unheld = "an HTTP target keeps the host network" if http else None
+        unheld = None
     elif target.sandbox is SandboxMode.OFF:
         unheld = 'sandbox = "off"'
     else:
         unheld = f"the sandbox does not work here: {reason}"
-    return Containment(workspace, scope, jail, http, summary, unheld, listener)
+    return Containment(workspace, scope, jail, summary, unheld, listener, relay_port)
+
+
+def _port_of(url: str) -> int:
+    parts = urlsplit(url)
+    return parts.port or (443 if parts.scheme == "https" else 80)

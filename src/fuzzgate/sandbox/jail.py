@@ -4,7 +4,8 @@
 
 - **network**: a network namespace of its own with only `lo`, brought up: the server can use its
   own loopback, and connecting anywhere else fails at once with ENETUNREACH (DNS too).
-  `network=True` keeps the host's network, for a server fuzzgate must reach over HTTP.
+  `network=True` keeps the host's network (no server fuzzgate fuzzes gets it: an HTTP server is
+  reached through the relay instead).
 - **files**: every scope dir is an overlay of the original at the path the layer maps it to
   (writes land in the layer, the user's files never change; if overlayfs refuses a dir, that dir is
   copied instead); the layer's `outside` (the watched area with the canaries) is writable at its
@@ -21,6 +22,9 @@
   device for writing.
 - **a listener**: with `listen`, the SSRF listener (`_listener.py`) answers on the jail's loopback,
   reachable from inside the jail only, and dies with it.
+- **a relay**: with `relay`, an HTTP server on the jail's loopback is reached from the host through
+  two Unix sockets in a host directory (`_relay.py`, `relay.py`), so that the server keeps a
+  network of its own and fuzzgate still reaches it.
 - **processes**: a PID namespace with its own /proc; the server sees only its own processes, and
   all of them die with the jail's main process.
 - **powers**: the server keeps the capabilities a Docker container has by default, less MKNOD;
@@ -48,7 +52,7 @@ from typing import Protocol
 
 from fuzzgate.model.errors import TargetError
 from fuzzgate.sandbox import _jail_init, _jail_spec
-from fuzzgate.sandbox._jail_spec import Listen, Overlay, Spec
+from fuzzgate.sandbox._jail_spec import Listen, Overlay, Relay, Spec
 from fuzzgate.sandbox.removal import remove_tree
 from fuzzgate.sandbox.workspace import Layer, overlay_upper, workdir_base
 
@@ -101,6 +105,7 @@ def jailed(
     network: bool = False,
     userns: bool | None = None,
     listen: Listen | None = None,
+    relay: Relay | None = None,
 ) -> tuple[str, tuple[str, ...]]:
     """The command line running `command args` in the sandbox for `layer` (module docstring).
 
@@ -111,7 +116,8 @@ def jailed(
     server's, a death by signal included; a jail that could not be built exits `SETUP_FAILED`
     (125), a command that cannot be run 127 or 126, each with a line on stderr starting `PREFIX`.
     `userns` forces a user namespace (default: when not root). `listen` starts the SSRF listener
-    (`listener.py`) on the jail's loopback; only without `network`."""
+    (`listener.py`) on the jail's loopback, `relay` the relay to an HTTP server's port there
+    (`relay.py`); each only without `network`."""
     unshare = shutil.which("unshare")
     if unshare is None:
         raise TargetError("the sandbox needs unshare (util-linux), not found on PATH", hint='set sandbox = "off"')
@@ -119,10 +125,10 @@ def jailed(
     if missing:
         raise ValueError(f"not in the layer's scope: {', '.join(missing)}")
     use_userns = os.geteuid() != 0 if userns is None else userns
-    if listen is not None and network:
-        raise ValueError("a listener on the jail's loopback needs the jail's own network")
+    if (listen is not None or relay is not None) and network:
+        raise ValueError("a listener or relay on the jail's loopback needs the jail's own network")
     spec = _spec(layer, scope, network=network, userns=use_userns, home=os.environ.get("HOME", ""), probe=False)
-    spec.listen = listen
+    spec.listen, spec.relay = listen, relay
     return unshare, _unshare_args(spec, [command, *args])
 
 

@@ -8,7 +8,7 @@ one of the spellings of loopback (`HOSTS`) and carries the probe's marker in its
 reports every request's path on a pipe fuzzgate reads (`ListenerLog`), and a call's requests are
 those reported while it was pending (`ListenerLog.mark`, `since`).
 
-A server that is not jailed, or keeps the host's network, has no listener: canary URLs are then
+A server that is not jailed (or an HTTP server fuzzgate did not start) has no listener: canary URLs are then
 never sent to it (`unreachable` turns the host of any it would get into a reserved name that
 resolves nowhere), since 127.0.0.1 there is the machine's own, where real services listen.
 

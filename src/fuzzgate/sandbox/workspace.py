@@ -40,6 +40,7 @@ from fuzzgate.model.errors import TargetError
 from fuzzgate.sandbox._scope_copy import MAX_SCOPE_BYTES, MAX_SCOPE_FILES, ScopeTooLarge, copy_scope, measure_scope
 from fuzzgate.sandbox.boundary import plan_boundary, plant_boundary, plant_links
 from fuzzgate.sandbox.canaries import Canary, plant_canaries
+from fuzzgate.sandbox.relay import RelayDir
 from fuzzgate.sandbox.removal import remove_tree
 from fuzzgate.sandbox.scope import mapped_name, normalize_scope, scope_labels
 from fuzzgate.sandbox.stale_roots import sweep_stale, write_owner
@@ -163,6 +164,8 @@ class Layer:
         self.outside = directory / "outside"
         self.home = directory / "home"
         self.canaries = workspace.watched
+        self.relay: RelayDir | None = None
+        """The relay's sockets when the server is an HTTP server in the sandbox (`Containment.prepare`)."""
         directory.mkdir()
         try:
             shutil.copytree(workspace._template, self.outside, symlinks=True)
@@ -299,6 +302,8 @@ class Layer:
     def close(self) -> None:
         if self._watch is not None:
             self._watch.close()
+        if self.relay is not None:
+            self.relay.close()
         remove_tree(self.dir)
 
 

@@ -34,6 +34,7 @@ from fuzzgate.coverage.channel import CoverageChannel, feedback_note
 from fuzzgate.sandbox.early import Early
 from fuzzgate.sandbox.jail import NESTED_SANDBOX_HINT, nested_sandbox
 from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess
+from fuzzgate.sandbox.relay import RelayDir
 from fuzzgate.target.client_side import ClientSide
 from fuzzgate.target.head_start import EarlyStart
 from fuzzgate.target.http_server import ServedProcess, ServerNotReady, address_of, served_transport, where
@@ -152,15 +153,16 @@ def server_process(
 
 
 def served_process(
-    config: ServerSettings, extra_env: Mapping[str, str], spec: LaunchSpec | None = None
+    config: ServerSettings, extra_env: Mapping[str, str], spec: LaunchSpec | None = None, relay: RelayDir | None = None
 ) -> ServedProcess | None:
-    """The process serving an HTTP target, when the target names its command."""
+    """The process serving an HTTP target, when the target names its command; `relay`: it runs in
+    the sandbox, reached through the relay's sockets there."""
     target = config.target
     if target.kind is not TargetKind.HTTP or target.command is None:
         return None
     assert target.url is not None
     launch = spec or launch_spec(config, extra_env)
-    return ServedProcess(launch, address_of(target.url), redactor_for(config, extra_env))
+    return ServedProcess(launch, address_of(target.url), redactor_for(config, extra_env), relay)
 
 
 def _startup_error(
@@ -257,9 +259,12 @@ async def _opened(
     if process is not None:
         process.side = side
         process.early = early
-    served = served_process(config, extra_env, spec)
+    relay = layer.relay if layer is not None else None
+    served = served_process(config, extra_env, spec, relay)
     owned = process if process is not None else served
-    watched = WatchedTransport(httpx2.AsyncHTTPTransport(), side) if process is None else None
+    # A server in the sandbox listens on its own loopback: every connection goes through the relay.
+    inner = httpx2.AsyncHTTPTransport(uds=str(relay.socket)) if relay is not None else httpx2.AsyncHTTPTransport()
+    watched = WatchedTransport(inner, side) if process is None else None
 
     async def list_roots(context: Any) -> types.ListRootsResult:
         roots = layer.roots() if layer is not None else []

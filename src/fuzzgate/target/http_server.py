@@ -1,6 +1,7 @@
 """The process serving an HTTP target, when `[target]` names its command next to its URL: fuzzgate
-starts it, waits until the URL's port accepts connections, and stops it, with everything it
-started, when the connection closes. So an HTTP server is restarted after a crash and replayed on
+starts it, waits until the URL's port accepts connections (on the sandbox's own loopback, through
+the relay, when it runs in the sandbox), and stops it, with everything it started, when the
+connection closes. So an HTTP server is restarted after a crash and replayed on
 fresh processes like a stdio one.
 
 The protocol runs over HTTP, so the process's stdout is only more of its logs: stdout and stderr
@@ -20,6 +21,7 @@ import anyio
 
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess
+from fuzzgate.sandbox.relay import RelayDir
 
 READY_POLL_S = 0.05
 """How often the port is tried while the server starts."""
@@ -64,14 +66,37 @@ async def accepts(address: tuple[str, int]) -> bool:
     return True
 
 
+async def relay_accepts(relay: RelayDir) -> bool:
+    """Whether the server in the sandbox accepts a TCP connection on its own loopback now, as the
+    relay (`sandbox._relay`) answers; False while the jail has not bound the relay's sockets yet."""
+    try:
+        with anyio.fail_after(_CONNECT_S):
+            stream = await anyio.connect_unix(relay.ready)
+            try:
+                answer = await stream.receive(1)
+            finally:
+                await stream.aclose()
+    except (OSError, TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError):
+        return False
+    return answer == b"1"
+
+
 class ServedProcess(OwnedProcess):
     """The running process that serves the HTTP target at `address`; its logs in `stderr`."""
 
     stdin = subprocess.DEVNULL
 
-    def __init__(self, spec: LaunchSpec, address: tuple[str, int], redact: Redactor | None = None) -> None:
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        address: tuple[str, int],
+        redact: Redactor | None = None,
+        relay: RelayDir | None = None,
+    ) -> None:
         super().__init__(spec, redact)
         self.address = address
+        self.relay = relay
+        """Set when the server runs in the sandbox on its own loopback: reached through the relay."""
         self.ready = False
         """Its port accepted a connection (the start-up error says which step failed)."""
 
@@ -89,7 +114,7 @@ class ServedProcess(OwnedProcess):
     async def wait_ready(self) -> None:
         """Return once the port accepts a connection; raise `ServerNotReady` if the process exits
         first. Not bounded here: the caller's start-up timeout is."""
-        while not await accepts(self.address):
+        while not await (relay_accepts(self.relay) if self.relay is not None else accepts(self.address)):
             if self.returncode is not None:
                 # The start-up error adds the exit status.
                 raise ServerNotReady(f"it never accepted connections on {where(self.address)}")
@@ -103,9 +128,10 @@ async def served_transport(server: ServedProcess, transport: AbstractAsyncContex
     reaching it) and yield what it yields; on exit close the transport and stop the server.
 
     A port something else already holds is refused before anything starts: a readiness check
-    passed by another process would have fuzzgate fuzz, and crash, a server it does not own.
+    passed by another process would have fuzzgate fuzz, and crash, a server it does not own. (A
+    server in the sandbox has a loopback of its own, where nothing else listens.)
     """
-    if await accepts(server.address):
+    if server.relay is None and await accepts(server.address):
         raise ServerNotReady(
             f"something is already listening on {where(server.address)}; the command's server could not own it"
         )

@@ -1,0 +1,46 @@
+"""The host side of the relay to an HTTP server fuzzgate started in the sandbox (`_relay.py`): the
+server listens on the jail's own loopback, which the host cannot reach, and fuzzgate's HTTP client
+connects to the relay's Unix socket instead.
+
+`RelayDir` is one server start's directory for the two sockets, made fresh for the start and
+removed with its layer: in the workspace (swept with it after a run that was killed), unless its
+path is too long for a Unix socket's (about 100 bytes), then in the temp dir."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from fuzzgate.sandbox._relay import READY, RELAY
+from fuzzgate.sandbox.removal import remove_tree
+
+__all__ = ["RelayDir"]
+
+_LONGEST_BASE = 64
+"""A base dir longer than this is passed over: the sockets' paths must stay short."""
+
+
+class RelayDir:
+    """The directory the jail binds the relay's sockets in, for one server start."""
+
+    def __init__(self, workspace: Path) -> None:
+        base = str(workspace)
+        if len(base) > _LONGEST_BASE:
+            base = tempfile.gettempdir()
+        if len(base) > _LONGEST_BASE and os.path.isdir("/tmp"):
+            base = "/tmp"
+        self.path = Path(tempfile.mkdtemp(prefix="relay-", dir=base))
+
+    @property
+    def socket(self) -> Path:
+        """Where fuzzgate's HTTP client connects: each connection reaches the server's port."""
+        return self.path / RELAY
+
+    @property
+    def ready(self) -> Path:
+        """One byte per connection: whether the server's port accepts connections now."""
+        return self.path / READY
+
+    def close(self) -> None:
+        remove_tree(self.path)
