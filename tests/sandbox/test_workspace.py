@@ -307,6 +307,19 @@ def test_changes_outside_the_scope_are_seen(workspace: Workspace) -> None:
     assert layer.changes(after, layer.snapshot()) == []
 
 
+def test_a_layer_closed_under_a_call_shows_no_changes(workspace: Workspace) -> None:
+    """A server's layer is closed off the event loop when the server stops (a crash's restart),
+    while a call sent to it may still be judged: its snapshot after the call must neither fail on
+    the closed watch nor see the removed directory's canaries as deleted."""
+    layer = workspace.layer()
+    before = layer.snapshot()
+    (layer.outside / "late.txt").write_text("written as the server stopped\n")
+    layer.close()
+    after = layer.snapshot()
+    assert layer.changes(before, after) == []
+    assert not layer.dir.exists()
+
+
 def test_writes_in_the_scope_home_and_tmp_are_not_changes(workspace: Workspace, project: Path) -> None:
     layer = workspace.layer()
     before = layer.snapshot()

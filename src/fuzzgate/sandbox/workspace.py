@@ -198,6 +198,10 @@ class Layer:
             raise
         self._scope_dirs = frozenset(str(p) for p in self.scope_map.values())
         self._watch = open_watch()
+        self._closed = False
+        self._using = threading.Lock()
+        """Held while a snapshot reads the watch and walks, and while `close` closes them: the
+        layer is closed off the event loop, while a call on its server may still be judged."""
         self._last: Snapshot | None = None
         mapped_cwd = self.map_path(str(workspace.cwd))
         self.cwd = Path(mapped_cwd) if mapped_cwd is not None else workspace.cwd
@@ -243,16 +247,21 @@ class Layer:
     def snapshot(self) -> Snapshot:
         """`outside`, without descending into the scope dirs; lstat only, never following links.
         The last walk again when the layer's watch saw no event since it (`watch.py`)."""
-        watch = self._watch
-        if watch is not None and self._last is not None and not watch.changed():
-            return self._last
-        # Drained before the walk: a change made while it runs is an event for the next call.
-        walked: list[str] = []
-        snapshot = self._walk(walked)
-        if watch is not None:
-            watch.cover(walked)
-        self._last = snapshot
-        return snapshot
+        with self._using:
+            if self._closed:
+                # Its server was stopped under a call still being judged, and the layer removed:
+                # nothing more can be seen there (a walk now would find every canary deleted).
+                return self._last if self._last is not None else Snapshot({})
+            watch = self._watch
+            if watch is not None and self._last is not None and not watch.changed():
+                return self._last
+            # Drained before the walk: a change made while it runs is an event for the next call.
+            walked: list[str] = []
+            snapshot = self._walk(walked)
+            if watch is not None:
+                watch.cover(walked)
+            self._last = snapshot
+            return snapshot
 
     def _walk(self, walked: list[str]) -> Snapshot:
         entries: dict[str, Entry] = {}
@@ -300,8 +309,10 @@ class Layer:
         return None
 
     def close(self) -> None:
-        if self._watch is not None:
-            self._watch.close()
+        with self._using:
+            self._closed = True
+            if self._watch is not None:
+                self._watch.close()
         if self.relay is not None:
             self.relay.close()
         remove_tree(self.dir)
