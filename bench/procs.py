@@ -161,6 +161,9 @@ def run_fuzzgate(
     """Run `fuzzgate run ARGS --out OUT_DIR`, reading its output line by line as it comes; `wrapper`
     goes before the command line (a jail that fuzzgate and its server both run in)."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    # A report left by an earlier run in the same directory must never pass for this run's (one that
+    # fails writes none).
+    (out_dir / "report.json").unlink(missing_ok=True)
     argv = [*wrapper, FUZZGATE, "run", *args, "--out", str(out_dir)]
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200", **(env or {})}
     full_env.pop("GITHUB_ACTIONS", None)

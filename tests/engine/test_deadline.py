@@ -11,8 +11,17 @@ import anyio
 import pytest
 
 from fuzzgate.config.model import TargetConfig, TargetKind
+from fuzzgate.engine import deadline
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
-from fuzzgate.engine.deadline import Backlog, backlog_of, fuzz_deadline, observe_s, stop_allowance
+from fuzzgate.engine.deadline import (
+    Backlog,
+    backlog_of,
+    fuzz_deadline,
+    observe_s,
+    parallel_replays,
+    side_by_side,
+    stop_allowance,
+)
 from fuzzgate.engine.feedback import call_features, lost
 from fuzzgate.learn.features import Feedback, Signal, SignalKind
 from fuzzgate.learn.feed import Feed
@@ -111,3 +120,20 @@ def test_a_replays_stop_costs_what_was_measured_else_what_its_transport_usually_
     # over HTTP): the stop estimate was most of the backlog.
     backlog = backlog_of([(6, "fp")], 0.34, {"fp": 0.01}, default_s=0.1, timeout_s=5.0, stop_s=0.03, warm=0)
     assert backlog.seconds == pytest.approx(6 * (0.34 + 0.01 + 0.03))
+
+
+def test_http_servers_in_the_sandbox_replay_side_by_side(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An HTTP server fuzzgate starts in the sandbox has a loopback, and a port, of its own: its
+    fresh servers replay beside fuzzing and several at once after it, as a stdio server's do, and
+    the fuzzing deadline divides the backlog between them. Otherwise one HTTP server at a time."""
+    monkeypatch.setattr(deadline, "_CPUS", 4)
+    http = TargetConfig(kind=TargetKind.HTTP, command="server", url="http://127.0.0.1:9/mcp", timeout_ms=5000)
+    assert side_by_side(http, relayed=True) and side_by_side(TARGET, relayed=False)
+    assert not side_by_side(http, relayed=False)
+    assert parallel_replays(http, relayed=True) == parallel_replays(TARGET) == 4
+    assert parallel_replays(http) == 1
+    box = TimeBox(60.0)
+    backlog = Backlog(replays=12, seconds=24.0, longest_s=2.0)
+    alone = fuzz_deadline(box, http, backlog=backlog, observe=0.0)
+    beside = fuzz_deadline(box, http, backlog=backlog, observe=0.0, relayed=True)
+    assert beside > alone

@@ -54,14 +54,14 @@ The modules:
 - `protocol_round.py`: the protocol probes, sent once per server after discovery (restarting a
   server a probe killed, within its own time limit), and non-JSON lines before the first reply
   turned into the start-up banner finding.
-- `verify.py`: replays on fresh servers: findings as fuzzing records them (stdio: on warm spares,
-  one at a time beside fuzzing, up to 4 at once after it), round by round, smaller calls to try after them,
-  restarting a tally when a smaller repro replaces the old; the baseline entries fuzzing did not
-  meet; all before the time box's verification end. What is cut short is labelled (`unconfirmed`,
-  fewer replays, baseline entries that stay known) and said in `notes`; a baseline entry whose fresh
-  server cannot start is not replayed and stays known, the note giving the start error (`baseline
-  prune` keeps it the same way). It lives here, not in `triage`, because it sends calls through the
-  plan's `Admission`.
+- `verify.py`: replays on fresh servers: findings as fuzzing records them (stdio, and HTTP servers
+  in the sandbox: on warm spares, one at a time beside fuzzing, up to 4 at once after it), round by
+  round, smaller calls to try after them, restarting a tally when a smaller repro replaces the old;
+  the baseline entries fuzzing did not meet; all before the time box's verification end. What is cut
+  short is labelled (`unconfirmed`, fewer replays, baseline entries that stay known) and said in
+  `notes`; a baseline entry whose fresh server cannot start is not replayed and stays known, the
+  note giving the start error (`baseline prune` keeps it the same way). It lives here, not in
+  `triage`, because it sends calls through the plan's `Admission`.
 - `labels.py`: the verifier's tallies (a finding's replays, a baseline entry's) and what they come to
   once verification is over (`label`): the labelled findings, the baseline entries still failing or
   kept known, and the notes on what was cut short.

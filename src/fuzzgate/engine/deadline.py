@@ -27,11 +27,17 @@ _CPUS = os.cpu_count() or 1
 """Read once: the deadline asks for it before every case."""
 
 
-def parallel_replays(target: TargetConfig) -> int:
-    """How many replays run at once once fuzzing is over."""
-    if target.kind is not TargetKind.STDIO:
-        # One address: the fresh servers fuzzgate starts for it take its port in turn, and a
-        # server the user started is one server.
+def side_by_side(target: TargetConfig, *, relayed: bool) -> bool:
+    """Whether fresh servers can run beside the one fuzzing: a stdio server's are processes of their
+    own, and so is an HTTP server fuzzgate starts in the sandbox (`relayed`), on a loopback, and a
+    port, of its own. Without the sandbox an HTTP server holds the URL's port, and a server the user
+    started is one server."""
+    return target.kind is TargetKind.STDIO or relayed
+
+
+def parallel_replays(target: TargetConfig, *, relayed: bool = False) -> int:
+    """How many replays run at once once fuzzing is over (`side_by_side`: else one at a time)."""
+    if not side_by_side(target, relayed=relayed):
         return 1
     return max(1, min(REPLAYS_IN_PARALLEL, _CPUS))
 
@@ -90,7 +96,9 @@ def observe_s(target: TargetConfig, traced: bool) -> float:
     return target.timeout_ms / 1000 + FOLLOW_UP_S + max(DEATH_S, COLLECT_TIMEOUT_S if traced else 0.0)
 
 
-def fuzz_deadline(box: TimeBox, target: TargetConfig, *, backlog: Backlog, observe: float) -> float:
+def fuzz_deadline(
+    box: TimeBox, target: TargetConfig, *, backlog: Backlog, observe: float, relayed: bool = False
+) -> float:
     """Fuzzing stops early enough for verification of what is waiting for it (`Verifier.backlog`:
     the replays' measured server starts, less the spares already waiting, and their calls), run
     `parallel_replays` at a time, but never shorter than its longest replay alone."""
@@ -99,7 +107,8 @@ def fuzz_deadline(box: TimeBox, target: TargetConfig, *, backlog: Backlog, obser
     beyond = max(0.0, observe - (box.latest_end() - box.verify_end()))
     if backlog.replays == 0:
         return box.fuzz_end(0.0, beyond)
-    return box.fuzz_end(max(backlog.seconds / parallel_replays(target), backlog.longest_s), beyond)
+    parallel = parallel_replays(target, relayed=relayed)
+    return box.fuzz_end(max(backlog.seconds / parallel, backlog.longest_s), beyond)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,11 +25,10 @@ from fuzzgate.check.environment import environment_note
 from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import SecretScanner, canary_environment, redactor_for
 from fuzzgate.check.slow import time_defaults
-from fuzzgate.config.model import TargetKind
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.calls import CallLoop
 from fuzzgate.engine.collector import server_without_collector, without_collector
-from fuzzgate.engine.deadline import Watched, fuzz_deadline, observe_s, verify_end, watch
+from fuzzgate.engine.deadline import Watched, fuzz_deadline, observe_s, side_by_side, verify_end, watch
 from fuzzgate.engine.events import (
     CorpusReplayed,
     Discovered,
@@ -188,6 +187,11 @@ class Engine:
             plan.weight = decided.weights.get((plan.info.surface.value, plan.info.name), 1.0)
         return decided.note
 
+    @property
+    def _relayed(self) -> bool:
+        """The server is an HTTP server fuzzgate starts in the sandbox, reached through the relay."""
+        return self.containment is not None and self.containment.relay_port is not None
+
     def _verifier(self) -> Verifier:
         base = self.settings.base
         if base is not None:
@@ -200,6 +204,7 @@ class Engine:
             self.connector,
             base=base,
             base_connector=base_connector,
+            relayed=self._relayed,
         )
         verifier.on_seen = self._seen_on_replay
         return verifier
@@ -262,10 +267,11 @@ class Engine:
         return replace(result, containment=summary)
 
     async def _run(self, baseline: Sequence[Finding], seeds: Seeds) -> EngineResult:
-        # A stdio server is a process of its own: the next one can be started before it is needed.
-        # An HTTP server fuzzgate starts holds the URL's port: one at a time.
-        stdio = self.settings.target.kind is TargetKind.STDIO
-        async with warm_spares(self.connector, enabled=stdio) as spares:
+        # A stdio server is a process of its own, and so is an HTTP server fuzzgate starts in the
+        # sandbox (on a loopback of its own): the next one can be started before it is needed.
+        # Without the sandbox an HTTP server holds the URL's port: one at a time.
+        together = side_by_side(self.settings.target, relayed=self._relayed)
+        async with warm_spares(self.connector, enabled=together) as spares:
             self.spares = spares
             self.verifier.use_spares(spares)
             result = await self._fuzz_and_verify(baseline, seeds, spares)
@@ -283,7 +289,7 @@ class Engine:
             self.emit,
             self.connector,
             spares,
-            # Two stdio servers may run side by side; an HTTP server fuzzgate starts holds the port.
+            # Two servers may run side by side where spares may (`deadline.side_by_side`).
             overlap=spares.enabled,
         )
         loop = self.loop
@@ -460,7 +466,9 @@ class Engine:
             default_s=max(self.loop.durations.values(), default=0.1),
             unseen=self.loop.unseen,
         )
-        return fuzz_deadline(self.timebox, self.settings.target, backlog=backlog, observe=self._observe_s())
+        return fuzz_deadline(
+            self.timebox, self.settings.target, backlog=backlog, observe=self._observe_s(), relayed=self._relayed
+        )
 
     def _observe_s(self) -> float:
         return observe_s(self.settings.target, traced=self.feedback.signal.kind is SignalKind.COVERAGE)

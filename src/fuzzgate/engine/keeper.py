@@ -4,9 +4,10 @@ first restart on it keeps a warm spare (`engine.spare`), so the next restart tak
 
 Each connection is opened and closed by a task of its own (the SDK's task groups are entered and
 left by one task). The calls still in flight on a server being restarted (sent beside a hang) are
-given time to end first; with `overlap` (stdio servers: each has its own process) the next server
-is handed out meanwhile, so a 3 s call beside a hang no longer holds every worker for its rest.
-Without it (an HTTP server fuzzgate starts holds the URL's port) the old server is closed first."""
+given time to end first; with `overlap` (stdio servers, and HTTP servers in the sandbox: each has
+its own process, or loopback) the next server is handed out meanwhile, so a 3 s call beside a hang
+no longer holds every worker for its rest. Without it (an HTTP server fuzzgate starts without the
+sandbox holds the URL's port) the old server is closed first."""
 
 from __future__ import annotations
 

@@ -8,8 +8,9 @@ ahead, so a replay is mostly its server's start, paid before it is needed. Sendi
 fresh server is `engine.replay`. Beside fuzzing one replay runs at a
 time (with spares or without), to leave the fuzzer its CPU: on two cores, replays and spares
 starting side by side took most of a 20 s run's calls; several at once (`parallel_replays`) when
-fuzzing ends. An HTTP target's server holds its port (fuzzgate's own, started
-from `[target] command`, or one server the user started), so its replays wait for fuzzing to end
+fuzzing ends. An HTTP server fuzzgate starts in the sandbox has a loopback, and a port, of its own,
+and is replayed as a stdio server is; otherwise an HTTP target's server holds its port (fuzzgate's
+own without the sandbox, or one server the user started), so its replays wait for fuzzing to end
 and run one at a time. A finding's replays take turns with the other findings' (round by round),
 so a deadline leaves every finding some replays rather than a few findings all of theirs; smaller
 calls to try (below) wait while any replay does. Replays always send the finding's current repro:
@@ -57,9 +58,8 @@ from dataclasses import dataclass, replace
 import anyio
 
 from fuzzgate.check import Observation, Oracles
-from fuzzgate.config.model import TargetKind
 from fuzzgate.engine.base_check import BASE_ATTEMPTS, BaseRevision, BaseTally
-from fuzzgate.engine.deadline import Backlog, backlog_of, parallel_replays, stop_allowance
+from fuzzgate.engine.deadline import Backlog, backlog_of, parallel_replays, side_by_side, stop_allowance
 from fuzzgate.engine.labels import OWN_TIMING, BaseChecks, BaselineTally, Explainer, Tally, Verification, label
 from fuzzgate.engine.replay import connect, replay_once, repro_calls
 from fuzzgate.engine.settings import VerifySettings
@@ -125,7 +125,10 @@ class Verifier:
         *,
         base: BaseRevision | None = None,
         base_connector: Connector | None = None,
+        relayed: bool = False,
     ) -> None:
+        """`relayed`: fuzzgate starts the (HTTP) server in the sandbox, on a loopback of its own, so
+        fresh servers can run beside the one fuzzing (`deadline.side_by_side`)."""
         self.settings = settings
         self.base = base
         self.base_connector = base_connector or connector
@@ -138,10 +141,10 @@ class Verifier:
         self.connector = connector
         self.admission: Admission | None = None
         """What the run selected (set once the server is listed): what replays may send."""
-        self._parallel = parallel_replays(settings.target)
-        # An HTTP target's replays wait for fuzzing to end: the fuzzing server holds the port (or,
-        # when fuzzgate does not start it, is the only server).
-        background = REPLAYS_WHILE_FUZZING if settings.target.kind is TargetKind.STDIO else 0
+        self._parallel = parallel_replays(settings.target, relayed=relayed)
+        # Otherwise an HTTP target's replays wait for fuzzing to end: the fuzzing server holds the
+        # port (or, when fuzzgate does not start it, is the only server).
+        background = REPLAYS_WHILE_FUZZING if side_by_side(settings.target, relayed=relayed) else 0
         self._limiter = anyio.CapacityLimiter(max(1, background))
         self._open = background > 0
         self._tallies: dict[str, Tally] = {}
