@@ -30,17 +30,17 @@ root). SPEC is `Spec.to_args()`. In order, it:
 5. remounts every other mount read-only, and every mount but the allowed devices and devpts
    `nodev`, so no other device node anywhere can be opened; brings up `lo` in the new network
    namespace;
-6. makes a PID namespace: a reaper becomes its PID 1 and the server its PID 2 (PID 3 when the SSRF
-   listener is asked for, `--listen`: its sockets are bound on the new loopback before the PID
-   namespace is made, and it runs as PID 2, without the capabilities that could undo the sandbox,
-   reporting on the pipe fuzzgate passed down, which the server never holds; one more when the
-   relay to an HTTP server's port is asked for, `--relay`: its Unix sockets are bound in the host's
-   directory before step 1, so they are the host's files fuzzgate connects to, and it runs like the
-   listener, `_relay.py`). The server is this
-   process's child, so this process learns its exact exit status and passes it on: an exit code as
-   is, a death by signal N by dying of signal N itself (PID 1 of a namespace cannot do that, which
-   is why the reaper, not this process, is PID 1). The server mounts the namespace's /proc, drops
-   the capabilities that could undo the sandbox, enters its working directory and execs COMMAND.
+6. makes a PID namespace: a reaper becomes its PID 1, then the helpers asked for start, each without
+   the capabilities that could undo the sandbox: the relay to an HTTP server's port (`--relay`,
+   `_relay.py`: its Unix sockets are bound in the host's directory before step 1, so they are the
+   host's files fuzzgate connects to) and the SSRF listener (`--listen`: its sockets are bound on
+   the new loopback before the PID namespace is made, and it reports on the pipe fuzzgate passed
+   down, which the server never holds); the server comes last (PID 2 without helpers). The server is
+   this process's child, so this process learns its exact exit status and passes it on: an exit code
+   as is, a death by signal N by dying of signal N itself (PID 1 of a namespace cannot do that,
+   which is why the reaper, not this process, is PID 1). The server mounts the namespace's /proc,
+   drops the capabilities that could undo the sandbox, enters its working directory and execs
+   COMMAND.
 
 When this process dies, however it dies, the reaper sees its pipe close and exits, and the kernel
 kills everything left in the PID namespace.
@@ -123,7 +123,8 @@ def _reaper(pipe_read: int) -> NoReturn:
 
 
 def _server(spec: Spec, argv: list[str]) -> NoReturn:
-    """PID 2: finish the view from inside the PID namespace, give up the powers to undo it, exec."""
+    """The server's process (PID 2 without helpers): finish the view from inside the PID namespace,
+    give up the powers to undo it, exec."""
     try:
         mount_proc()
         try:
