@@ -1,11 +1,12 @@
 """The run's first server started ahead (`target.head_start`): started before the SDK is imported,
 taken over by the first `open_connection` that asks for exactly that start, killed otherwise. Real
-servers over real stdio."""
+servers over real stdio, and the command serving an HTTP target over real streamable HTTP."""
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -14,8 +15,9 @@ import anyio
 import pytest
 
 from fuzzgate.check.secrets import canary_environment
-from fuzzgate.config.model import Config, TargetConfig, TargetKind
+from fuzzgate.config.model import Config, SandboxMode, TargetConfig, TargetKind
 from fuzzgate.config.views import ServerSettings
+from fuzzgate.model.errors import TargetError
 from fuzzgate.target.connection import open_connection
 from fuzzgate.target.discover import discover
 from fuzzgate.target.head_start import begin
@@ -43,8 +45,9 @@ def test_the_first_server_starts_before_the_sdk_is_imported(tmp_path: Path) -> N
     script = f"""
 import json, sys
 from fuzzgate.check.secrets import canary_environment
-from fuzzgate.config.model import Config, TargetConfig, TargetKind
+from fuzzgate.config.model import Config, SandboxMode, TargetConfig, TargetKind
 from fuzzgate.config.views import ServerSettings
+from fuzzgate.model.errors import TargetError
 from fuzzgate.target.head_start import begin
 target = TargetConfig(kind=TargetKind.STDIO, command=sys.executable, args=({str(FAST)!r},))
 settings = ServerSettings.of(Config(target=target))
@@ -113,6 +116,86 @@ def test_closing_an_untaken_head_start_kills_its_server(tmp_path: Path, monkeypa
     assert _gone(pid)
 
 
-def test_a_target_fuzzgate_does_not_start_over_stdio_gets_no_head_start() -> None:
+def test_a_target_fuzzgate_does_not_start_gets_no_head_start() -> None:
     http = TargetConfig(kind=TargetKind.HTTP, url="http://127.0.0.1:9/mcp")
     assert begin(ServerSettings.of(Config(target=http)), SEED) is None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _http_settings(port: int, sandbox: SandboxMode) -> ServerSettings:
+    target = TargetConfig(
+        kind=TargetKind.HTTP,
+        url=f"http://127.0.0.1:{port}/mcp",
+        command=sys.executable,
+        args=(str(FAST), "--transport", "http", "--port", str(port)),
+        sandbox=sandbox,
+    )
+    return ServerSettings.of(Config(target=target, startup_timeout_ms=30_000))
+
+
+def _first_connection(settings: ServerSettings) -> tuple[int | None, int | None, list[str]]:
+    """Begin a head start for `settings`, open the first connection as a run does: the early
+    process's pid (None: none was started), the serving process's pid, the tools it lists."""
+    head = begin(settings, SEED)
+    assert head is not None
+    containment = head.take_containment()
+    canaries = canary_environment(SEED)
+    early = head.take(settings, canaries)
+    early_pid = early.process.pid if early is not None else None
+
+    async def body() -> tuple[int | None, list[str]]:
+        async with open_connection(settings, extra_env=canaries, containment=containment, early=early) as connection:
+            inventory = await discover(connection, 10)
+            assert connection.served is not None
+            return connection.served.pid, [tool.name for tool in inventory.tools]
+
+    try:
+        return early_pid, *anyio.run(body)
+    finally:
+        head.close()
+        if containment is not None:
+            containment.close()
+
+
+@pytest.mark.parametrize("sandbox", [SandboxMode.REQUIRED, SandboxMode.OFF])
+def test_an_http_targets_command_starts_ahead_and_serves_the_first_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxMode
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    early_pid, served_pid, tools = _first_connection(_http_settings(_free_port(), sandbox))
+    assert early_pid is not None and served_pid == early_pid
+    assert tools == ["ping_fast"]
+    assert _gone(early_pid)
+
+
+def test_in_the_sandbox_a_port_held_on_the_host_does_not_stop_the_head_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    port = _free_port()
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", port))
+        holder.listen()
+        early_pid, served_pid, tools = _first_connection(_http_settings(port, SandboxMode.REQUIRED))
+    assert early_pid is not None and served_pid == early_pid and tools == ["ping_fast"]
+
+
+def test_unjailed_a_port_held_on_the_host_gets_no_head_start_and_the_start_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    port = _free_port()
+    settings = _http_settings(port, SandboxMode.OFF)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", port))
+        holder.listen()
+        head = begin(settings, SEED)
+        assert head is not None and head.take(settings, canary_environment(SEED)) is None
+        head.close()
+        with pytest.raises(TargetError, match="already listening"):
+            _first_connection(settings)

@@ -17,9 +17,10 @@ The modules:
   started or reached.
 - `launch.py`: the launch spec, and what one start prepares before its process exists (the layer
   and jail, the listener's log, the collector's channel); it does not import the SDK.
-- `head_start.py`: the run's containment and first stdio server, made from the config alone and
-  started before the CLI imports the engine, so the server starts while fuzzgate does; the first
-  `open_connection` asking for exactly that start takes it over, anything else is discarded.
+- `head_start.py`: the run's containment and first server (a stdio server or an HTTP target's
+  command), made from the config alone and started before the CLI imports the engine, so the server
+  starts while fuzzgate does; the first `open_connection` asking for exactly that start takes it
+  over, anything else is discarded.
 - `call.py`: one request into a `CallOutcome` (a progress notification restarts a call's timeout, up
   to six timeouts in all); `call_and_follow` pings after a timeout (a dropped request, a stuck
   server, or one that died on the next request). An outcome carries the layer's scope directories

@@ -261,6 +261,8 @@ async def _opened(
         process.early = early
     relay = layer.relay if layer is not None else None
     served = served_process(config, extra_env, spec, relay)
+    if served is not None:
+        served.early = early
     owned = process if process is not None else served
     # A server in the sandbox listens on its own loopback: every connection goes through the relay.
     inner = httpx2.AsyncHTTPTransport(uds=str(relay.socket)) if relay is not None else httpx2.AsyncHTTPTransport()

@@ -129,9 +129,10 @@ async def served_transport(server: ServedProcess, transport: AbstractAsyncContex
 
     A port something else already holds is refused before anything starts: a readiness check
     passed by another process would have fuzzgate fuzz, and crash, a server it does not own. (A
-    server in the sandbox has a loopback of its own, where nothing else listens.)
+    server in the sandbox has a loopback of its own, where nothing else listens; a server started
+    ahead, `head_start`, was checked so before it started, and may hold the port by now.)
     """
-    if server.relay is None and await accepts(server.address):
+    if server.relay is None and server.early is None and await accepts(server.address):
         raise ServerNotReady(
             f"something is already listening on {where(server.address)}; the command's server could not own it"
         )
