@@ -161,5 +161,12 @@ def test_env_passes_the_command_through_unless_it_empties_the_environment() -> N
 def test_feedback_modes_and_http_targets() -> None:
     assert _plan("python", "s.py", feedback=FeedbackMode.OFF) == CollectorPlan(False, "feedback = off")
     assert _plan("python", "s.py", feedback=FeedbackMode.BEHAVIOUR) == CollectorPlan(False, "feedback = behaviour")
-    http = TargetConfig(kind=TargetKind.HTTP, url="http://127.0.0.1:1/mcp", command="python", args=("s.py",))
-    assert plan_collector(http).reason == "an HTTP server: coverage is collected from stdio servers only"
+    # An HTTP server fuzzgate starts gets the collector as a stdio server does; one it only reaches cannot.
+    started = TargetConfig(
+        kind=TargetKind.HTTP, url="http://127.0.0.1:1/mcp", command="python", args=("s.py",), cwd=WORK
+    )
+    assert plan_collector(started) == _plan("python", "s.py")
+    reached = TargetConfig(kind=TargetKind.HTTP, url="http://127.0.0.1:1/mcp")
+    assert plan_collector(reached) == CollectorPlan(
+        False, "an HTTP server fuzzgate does not start: coverage is collected from servers it starts"
+    )

@@ -151,6 +151,19 @@ def test_a_served_http_target_in_the_sandbox_has_a_loopback_of_its_own(tmp_path:
     assert _servers(port) == []
 
 
+def test_a_served_http_target_gets_coverage_feedback(tmp_path: Path, port: int) -> None:
+    """The collector goes into an HTTP server fuzzgate starts as into a stdio one: its calls give
+    coverage, which the corpus learns from."""
+    _config(tmp_path, port, f"--port={port}")
+    run = fuzzgate("run", *RUN, "--feedback", "auto", cwd=tmp_path)
+    assert run.code == 1, run.stdout + run.stderr
+    feedback = run.report["feedback"]
+    assert feedback["signal"] == "coverage" and feedback["note"].startswith("coverage: Python "), feedback
+    assert feedback["lines"] > 0 and feedback["arcs"] > 0, feedback
+    assert f"measuring {SERVER.parent}" in feedback["note"], feedback
+    assert list((tmp_path / ".fuzzgate" / "corpus").rglob("*.json")), "the run kept what reached new code"
+
+
 def _wait_for(port: int) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

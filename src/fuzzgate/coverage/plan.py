@@ -60,8 +60,8 @@ def plan_collector(target: TargetConfig) -> CollectorPlan:
 
     if target.feedback is not FeedbackMode.AUTO:
         return CollectorPlan(False, f"feedback = {target.feedback.value}")
-    if target.kind is not TargetKind.STDIO or target.command is None:
-        return CollectorPlan(False, "an HTTP server: coverage is collected from stdio servers only")
+    if target.command is None:
+        return CollectorPlan(False, "an HTTP server fuzzgate does not start: coverage is collected from servers it starts")
     cwd = (target.cwd or Path.cwd()).absolute()
     path = target.env.get("PATH", os.environ.get("PATH", os.defpath))
     plan = _plan_command(target.command, list(target.args), cwd, path)
