@@ -23,12 +23,14 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fuzzgate.config.model import FeedbackMode, TargetConfig, TargetKind
+from fuzzgate.config.model import FeedbackMode, TargetConfig
 
 SHEBANG_BYTES = 256
 NODE = "node"
 """`CollectorPlan.runtime` of a Node server."""
 _PYTHON = re.compile(r"python(?:[23](?:\.\d+)?)?")
+NOT_STARTED = "an HTTP server fuzzgate does not start: coverage is collected from servers it starts"
+"""Why a target without a command (an HTTP server fuzzgate only reaches) gets behaviour feedback."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +63,7 @@ def plan_collector(target: TargetConfig) -> CollectorPlan:
     if target.feedback is not FeedbackMode.AUTO:
         return CollectorPlan(False, f"feedback = {target.feedback.value}")
     if target.command is None:
-        return CollectorPlan(False, "an HTTP server fuzzgate does not start: coverage is collected from servers it starts")
+        return CollectorPlan(False, NOT_STARTED)
     cwd = (target.cwd or Path.cwd()).absolute()
     path = target.env.get("PATH", os.environ.get("PATH", os.defpath))
     plan = _plan_command(target.command, list(target.args), cwd, path)

@@ -4,7 +4,9 @@ connects to the relay's Unix socket instead.
 
 `RelayDir` is one server start's directory for the two sockets, made fresh for the start and
 removed with its layer: in the workspace (swept with it after a run that was killed), unless its
-path is too long for a Unix socket's (about 100 bytes), then in the temp dir."""
+path is too long for a Unix socket's (about 100 bytes), then in the temp dir, as a `fuzzgate-relay-*`
+directory with an owner file of its own, which the next relay directory made there sweeps as a
+workspace sweeps stale roots (`stale_roots.py`)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from fuzzgate.sandbox._relay import READY, RELAY
 from fuzzgate.sandbox.removal import remove_tree
+from fuzzgate.sandbox.stale_roots import sweep_stale, write_owner
 
 __all__ = ["RelayDir"]
 
@@ -26,11 +29,20 @@ class RelayDir:
 
     def __init__(self, workspace: Path) -> None:
         base = str(workspace)
-        if len(base) > _LONGEST_BASE:
-            base = tempfile.gettempdir()
+        if len(base) <= _LONGEST_BASE:
+            self.path = Path(tempfile.mkdtemp(prefix="relay-", dir=base))
+            return
+        base = tempfile.gettempdir()
         if len(base) > _LONGEST_BASE and os.path.isdir("/tmp"):
             base = "/tmp"
-        self.path = Path(tempfile.mkdtemp(prefix="relay-", dir=base))
+        # Outside the workspace, nothing else would remove it after a run killed with SIGKILL.
+        sweep_stale(Path(base))
+        self.path = Path(tempfile.mkdtemp(prefix="fuzzgate-relay-", dir=base))
+        try:
+            write_owner(self.path)
+        except OSError:
+            remove_tree(self.path)
+            raise
 
     @property
     def socket(self) -> Path:
