@@ -40,9 +40,9 @@ _HTTP_TARGET = """
 # "http": fuzzgate reaches the server over streamable HTTP at `url`.
 kind = "http"
 url = "http://127.0.0.1:8000/mcp"
-# The command serving `url`. With it, fuzzgate starts the server itself, contained as a stdio
-# server is, restarts it after a crash or a hang and reads its logs; without it, start the server
-# yourself before `fuzzgate run` (a crash then ends fuzzing).
+# The command serving `url`. With it, fuzzgate starts the server itself, contained and measured
+# for coverage as a stdio server is, restarts it after a crash or a hang and reads its logs;
+# without it, start the server yourself before `fuzzgate run` (a crash then ends fuzzing).
 # command = "python"
 # args = ["server.py", "--transport", "http", "--port", "8000"]
 # How long one request may take before it counts as a hang, in milliseconds.
