@@ -1,7 +1,7 @@
 """What each of fuzzgate's defaults costs: whole 12 s runs on the fast server with the defaults, and
 with each default turned off in turn, against the bare SDK loop measured in the same round.
 
-    python bench/defaults_cost.py [--rounds 3] [--seconds 12] [--transports stdio,http] [--out FILE]
+    python bench/defaults_cost.py [--rounds 3] [--seconds 12] [--transports stdio,http,http-command] [--out FILE]
     python bench/defaults_cost.py --markdown [FILE]
 
 Variants (each a whole `fuzzgate run --budget 12s --seed 1`, timed from spawn to exit, as
@@ -12,8 +12,11 @@ Variants (each a whole `fuzzgate run --budget 12s --seed 1`, timed from spawn to
 - `no collector`: `--feedback behaviour`;
 - `neither`: `--sandbox off --feedback behaviour` (the issue's 0.8 aim).
 
-Over HTTP the collector never runs (coverage is collected from stdio servers only) and the sandbox
-holds only what fuzzgate starts, so only `defaults` and `neither` are measured there.
+Transports: `stdio`; `http`, the server started by the bench and reached by URL (fuzzgate has no
+sandbox or collector for a server it does not start, so only `defaults` and `neither` are measured
+there); `http-command`, the server started by fuzzgate from `[target] command` (a `fuzzgate.toml`
+with `kind = "http"`: in the sandbox through its relay, with the collector), every variant. Over
+HTTP the bare loop reaches a server the bench started.
 
 Rounds are interleaved: every round measures the bare loop, then every variant, the order of the
 variants rotated each round; a variant's ratio is its calls / the bare calls of its round, and the
@@ -45,11 +48,23 @@ VARIANTS: dict[str, tuple[str, ...]] = {
 HTTP_VARIANTS = ("defaults", "neither")
 
 
-def fuzzgate(seconds: float, url: str | None, extra: tuple[str, ...]) -> dict[str, Any]:
-    target = ["--url", url] if url else ["--command", PYTHON, f"--arg={FAST_SERVER}"]
+def _command_config(tmp: Path) -> None:
+    """A `fuzzgate.toml` in `tmp` whose target is the fast server over HTTP, started by fuzzgate."""
+    port = free_port()
+    args = ", ".join(json.dumps(a) for a in (str(FAST_SERVER), "--transport", "http", "--port", str(port)))
+    lines = ["[target]", 'kind = "http"', f'url = "http://127.0.0.1:{port}/mcp"', f"command = {json.dumps(PYTHON)}",
+             f"args = [{args}]"]  # fmt: skip
+    (tmp / "fuzzgate.toml").write_text("\n".join(lines) + "\n")
+
+
+def fuzzgate(seconds: float, url: str | None, extra: tuple[str, ...], *, command: bool = False) -> dict[str, Any]:
+    """`command`: an HTTP server fuzzgate starts (`_command_config`), not the stdio server."""
+    target = ["--url", url] if url else [] if command else ["--command", PYTHON, f"--arg={FAST_SERVER}"]
     WORK.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=WORK) as name:
         tmp = Path(name)
+        if command:
+            _command_config(tmp)
         args = [*target, "--budget", f"{seconds:g}s", "--seed", "1", "--baseline", str(tmp / "baseline"), *extra]
         run = run_fuzzgate(args, tmp / "out", cwd=tmp, timeout_s=seconds + 300)
     if run.report is None:
@@ -70,15 +85,17 @@ def measure(rounds: int, seconds: float, transports: list[str]) -> dict[str, Any
     loads: list[float] = []
     for r in range(rounds):
         for transport in transports:
-            names = list(VARIANTS) if transport == "stdio" else list(HTTP_VARIANTS)
+            names = list(HTTP_VARIANTS) if transport == "http" else list(VARIANTS)
             names = names[r % len(names) :] + names[: r % len(names)]
-            port = free_port() if transport == "http" else 0
+            port = free_port() if transport != "stdio" else 0
             server = [PYTHON, str(FAST_SERVER), "--transport", "http", "--port", str(port)]
             for who in ["bare", *names]:
                 loads.append(round(os.getloadavg()[0], 2))
-                if transport == "http":
+                if transport == "http-command" and who != "bare":
+                    m = fuzzgate(seconds, None, VARIANTS[who], command=True)
+                elif transport != "stdio":
                     with http_server(server, port) as url:
-                        m = bare(transport, seconds, url) if who == "bare" else fuzzgate(seconds, url, VARIANTS[who])
+                        m = bare("http", seconds, url) if who == "bare" else fuzzgate(seconds, url, VARIANTS[who])
                 else:
                     m = bare(transport, seconds, None) if who == "bare" else fuzzgate(seconds, None, VARIANTS[who])
                 if who == "bare":
@@ -128,7 +145,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seconds", type=float, default=12.0)
-    p.add_argument("--transports", default="stdio,http")
+    p.add_argument("--transports", default="stdio,http", help="of stdio, http, http-command")
     p.add_argument("--out", type=Path, default=RESULT)
     p.add_argument("--markdown", nargs="?", const=str(RESULT), default=None)
     ns = p.parse_args()
