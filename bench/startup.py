@@ -81,9 +81,14 @@ def bare_start_http() -> dict[str, Any]:
         answered = time.monotonic() - started
     finally:
         kill_group(proc)
+    return _initialized(answer, answered)
+
+
+def _initialized(answer: bytes, answered_s: float) -> dict[str, Any]:
+    """The bare server's start, once its answer is known to be `initialize`'s result."""
     if b'"result"' not in answer:
-        raise RuntimeError(f"the bare HTTP server did not initialize: {answer[:200]!r}")
-    return {"initialized_s": round(answered, 3)}
+        raise RuntimeError(f"the bare server did not initialize: {answer[:200]!r}")
+    return {"initialized_s": round(answered_s, 3)}
 
 
 def bare_start(transport: str = "stdio") -> dict[str, Any]:
@@ -101,9 +106,7 @@ def bare_start(transport: str = "stdio") -> dict[str, Any]:
         answered = time.monotonic() - started
     finally:
         kill_group(proc)
-    if b'"result"' not in line:
-        raise RuntimeError(f"the bare server did not initialize: {line[:200]!r}")
-    return {"initialized_s": round(answered, 3)}
+    return _initialized(line, answered)
 
 
 def _http_config(tmp: Path) -> None:

@@ -33,6 +33,23 @@ def _settings(*args: str) -> ServerSettings:
     return ServerSettings.of(Config(target=target, startup_timeout_ms=30_000))
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _http_settings(port: int, sandbox: SandboxMode) -> ServerSettings:
+    target = TargetConfig(
+        kind=TargetKind.HTTP,
+        url=f"http://127.0.0.1:{port}/mcp",
+        command=sys.executable,
+        args=(str(FAST), "--transport", "http", "--port", str(port)),
+        sandbox=sandbox,
+    )
+    return ServerSettings.of(Config(target=target, startup_timeout_ms=30_000))
+
+
 def _gone(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -64,30 +81,45 @@ head.close()
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"started": True, "heavy": []}
 
 
-def test_the_first_connection_takes_the_early_server_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    settings = _settings()
+def _first_connection(settings: ServerSettings) -> tuple[int | None, int | None, list[str]]:
+    """Begin a head start for `settings`, open the first connection as a run does: the early
+    process's pid (None: none was started), the serving process's pid, the tools it lists."""
     head = begin(settings, SEED)
     assert head is not None
     containment = head.take_containment()
     canaries = canary_environment(SEED)
     early = head.take(settings, canaries)
-    assert early is not None and head.take(settings, canaries) is None  # once
-    early_pid = early.process.pid
+    assert head.take(settings, canaries) is None  # once
+    early_pid = early.process.pid if early is not None else None
 
     async def body() -> tuple[int | None, list[str]]:
         async with open_connection(settings, extra_env=canaries, containment=containment, early=early) as connection:
             inventory = await discover(connection, 10)
-            assert connection.process is not None
-            return connection.process.pid, [tool.name for tool in inventory.tools]
+            assert connection.server is not None
+            return connection.server.pid, [tool.name for tool in inventory.tools]
 
     try:
-        assert anyio.run(body) == (early_pid, ["ping_fast"])
-        assert _gone(early_pid)
+        return early_pid, *anyio.run(body)
     finally:
         head.close()
         if containment is not None:
             containment.close()
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http in the sandbox", "http unjailed"])
+def test_the_first_connection_takes_the_early_server_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """A stdio server, or the command serving an HTTP target (on its own loopback in the sandbox)."""
+    monkeypatch.chdir(tmp_path)
+    if kind == "stdio":
+        settings = _settings()
+    else:
+        settings = _http_settings(_free_port(), SandboxMode.REQUIRED if "sandbox" in kind else SandboxMode.OFF)
+    early_pid, server_pid, tools = _first_connection(settings)
+    assert early_pid is not None and server_pid == early_pid
+    assert tools == ["ping_fast"]
+    assert _gone(early_pid)
 
 
 def test_a_start_other_than_the_one_made_ahead_gets_a_server_of_its_own(
@@ -119,58 +151,6 @@ def test_closing_an_untaken_head_start_kills_its_server(tmp_path: Path, monkeypa
 def test_a_target_fuzzgate_does_not_start_gets_no_head_start() -> None:
     http = TargetConfig(kind=TargetKind.HTTP, url="http://127.0.0.1:9/mcp")
     assert begin(ServerSettings.of(Config(target=http)), SEED) is None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _http_settings(port: int, sandbox: SandboxMode) -> ServerSettings:
-    target = TargetConfig(
-        kind=TargetKind.HTTP,
-        url=f"http://127.0.0.1:{port}/mcp",
-        command=sys.executable,
-        args=(str(FAST), "--transport", "http", "--port", str(port)),
-        sandbox=sandbox,
-    )
-    return ServerSettings.of(Config(target=target, startup_timeout_ms=30_000))
-
-
-def _first_connection(settings: ServerSettings) -> tuple[int | None, int | None, list[str]]:
-    """Begin a head start for `settings`, open the first connection as a run does: the early
-    process's pid (None: none was started), the serving process's pid, the tools it lists."""
-    head = begin(settings, SEED)
-    assert head is not None
-    containment = head.take_containment()
-    canaries = canary_environment(SEED)
-    early = head.take(settings, canaries)
-    early_pid = early.process.pid if early is not None else None
-
-    async def body() -> tuple[int | None, list[str]]:
-        async with open_connection(settings, extra_env=canaries, containment=containment, early=early) as connection:
-            inventory = await discover(connection, 10)
-            assert connection.served is not None
-            return connection.served.pid, [tool.name for tool in inventory.tools]
-
-    try:
-        return early_pid, *anyio.run(body)
-    finally:
-        head.close()
-        if containment is not None:
-            containment.close()
-
-
-@pytest.mark.parametrize("sandbox", [SandboxMode.REQUIRED, SandboxMode.OFF])
-def test_an_http_targets_command_starts_ahead_and_serves_the_first_connection(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxMode
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    early_pid, served_pid, tools = _first_connection(_http_settings(_free_port(), sandbox))
-    assert early_pid is not None and served_pid == early_pid
-    assert tools == ["ping_fast"]
-    assert _gone(early_pid)
 
 
 def test_in_the_sandbox_a_port_held_on_the_host_does_not_stop_the_head_start(
