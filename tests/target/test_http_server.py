@@ -15,10 +15,11 @@ from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.sandbox.process_tree import ProcessTable
+from fuzzgate.sandbox.relay import address_of
 from fuzzgate.target import call as call_module
 from fuzzgate.target.call import call_tool
 from fuzzgate.target.connection import launch_spec, open_connection
-from fuzzgate.target.http_server import address_of, where
+from fuzzgate.target.http_server import where
 
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "http_crash.py"
 

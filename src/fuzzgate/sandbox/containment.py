@@ -16,7 +16,6 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from fuzzgate.config.model import SandboxMode, TargetConfig, TargetKind
 from fuzzgate.model.errors import TargetError
@@ -24,7 +23,7 @@ from fuzzgate.sandbox._jail_spec import Relay
 from fuzzgate.sandbox.jail import jailed, sandbox_unavailable
 from fuzzgate.sandbox.listener import Listener, ListenerLog
 from fuzzgate.sandbox.owned_process import LaunchSpec
-from fuzzgate.sandbox.relay import RelayDir
+from fuzzgate.sandbox.relay import RelayDir, address_of
 from fuzzgate.sandbox.scope import infer_scope
 from fuzzgate.sandbox.workspace import Layer, Workspace
 
@@ -128,7 +127,7 @@ def contain(target: TargetConfig, seed: int, *, labels: Sequence[str] = ()) -> C
     scope = infer_scope(target)
     workspace = Workspace(scope, token_for(seed), isolate=jail, cwd=target.cwd, labels=labels)
     shown = ", ".join(str(d) for d in scope)
-    relay_port = _port_of(target.url) if jail and http and target.url else None
+    relay_port = address_of(target.url)[1] if jail and http and target.url else None
     listener = Listener.for_token(workspace.token) if jail else None
     if listener is not None and listener.port == relay_port:
         # The server's own port on the same loopback: the listener gives way.
@@ -157,7 +156,3 @@ def contain(target: TargetConfig, seed: int, *, labels: Sequence[str] = ()) -> C
         unheld = f"the sandbox does not work here: {reason}"
     return Containment(workspace, scope, jail, summary, unheld, listener, relay_port)
 
-
-def _port_of(url: str) -> int:
-    parts = urlsplit(url)
-    return parts.port or (443 if parts.scheme == "https" else 80)

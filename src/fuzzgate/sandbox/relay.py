@@ -13,15 +13,23 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from fuzzgate.sandbox._relay import READY, RELAY
 from fuzzgate.sandbox.removal import remove_tree
 from fuzzgate.sandbox.stale_roots import sweep_stale, write_owner
 
-__all__ = ["RelayDir"]
+__all__ = ["RelayDir", "address_of"]
 
 _LONGEST_BASE = 64
 """A base dir longer than this is passed over: the sockets' paths must stay short."""
+
+
+def address_of(url: str) -> tuple[str, int]:
+    """The host and TCP port a URL is reached at (the port is what the relay connects to)."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return parts.hostname or "localhost", port
 
 
 class RelayDir:

@@ -34,10 +34,10 @@ from fuzzgate.coverage.channel import CoverageChannel, feedback_note
 from fuzzgate.sandbox.early import Early
 from fuzzgate.sandbox.jail import NESTED_SANDBOX_HINT, nested_sandbox
 from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess
-from fuzzgate.sandbox.relay import RelayDir
+from fuzzgate.sandbox.relay import RelayDir, address_of
 from fuzzgate.target.client_side import ClientSide
 from fuzzgate.target.head_start import EarlyStart
-from fuzzgate.target.http_server import ServedProcess, ServerNotReady, address_of, served_transport, where
+from fuzzgate.target.http_server import ServedProcess, ServerNotReady, served_transport, where
 from fuzzgate.target.http_transport import WatchedTransport, http_transport
 from fuzzgate.target.launch import PreparedStart, launch_spec, missing, prepare_start
 from fuzzgate.target.stdio import ServerProcess, stdio_transport

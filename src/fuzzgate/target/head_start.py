@@ -31,7 +31,7 @@ from fuzzgate.model.errors import FuzzgateError
 from fuzzgate.sandbox.containment import Containment, contain
 from fuzzgate.sandbox.early import Early, spawn_early
 from fuzzgate.sandbox.owned_process import LaunchSpec
-from fuzzgate.target.http_server import address_of
+from fuzzgate.sandbox.relay import address_of
 from fuzzgate.target.launch import PreparedStart, launch_spec, missing, prepare_start
 
 _TAKEN_S = 0.5

@@ -15,7 +15,6 @@ import subprocess
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TypeVar
-from urllib.parse import urlsplit
 
 import anyio
 
@@ -41,13 +40,6 @@ T = TypeVar("T")
 class ServerNotReady(Exception):
     """The served process exited, or something else holds its port, before it could be reached.
     The message is for the start-up error."""
-
-
-def address_of(url: str) -> tuple[str, int]:
-    """The host and TCP port a URL is reached at."""
-    parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    return parts.hostname or "localhost", port
 
 
 def where(address: tuple[str, int]) -> str:
