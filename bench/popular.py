@@ -84,6 +84,14 @@ CATALOG: dict[str, dict[str, Any]] = {
                     "extra": ["mcp<2"], "what": "line-based edits of text files"},
     "duckdb": {"eco": "pypi", "package": "mcp-server-duckdb", "bin": "mcp-server-duckdb",
                "args": ["--db-path", "{cwd}/test.duckdb"], "extra": ["mcp<2"], "what": "SQL on a DuckDB file"},
+    "database": {"eco": "npm", "package": "@executeautomation/database-server", "bin": "ea-database-server",
+                 "args": ["{cwd}/test.db"], "what": "SQL on a SQLite file"},
+    "taskmanager": {"eco": "npm", "package": "@kazuph/mcp-taskmanager", "bin": "mcp-taskmanager",
+                    "env": {"TASK_MANAGER_FILE_PATH": "{cwd}/tasks.json"}, "what": "a task queue in a file"},
+    "tree-sitter": {"eco": "pypi", "package": "mcp-server-tree-sitter", "bin": "mcp-server-tree-sitter",
+                    "extra": ["mcp<2"], "what": "parses the source files of registered projects"},
+    "code-index": {"eco": "pypi", "package": "code-index-mcp", "bin": "code-index-mcp",
+                   "args": ["--project-path", "{scratch}"], "what": "indexes and searches a project's files"},
 }  # fmt: skip
 
 

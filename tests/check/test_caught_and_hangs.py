@@ -171,3 +171,41 @@ def test_a_crash_beside_other_calls_is_not_named_by_another_requests_traceback(
     ctx = CallContext(tool=tool, arguments={"depth": 6}, schema_valid=True, outcome=outcome)
     (crash,) = [o for o in ORACLES.observe_call(ctx) if o.kind is Kind.CRASH]
     assert crash.signature == signature
+
+
+PROMPT_RAISED = """Traceback (most recent call last):
+  File "/app/.venv/lib/python3.11/site-packages/mcp/server/fastmcp/prompts/base.py", line 156, in render
+    result = self.fn(**call_args)
+  File "/app/src/projects/prompts.py", line 679, in code_review
+    project = registry.get(project_name)
+  File "/app/src/projects/registry.py", line 40, in get
+    raise ProjectError(f"Project '{name}' not found")
+projects.errors.ProjectError: Project 'a' not found
+"""
+"""What a prompt of a server on the Python SDK 1.x logs when it refuses a value by raising."""
+
+
+def _prompt(outcome: CallOutcome) -> Observation:
+    ctx = CallContext("code_review", {"project": "a"}, True, outcome, surface=Surface.PROMPT)
+    (observation,) = ORACLES.observe_call(ctx)
+    return observation
+
+
+@pytest.mark.parametrize("stderr", [PROMPT_RAISED, ""])
+def test_a_prompt_that_raised_answered_with_its_message_by_the_sdk_1x_is_at_most_low(stderr: str) -> None:
+    text = "Error rendering prompt code_review: Project 'a' not found"
+    observation = _prompt(CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text=text, rpc_code=0, stderr=stderr))
+    assert observation.kind is Kind.INTERNAL_ERROR and observation.ceiling is CAUGHT_SEVERITY
+    assert observation.message.startswith("caught ") and "JSON-RPC error 0 carrying its message" in observation.message
+
+
+def test_a_prompt_the_sdk_2x_answers_as_an_unexpected_exception_keeps_its_severity() -> None:
+    text = "Error rendering prompt code_review"
+    observation = _prompt(CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text=text, rpc_code=-32603, stderr=PROMPT_RAISED))
+    assert observation.kind is Kind.INTERNAL_ERROR and observation.ceiling is None
+    assert observation.message.startswith("unhandled projects.errors.ProjectError")
+    # The 1.x text on a tool's call is no prompt's answer.
+    text = "Error rendering prompt code_review: Project 'a' not found"
+    outcome = CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text=text, rpc_code=0, stderr=PROMPT_RAISED)
+    (tool,) = ORACLES.observe_call(CallContext("code_review", {"project": "a"}, True, outcome))
+    assert tool.ceiling is None

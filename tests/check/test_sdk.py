@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fuzzgate.check import CallContext, Observation, Oracles
-from fuzzgate.check.sdk import Sdk, ServerFacts, sdk_in_frames, through_sdk_only
+from fuzzgate.check.sdk import EnvelopeIssue, Sdk, ServerFacts, envelope_rejection, sdk_in_frames, through_sdk_only
 from fuzzgate.check.secrets import SecretScanner
 from fuzzgate.check.traceback import Frame, Trace
 from fuzzgate.model.findings import Cause, Kind
@@ -86,3 +86,54 @@ def test_a_dropped_lone_surrogate_is_the_sdks_only_on_its_sdk_and_when_the_serve
     bare = Oracles(slow_s=2.0, scanner=SecretScanner([], {}))
     (unknown,) = _observe(arguments, False, _dropped(AfterTimeout.ALIVE), bare)
     assert unknown.cause is Cause.SERVER and unknown.signature == by_sdk.signature
+
+
+# The TypeScript SDK's reply (1.32.2 on zod 3.25.76) to `{"constructor": {}}` as a tool's arguments,
+# as a real server (`@kazuph/mcp-taskmanager` 1.1.1) sent it.
+ENVELOPE_REJECTION = """[
+  {
+    "expected": "record",
+    "code": "invalid_type",
+    "path": [
+      "params",
+      "arguments"
+    ],
+    "message": "Invalid input: expected record, received object"
+  }
+]"""
+
+
+def _internal_error(text: str) -> CallOutcome:
+    error = f"{text} (JSON-RPC error -32603)"
+    return CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text=text, error=error, rpc_code=-32603)
+
+
+def test_a_request_the_typescript_sdk_refused_is_told_from_its_reply() -> None:
+    issue = envelope_rejection(ENVELOPE_REJECTION)
+    assert issue == EnvelopeIssue("params.arguments", "Invalid input: expected record, received object")
+    # A handler's own zod error is about its arguments, never the request around them.
+    handler = '[{"code": "too_small", "path": ["name"], "message": "Too small"}]'
+    assert envelope_rejection(handler) is None
+    mixed = (
+        '[{"code": "custom", "path": ["params", "name"], "message": "x"}, '
+        '{"code": "custom", "path": [], "message": "y"}]'
+    )
+    assert envelope_rejection(mixed) is None
+    no_code = '[{"path": ["params"], "message": "m"}]'
+    malformed = ("", "Internal error", "[]", "[1]", "[{]", '{"path": ["params"]}', no_code)
+    for text in malformed:
+        assert envelope_rejection(text) is None, text
+
+
+def test_the_typescript_sdks_refusal_of_a_schema_valid_request_is_one_low_sdk_finding() -> None:
+    (observation,) = _observe({"constructor": {}}, True, _internal_error(ENVELOPE_REJECTION))
+    assert observation.cause is Cause.SDK and observation.server_wide and observation.kind is Kind.INTERNAL_ERROR
+    assert observation.signature == ("sdk", "@modelcontextprotocol/sdk", "rejects-request", "params.arguments")
+    assert "the TypeScript MCP SDK" in observation.message
+    assert "zod 4.1.13 fixes it" in observation.message
+    # Another refusal of the request: the SDK's still, with no fix known.
+    (other,) = _observe({"note": {}}, True, _internal_error(ENVELOPE_REJECTION))
+    assert other.cause is Cause.SDK and "4.1.13" not in other.message and "try upgrading" in other.message
+    # Any other internal error for schema-valid input is the server's.
+    (own,) = _observe({"constructor": {}}, True, _internal_error("Cannot read properties of undefined"))
+    assert own.cause is Cause.SERVER and not own.server_wide

@@ -8,7 +8,8 @@ properly (its own `isError` reply, a JSON-RPC error other than an internal error
 exception the server or its framework caught and answered: it is reported, at most
 `CAUGHT_SEVERITY`, and its message says so. Only the SDK's last-resort reply for an exception
 nobody caught (`patterns.SDK_UNHANDLED`), a JSON-RPC internal error, no reply at all, or a
-malformed one keep the kind's own severity.
+malformed one keep the kind's own severity. An internal error that is the TypeScript SDK refusing
+the request itself (`sdk.envelope_rejection`) is the SDK's (`Cause.SDK`).
 
 Messages name the exception by its type and the first line of its message (`headline`).
 """
@@ -23,9 +24,9 @@ from fuzzgate.check.environment import sandbox_cause
 from fuzzgate.check.headline import headline, named_exception
 from fuzzgate.check.normalize import abstract_arguments, normalize_message
 from fuzzgate.check.observation import Observation, outcome_details, trace_details
-from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_RESOURCE_CRASH, SDK_UNHANDLED
+from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_PROMPT_ANSWERED, SDK_RESOURCE_CRASH, SDK_UNHANDLED
 from fuzzgate.check.registry import CallContext, CheckEnv, check
-from fuzzgate.check.sdk import names_another_request, through_sdk_only
+from fuzzgate.check.sdk import TYPESCRIPT_SDK, envelope_rejection, names_another_request, through_sdk_only
 from fuzzgate.check.traceback import Trace, parse_traces, root_cause
 from fuzzgate.model.findings import Cause, Details, Kind, Severity, Surface
 from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
@@ -36,6 +37,7 @@ CAUGHT_SEVERITY = Severity.LOW
 says for `internal_error`: the caller got a proper answer; the traceback only says where it came from."""
 
 _ANSWERED = (OutcomeStatus.OK, OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR)
+_PROMPT_ANSWER = "JSON-RPC error {code} carrying its message (how the Python SDK 1.x answers a prompt that raised)"
 
 
 def _echoed(trace: Trace, arguments: dict[str, Any]) -> bool:
@@ -82,7 +84,7 @@ def _rejected_by_sdk(ctx: CallContext, env: CheckEnv, trace: Trace) -> Observati
     )
 
 
-def _answer(outcome: CallOutcome) -> str | None:
+def _answer(outcome: CallOutcome, surface: Surface) -> str | None:
     """How the server properly answered a call whose exception it logged ("an isError reply",
     "JSON-RPC error -32602", "a result"): it caught the exception. None when there was no proper
     answer: no reply, a malformed one, the SDK's last-resort reply for an exception nobody caught,
@@ -96,6 +98,9 @@ def _answer(outcome: CallOutcome) -> str | None:
         # An internal error is the server's own word that something went wrong it did not handle,
         # whatever its text (the exception's, the SDK's last resort, "Internal server error").
         return f"JSON-RPC error {outcome.rpc_code}"
+    if surface is Surface.PROMPT and outcome.status is OutcomeStatus.RPC_ERROR and SDK_PROMPT_ANSWERED.fullmatch(text):
+        # But for a prompt on the Python SDK 1.x, which answers whatever it raised so, with its message.
+        return _PROMPT_ANSWER.format(code=outcome.rpc_code)
     return None
 
 
@@ -112,7 +117,7 @@ def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     if by_sdk is not None:
         return by_sdk
     named = headline(named_exception(traces, trace), env.redact)
-    answer = _answer(outcome)
+    answer = _answer(outcome, ctx.surface)
     if answer is None:
         message, ceiling = f"unhandled {named}", None
     else:
@@ -182,6 +187,29 @@ def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
         # message in the Python SDK (`ResourceError`): only the SDK's crash reply says "crash".
         return None
     redact = env.redact
+    if ctx.surface is Surface.PROMPT and SDK_PROMPT_ANSWERED.fullmatch(outcome.text.strip()):
+        # A prompt on the Python SDK 1.x refusing a value by raising, with no traceback to read
+        # (an HTTP server): answered with its own message, as a caught exception is.
+        return Observation(
+            Kind.INTERNAL_ERROR,
+            f"caught an exception, answered with {_PROMPT_ANSWER.format(code=outcome.rpc_code)}: "
+            f"{redact.cut(outcome.text, RPC_MESSAGE_CHARS)}",
+            rpc_signature(ctx, redact.text(outcome.text)),
+            outcome_details(outcome, redact),
+            ceiling=CAUGHT_SEVERITY,
+        )
+    issue = envelope_rejection(outcome.text)
+    if issue is not None:
+        # The SDK refused the request around the arguments: one low finding of the server, whatever
+        # tool or prompt the request was for.
+        return Observation(
+            Kind.INTERNAL_ERROR,
+            redact.text(issue.explained(ctx.arguments)),
+            ("sdk", TYPESCRIPT_SDK, "rejects-request", issue.path),
+            outcome_details(outcome, redact),
+            server_wide=True,
+            cause=Cause.SDK,
+        )
     # Normalized from the redacted message, which `normalize_message` cuts: a secret must
     # not reach a signature in part, and the bug keeps its fingerprint whatever its value.
     return Observation(

@@ -25,5 +25,12 @@ SDK_RESOURCE_CRASH = re.compile(r"Error (creating resource from template|reading
 unexpected exception. An anticipated failure (its `ResourceError`) answers -32603 too, with the
 handler's own message and no traceback: for resources the code alone does not say "crash"."""
 
+SDK_PROMPT_ANSWERED = re.compile(r"Error rendering prompt [^\s:]+: .+", re.DOTALL)
+"""What the Python SDK 1.x's FastMCP answers (JSON-RPC code 0) when a prompt raises: the exception's
+own message after the prompt's name. A prompt has no `isError` reply, so raising is how it refuses a
+value, and the SDK caught it as it catches a tool's (answered `isError` with the message). The SDK
+2.x answers a bare "Error rendering prompt NAME" for an exception it did not expect instead, and
+the prompt's own `MCPError` with its code."""
+
 INTERNAL_ERROR_CODES = frozenset({-32603, 0})
 """JSON-RPC internal error, and the code 0 handshake-era SDK servers use for unhandled exceptions."""

@@ -27,7 +27,11 @@ What is the SDK's:
 - a death whose traceback is the SDK's (`died_in_sdk`): the process died of a request (a lone
   surrogate, a protocol probe) with every frame of what raised in the SDK's package, what the SDK
   runs on and the standard library, none in the server's own code or another package. Told from
-  the traceback alone, never from the server's name.
+  the traceback alone, never from the server's name;
+- a request the TypeScript SDK's own request schema refused (`envelope_rejection`): it answers
+  -32603 with zod's list of issues, each at a path under the request's `params`, which only the
+  SDK validates (a handler is given the arguments, never the request). Told from the reply alone,
+  so it holds for a Node.js server and for an HTTP server fuzzgate does not start.
 
 A server that stopped answering on a request, one that died with no traceback, or with any frame
 of its own code (or of another package) in it, and one fuzzgate cannot tie to the SDK, keeps the
@@ -42,6 +46,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Final
 
 from fuzzgate.check.environment import SandboxCause
 from fuzzgate.check.normalize import SDK_PACKAGES, package_of
@@ -57,6 +62,11 @@ _LANGUAGE = {PYTHON_SDK: "Python", "fastmcp": "Python", TYPESCRIPT_SDK: "TypeScr
 SURROGATE_FIXED_IN: dict[str, str] = {}
 """The first release of each SDK whose transport answers a request holding a lone surrogate, where
 one is known (none is, as of mcp 2.3)."""
+ZOD_OWN_CONSTRUCTOR_FIXED_IN: Final = "4.1.13"
+"""The first zod whose records take an object with its own `constructor` key: before it, zod 4's
+`isPlainObject` (and zod 3.25's `zod/v4`, which the TypeScript SDK 1.x validates with) took such an
+object for a class instance, so the SDK refused `{"constructor": {}}` as a tool's arguments
+(checked against each release's `v4/core/util.js`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +168,56 @@ def sdk_death(sdk: Sdk, fixed_in: Mapping[str, str] | None = None) -> str:
         f"it died in {sdk}, every frame of what raised in the SDK or what it runs on and none in the "
         f"server's own code; the SDK's bug, not the server's ({sdk.upgrade_advice(fixed_in)})"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class EnvelopeIssue:
+    """The first issue zod found with a request the TypeScript SDK refused (`envelope_rejection`)."""
+
+    path: str
+    """Where in the request, dotted from `params` ("params.arguments")."""
+    message: str
+    """zod's words ("Invalid input: expected record, received object")."""
+
+    def explained(self, arguments: Mapping[str, Any]) -> str:
+        """What the SDK did, and what upgrading does, in words."""
+        said = (
+            f"{Sdk(TYPESCRIPT_SDK)} refused the request before the server's code ran: its request "
+            f"schema (zod) found `{self.path}` invalid ({self.message}); the SDK's validation, not "
+            "the server's bug"
+        )
+        if self.path == "params.arguments" and "record" in self.message and "constructor" in arguments:
+            return (
+                f"{said} (zod before {ZOD_OWN_CONSTRUCTOR_FIXED_IN} takes an object with its own "
+                f"`constructor` key for a class instance; zod {ZOD_OWN_CONSTRUCTOR_FIXED_IN} fixes it: "
+                "upgrading the zod the server installs is the fix)"
+            )
+        return f"{said} ({Sdk(TYPESCRIPT_SDK).upgrade_advice()})"
+
+
+def envelope_rejection(text: str) -> EnvelopeIssue | None:
+    """The first issue, when `text` (an internal error's message) is zod's list of issues with a
+    request, every one at a path under the request's `params`: the TypeScript SDK refused the
+    request with its own request schema, before any handler ran (it answers a zod error -32603, as
+    any exception without a JSON-RPC code). None for anything else, a handler's own zod error
+    included: a handler validates its arguments, never the request around them."""
+    stripped = text.strip()
+    if not stripped.startswith("["):
+        return None
+    try:
+        issues = json.loads(stripped)
+    except ValueError:
+        return None
+    if not isinstance(issues, list) or not issues:
+        return None
+    for issue in issues:
+        if not isinstance(issue, dict) or not isinstance(issue.get("code"), str):
+            return None
+        path, message = issue.get("path"), issue.get("message")
+        if not isinstance(path, list) or not path or path[0] != "params" or not isinstance(message, str):
+            return None
+    first = issues[0]
+    return EnvelopeIssue(".".join(str(part) for part in first["path"]), first["message"])
 
 
 _DIST_VERSION = re.compile(r"^Version:\s*(\S+)", re.MULTILINE)
