@@ -92,6 +92,14 @@ CATALOG: dict[str, dict[str, Any]] = {
                     "extra": ["mcp<2"], "what": "parses the source files of registered projects"},
     "code-index": {"eco": "pypi", "package": "code-index-mcp", "bin": "code-index-mcp",
                    "args": ["--project-path", "{scratch}"], "what": "indexes and searches a project's files"},
+    "commands": {"eco": "npm", "package": "mcp-server-commands", "bin": "mcp-server-commands",
+                 "what": "runs commands and scripts (by design)"},
+    "code-runner": {"eco": "npm", "package": "mcp-server-code-runner", "bin": "mcp-server-code-runner",
+                    "what": "runs code snippets (by design)"},
+    "github": {"eco": "npm", "package": "@modelcontextprotocol/server-github", "bin": "mcp-server-github",
+               "what": "reference (archived): the GitHub API, no token (network)"},
+    "motherduck": {"eco": "pypi", "package": "mcp-server-motherduck", "bin": "mcp-server-motherduck",
+                   "args": ["--db-path", ":memory:"], "what": "SQL on an in-memory DuckDB"},
 }  # fmt: skip
 
 

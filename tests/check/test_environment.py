@@ -24,6 +24,10 @@ from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
         ("Error: getaddrinfo EAI_AGAIN registry.npmjs.org", SandboxCause.DNS),
         ("OSError: [Errno 30] Read-only file system: '/etc/app.conf'", SandboxCause.READ_ONLY),
         ("Error: EROFS: read-only file system, open '/usr/share/x'", SandboxCause.READ_ONLY),
+        # Node.js's fetch (undici) on any connection it could not make, as a server passes it on.
+        ("fetch failed", SandboxCause.NETWORK),
+        ("TypeError: fetch failed", SandboxCause.NETWORK),
+        ("prefetch failed for chunk 3", None),
         ("ZeroDivisionError: division by zero", None),
         ("KeyError: 'refused'", None),
     ],

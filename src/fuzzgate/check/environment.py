@@ -10,7 +10,8 @@ read-only directory instead of answering an error is the server's bug, and stays
 
 The error's text decides (the exception and its message, the reply's text): errno names and the
 messages of the C library, Python and Node.js for a refused, unreachable or unresolvable connection
-and a read-only file system.
+(Node.js's `fetch failed` among them: its fetch gives no other words for a connection it could not
+make) and a read-only file system.
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ _CAUSES = (
         SandboxCause.NETWORK,
         re.compile(
             r"Connection refused|\bECONNREFUSED\b|Network is unreachable|\bENETUNREACH\b|No route to host"
-            r"|\bEHOSTUNREACH\b|\[Errno 1(?:11|01|13)\]",
+            r"|\bEHOSTUNREACH\b|\[Errno 1(?:11|01|13)\]"
+            # Node.js's fetch (undici) says only this for any failure to connect, its cause aside,
+            # and a server that passes the message on drops the cause.
+            r"|\bfetch failed\b",
             re.IGNORECASE,
         ),
     ),
