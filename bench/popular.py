@@ -99,7 +99,7 @@ CATALOG: dict[str, dict[str, Any]] = {
     "github": {"eco": "npm", "package": "@modelcontextprotocol/server-github", "bin": "mcp-server-github",
                "what": "reference (archived): the GitHub API, no token (network)"},
     "motherduck": {"eco": "pypi", "package": "mcp-server-motherduck", "bin": "mcp-server-motherduck",
-                   "args": ["--db-path", ":memory:"], "what": "SQL on an in-memory DuckDB"},
+                   "args": ["--db-path", ":memory:", "--read-write"], "what": "SQL on an in-memory DuckDB"},
 }  # fmt: skip
 
 

@@ -128,6 +128,52 @@ def test_echoed_stack_trace_is_not_an_exception() -> None:
     assert kinds(CallOutcome(OutcomeStatus.OK, 0.01, text=f"you said: {PLAIN}"), {"text": PLAIN}) == []
 
 
+# What a code-running tool (`mcp-server-code-runner` 0.1.8) answered for `a` in Python and in
+# JavaScript, and for a snippet that does not compile: the traces of the programs it ran.
+RAN_PYTHON = """Traceback (most recent call last):
+  File "/tmp/tmp.python", line 1, in <module>
+    a
+NameError: name 'a' is not defined
+"""
+RAN_NODE = """/tmp/tmp.js:1
+a
+^
+
+ReferenceError: a is not defined
+    at Object.<anonymous> (/tmp/tmp.js:1:1)
+    at Module._compile (node:internal/modules/cjs/loader:1521:14)
+    at Module._extensions..js (node:internal/modules/cjs/loader:1623:10)
+    at Module.load (node:internal/modules/cjs/loader:1266:32)
+    at Module._load (node:internal/modules/cjs/loader:1091:12)
+"""
+RAN_NODE_UNCOMPILED = """/tmp/tmp.js:1
+/work/x/y
+    ^
+
+SyntaxError: Invalid regular expression flags
+    at wrapSafe (node:internal/modules/cjs/loader:1464:18)
+    at Module._compile (node:internal/modules/cjs/loader:1495:20)
+    at Module._extensions..js (node:internal/modules/cjs/loader:1623:10)
+    at Module.load (node:internal/modules/cjs/loader:1266:32)
+"""
+# A server's own exception in the reply, raised in its handler below a script's top level.
+SERVER_NODE = """TypeError: Cannot read properties of undefined (reading 'id')
+    at lookup (/srv/app/server.js:40:11)
+    at Object.<anonymous> (/srv/app/server.js:88:1)
+    at Module._compile (node:internal/modules/cjs/loader:1521:14)
+"""
+
+
+def test_a_trace_of_a_program_the_tool_ran_is_not_the_servers_exception() -> None:
+    for text in (RAN_PYTHON, RAN_NODE, RAN_NODE_UNCOMPILED):
+        assert kinds(CallOutcome(OutcomeStatus.OK, 0.01, text=text), {"code": "a"}) == [], text
+    # A frame of a function outside libraries in it: the server's (or its helper's) own exception.
+    assert kinds(CallOutcome(OutcomeStatus.OK, 0.01, text=SERVER_NODE), {"id": 1}) == [Kind.INTERNAL_ERROR]
+    helper = 'line 1, in <module>\n  File "/tmp/h.py", line 3, in f\n'
+    nested = RAN_PYTHON.replace("line 1, in <module>\n    a\n", helper)
+    assert kinds(CallOutcome(OutcomeStatus.OK, 0.01, text=nested), {"code": "a"}) == [Kind.INTERNAL_ERROR]
+
+
 def test_report_files_survive_lone_surrogates(tmp_path: Path) -> None:
     import json as _json
 

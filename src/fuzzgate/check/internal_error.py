@@ -1,6 +1,8 @@
 """The tool hit an exception it did not handle. One exception is one observation, named by the best
 evidence of it: a traceback on stderr, a traceback in the reply, the SDK's reply for an unhandled
-exception, a JSON-RPC internal error for input the schema allows.
+exception, a JSON-RPC internal error for input the schema allows. A trace in the reply of a program
+the tool ran (a code runner's output: only a script's top level, `_of_a_program_it_ran`) is not the
+server's exception.
 
 A tool answering `isError: true` with a plain message, or rejecting schema-violating input, is
 correct behaviour and never an observation. A traceback on stderr of a call the server answered
@@ -44,6 +46,25 @@ def _echoed(trace: Trace, arguments: dict[str, Any]) -> bool:
     """A tool that echoes its input echoes a stack trace the fuzzer sent: that is no exception."""
     sent = json.dumps(arguments, ensure_ascii=False)
     return bool(trace.exc_type) and trace.exc_type in sent and (not trace.message or trace.message in sent)
+
+
+_TOP_LEVEL = frozenset({"<module>", "Object.<anonymous>"})
+"""A frame of a script's own top level: Python's `<module>`, the function Node.js wraps a CommonJS
+module in."""
+
+
+def _of_a_program_it_ran(trace: Trace) -> bool:
+    """Whether a reply's trace is of a program the tool ran (a code runner's output), not of the
+    server handling the call: each frame outside a library is a script's top level, or every frame
+    is Node.js's module loader (a script that did not compile). A server's own exception is raised
+    in a function, its handler or below, whose frame the trace holds; a module's top level runs
+    once, at the server's start."""
+    if not trace.frames:
+        return False
+    own = trace.user_frames()
+    if own:
+        return all(frame.func in _TOP_LEVEL for frame in own)
+    return all(frame.path.startswith("node:internal/modules/") for frame in trace.frames)
 
 
 def _sdk_rejection(ctx: CallContext, trace: Trace) -> bool:
@@ -138,7 +159,7 @@ def _reply_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
         return None
     traces = parse_traces(outcome.text)
     trace = root_cause(traces)
-    if trace is None or _echoed(trace, ctx.arguments):
+    if trace is None or _echoed(trace, ctx.arguments) or _of_a_program_it_ran(trace):
         return None
     return Observation(
         Kind.INTERNAL_ERROR,
