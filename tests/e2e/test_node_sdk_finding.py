@@ -38,7 +38,9 @@ def test_the_typescript_sdks_refusal_of_a_request_is_the_sdks_low_finding(tmp_pa
     found = [(f["kind"], f["surface"], f["name"], f["cause"], f["severity"]) for f in report["findings"]]
     assert found == [("internal_error", "server", "transport", "sdk", "low")], report["findings"]
     (finding,) = report["findings"]
-    assert "the TypeScript MCP SDK" in finding["message"] and "zod 4.1.13 fixes it" in finding["message"]
+    # The SDK and its version, read from the server's process (the SDK Node.js loads from NODE_PATH).
+    assert "the TypeScript MCP SDK (@modelcontextprotocol/sdk 1.32.2)" in finding["message"], finding["message"]
+    assert "zod 4.1.13 fixes it" in finding["message"]
     assert finding["reproduced"] == finding["replays"] >= 1 and not finding["flaky"], finding
     assert run.code == 0, run.stdout + run.stderr
 

@@ -225,7 +225,7 @@ def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
         # tool or prompt the request was for.
         return Observation(
             Kind.INTERNAL_ERROR,
-            redact.text(issue.explained(ctx.arguments)),
+            redact.text(issue.explained(ctx.arguments, env.server.sdk)),
             ("sdk", TYPESCRIPT_SDK, "rejects-request", issue.path),
             outcome_details(outcome, redact),
             server_wide=True,

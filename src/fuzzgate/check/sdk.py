@@ -8,7 +8,8 @@ unless `fail_on_sdk` is set.
 How the SDK is known, most reliable first (README, "What it finds", "Caused by the SDK"):
 
 1. the server's process: a Python interpreter maps its extension modules from the `site-packages`
-   it imports from, and the SDK's distribution metadata lies there (`mcp-X.Y.Z.dist-info`). The
+   it imports from, and the SDK's distribution metadata lies there (`mcp-X.Y.Z.dist-info`); a
+   Node.js process loads the `@modelcontextprotocol/sdk` that `require` finds from its script. The
    engine reads that once per run (`target.runtime.server_sdk`) into `ServerFacts.sdk`;
 2. a traceback's frames in the SDK's package (`site-packages/mcp/...`,
    `node_modules/@modelcontextprotocol/sdk/...`), its version read from the package's metadata
@@ -179,10 +180,12 @@ class EnvelopeIssue:
     message: str
     """zod's words ("Invalid input: expected record, received object")."""
 
-    def explained(self, arguments: Mapping[str, Any]) -> str:
-        """What the SDK did, and what upgrading does, in words."""
+    def explained(self, arguments: Mapping[str, Any], known: Sdk | None = None) -> str:
+        """What the SDK did, and what upgrading does, in words; `known` is the SDK the server's
+        process showed (`ServerFacts.sdk`), for its version."""
+        sdk = known if known is not None and known.package == TYPESCRIPT_SDK else Sdk(TYPESCRIPT_SDK)
         said = (
-            f"{Sdk(TYPESCRIPT_SDK)} refused the request before the server's code ran: its request "
+            f"{sdk} refused the request before the server's code ran: its request "
             f"schema (zod) found `{self.path}` invalid ({self.message}); the SDK's validation, not "
             "the server's bug"
         )
@@ -192,7 +195,7 @@ class EnvelopeIssue:
                 f"`constructor` key for a class instance; zod {ZOD_OWN_CONSTRUCTOR_FIXED_IN} fixes it: "
                 "upgrading the zod the server installs is the fix)"
             )
-        return f"{said} ({Sdk(TYPESCRIPT_SDK).upgrade_advice()})"
+        return f"{said} ({sdk.upgrade_advice()})"
 
 
 def envelope_rejection(text: str) -> EnvelopeIssue | None:
@@ -245,6 +248,11 @@ def _dist_info_version(site_packages: str, package: str) -> str | None:
     except OSError:
         return None
     return None
+
+
+def package_json_version(path: str) -> str | None:
+    """The version an npm package's `package.json` at `path` gives, if it can be read."""
+    return _package_json_version(path)
 
 
 @lru_cache(maxsize=64)
