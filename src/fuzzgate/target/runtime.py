@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from fuzzgate.check.sdk import TYPESCRIPT_SDK, Sdk, installed_sdk, package_json_version
@@ -65,16 +66,22 @@ def _node_sdk(pid: int) -> Sdk | None:
             script = script.resolve()
         except OSError:
             continue
-        for directory in script.parents:
-            found = directory / "node_modules" / _NODE_SDK_PACKAGE
-            if found.is_file():
-                return Sdk(TYPESCRIPT_SDK, package_json_version(str(found)))
+        found = _first_file(directory / "node_modules" / _NODE_SDK_PACKAGE for directory in script.parents)
+        if found is not None:
+            return Sdk(TYPESCRIPT_SDK, package_json_version(str(found)))
         break
-    for entry in _environment(pid).get("NODE_PATH", "").split(os.pathsep):
-        if entry:
-            found = Path(_seen_by(pid, entry)) / _NODE_SDK_PACKAGE
-            if found.is_file():
-                return Sdk(TYPESCRIPT_SDK, package_json_version(str(found)))
+    paths = _environment(pid).get("NODE_PATH", "").split(os.pathsep)
+    found = _first_file(Path(_seen_by(pid, entry)) / _NODE_SDK_PACKAGE for entry in paths if entry)
+    return Sdk(TYPESCRIPT_SDK, package_json_version(str(found))) if found is not None else None
+
+
+def _first_file(candidates: Iterable[Path]) -> Path | None:
+    for candidate in candidates:
+        try:
+            if candidate.is_file():
+                return candidate
+        except OSError:
+            continue
     return None
 
 
