@@ -100,6 +100,14 @@ CATALOG: dict[str, dict[str, Any]] = {
                "what": "reference (archived): the GitHub API, no token (network)"},
     "motherduck": {"eco": "pypi", "package": "mcp-server-motherduck", "bin": "mcp-server-motherduck",
                    "args": ["--db-path", ":memory:", "--read-write"], "what": "SQL on an in-memory DuckDB"},
+    "postgres": {"eco": "npm", "package": "@modelcontextprotocol/server-postgres", "bin": "mcp-server-postgres",
+                 "args": ["postgresql://localhost/app"], "what": "reference (archived): SQL on a database nobody serves"},
+    "redis": {"eco": "npm", "package": "@modelcontextprotocol/server-redis", "bin": "mcp-server-redis",
+              "args": ["redis://localhost:6379"], "what": "reference (archived): a Redis nobody serves"},
+    "notion": {"eco": "npm", "package": "@notionhq/notion-mcp-server", "bin": "notion-mcp-server",
+               "what": "the Notion API, no token (network)"},
+    "gitlab": {"eco": "npm", "package": "@modelcontextprotocol/server-gitlab", "bin": "mcp-server-gitlab",
+               "env": {"GITLAB_PERSONAL_ACCESS_TOKEN": "none"}, "what": "reference (archived): the GitLab API (network)"},
 }  # fmt: skip
 
 

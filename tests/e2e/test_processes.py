@@ -149,6 +149,20 @@ def test_restarts_and_replays_on_warm_spares_confirm_the_crashes_and_leave_no_pr
     _assert_clean_exit(run)
 
 
+@pytest.mark.parametrize("command", ["run", "tools"])
+def test_a_tool_list_the_mcp_schema_refuses_is_named_for_what_it_is(command: str, tmp_path: Path) -> None:
+    target = ["--command", sys.executable, f"--arg={HOSTILE}", "--arg=--untyped-schema"]
+    run = fuzzgate(command, *target, *(["--budget", "5s"] if command == "run" else []), cwd=tmp_path)
+    assert run.code == 3, run.stdout + run.stderr
+    # Where the reply is at fault and what the schema says, rather than pydantic's bare count.
+    assert (
+        "could not list the server's tools: its reply does not follow the MCP schema (1 error(s) in "
+        "ListToolsResult; the first at `tools.0.inputSchema.type`: Field required)"
+    ) in run.stderr, run.stderr
+    assert "the server's reply is at fault" in run.stderr
+    _assert_clean_exit(run)
+
+
 @pytest.mark.parametrize(
     "target",
     [

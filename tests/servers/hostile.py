@@ -1,10 +1,12 @@
 """A raw JSON-RPC stdio server that misbehaves on purpose, below what any SDK would let it do.
 
-    python hostile.py [--die-at-start | --never-initialize] [--paginate]
+    python hostile.py [--die-at-start | --never-initialize] [--paginate] [--untyped-schema]
 
 Tool `misbehave(mode)`: "ok" answers properly; "wrong_id" answers with another id; "garbage"
 prints a non-JSON line first; "invalid" sends a response without result or error; "exit" exits 3
 with a message on stderr; "server_error" answers with a JSON-RPC error -32000 and stays up.
+`--untyped-schema` lists the tool with an input schema that holds only `$schema`, no `"type":
+"object"`, as `@modelcontextprotocol/server-gitlab` 2025.4.25 lists all of its tools.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ def main() -> None:
             elif cursor == "page-2":
                 second = {**TOOL, "name": "second_page_tool"}
                 send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [second]}})
+            elif "--untyped-schema" in sys.argv:
+                untyped = {**TOOL, "inputSchema": {"$schema": "http://json-schema.org/draft-07/schema#"}}
+                send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [untyped]}})
             else:
                 send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
         elif method == "tools/call":

@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
+import pydantic
+import regex
 from mcp.shared.exceptions import MCPError
 
 from fuzzgate.model.errors import TargetError
@@ -149,32 +151,65 @@ async def _optional(
         return []
 
 
+_NAME_LIKE = regex.compile(r"[\w$.-]{1,64}")
+
+
+def invalid_reply(exc: BaseException) -> str | None:
+    """What is wrong with a reply the SDK refused to read (pydantic's validation of the MCP schema),
+    in words: how many errors, and where the first one is and what it says. None for any other
+    error. The reply's values are left out (its field names only where they look like names): they
+    are the server's bytes."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if not isinstance(exc, pydantic.ValidationError):
+        return None
+    errors = exc.errors(include_url=False, include_context=False, include_input=False)
+    if not errors:
+        return None
+    first = errors[0]
+    where = ".".join(str(p) if isinstance(p, int) or _NAME_LIKE.fullmatch(p) else "…" for p in first["loc"])
+    return (
+        f"its reply does not follow the MCP schema ({len(errors)} error(s) in {exc.title}; the first at "
+        f"`{where or '/'}`: {first['msg']})"
+    )
+
+
 async def discover(connection: Connection, timeout_s: float) -> Inventory:
     """List everything, each list bounded by `timeout_s`. Failing to list tools is a target error."""
     client = connection.client
     caps = client.server_capabilities
+    listing = "tools"
     try:
         with anyio.fail_after(timeout_s * 4):
             tools = await _paginate(lambda c: client.list_tools(cursor=c, cache_mode="bypass"), lambda p: p.tools)
+            listing = "resources"
             resources = await _optional(
                 caps.resources is not None,
                 lambda c: client.list_resources(cursor=c, cache_mode="bypass"),
                 lambda p: list(p.resources),
             )
+            listing = "resource templates"
             templates = await _optional(
                 caps.resources is not None,
                 lambda c: client.list_resource_templates(cursor=c, cache_mode="bypass"),
                 lambda p: list(p.resource_templates),
             )
+            listing = "prompts"
             prompts = await _optional(
                 caps.prompts is not None,
                 lambda c: client.list_prompts(cursor=c, cache_mode="bypass"),
                 lambda p: list(p.prompts),
             )
     except TimeoutError:
-        raise TargetError("the server did not answer tools/list in time", hint="raise [target] timeout_ms") from None
+        raise TargetError(f"the server did not list its {listing} in time", hint="raise [target] timeout_ms") from None
     except Exception as exc:
-        raise TargetError(f"could not list the server's tools: {describe_exception(exc)}") from None
+        invalid = invalid_reply(exc)
+        if invalid is not None:
+            raise TargetError(
+                f"could not list the server's {listing}: {invalid}",
+                hint="the server's reply is at fault: clients that check replies against the MCP schema refuse it too",
+            ) from None
+        raise TargetError(f"could not list the server's {listing}: {describe_exception(exc)}") from None
     for tool in tools:
         connection.outputs.learn(tool.name, tool.output_schema)
     return Inventory(
