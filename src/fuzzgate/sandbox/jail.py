@@ -74,6 +74,10 @@ _NAMESPACE_CALL = re.compile(r"\b(unshare|clone3?|setns)\(.*(EPERM|Operation not
 NESTED_SANDBOX_HINT = (
     'set sandbox = "off" for this server (`--sandbox off`), or run fuzzgate itself inside that other sandbox'
 )
+NETWORK_AT_START_HINT = (
+    'a server that needs a service to start needs sandbox = "off" (`--sandbox off`), best under a network '
+    'jail of your own that lets it reach only that service (docs/sandbox.md, "Servers that need the network")'
+)
 
 
 def nested_sandbox(stderr: Sequence[str]) -> bool:

@@ -19,6 +19,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from fuzzgate import __version__
+from fuzzgate.check.environment import SandboxCause, sandbox_cause
 from fuzzgate.check.secrets import Redactor, redactor_for
 from fuzzgate.config.model import TargetKind
 from fuzzgate.config.views import ServerSettings
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from fuzzgate.sandbox.workspace import Layer
 from fuzzgate.coverage.channel import CoverageChannel, feedback_note
 from fuzzgate.sandbox.early import Early
-from fuzzgate.sandbox.jail import NESTED_SANDBOX_HINT, nested_sandbox
+from fuzzgate.sandbox.jail import NESTED_SANDBOX_HINT, NETWORK_AT_START_HINT, nested_sandbox
 from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess
 from fuzzgate.sandbox.relay import RelayDir, address_of
 from fuzzgate.target.client_side import ClientSide
@@ -182,6 +183,12 @@ def _startup_error(
         if jailed and nested_sandbox(tail):
             reason = f"{reason}; it builds a sandbox of its own (namespaces), which fuzzgate's sandbox does not allow"
             hint = f"{NESTED_SANDBOX_HINT}; its last stderr lines follow"
+        elif jailed and sandbox_cause(*tail) in (SandboxCause.NETWORK, SandboxCause.DNS):
+            reason = (
+                f"{reason}; it could not reach a service it needs (in the sandbox its network is a loopback "
+                "of its own: the host's services, DNS and the internet are out of its reach)"
+            )
+            hint = f"{NETWORK_AT_START_HINT}; its last stderr lines follow"
         server = "the stdio server" if target.kind is TargetKind.STDIO else f"the HTTP server for {target.url},"
         return TargetError(
             redact.text(f"could not start {server} `{what}`: {reason}"),

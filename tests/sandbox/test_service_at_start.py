@@ -1,0 +1,67 @@
+"""A server that needs a service on the host's loopback to start (a database an earlier CI step
+started) cannot reach it in fuzzgate's sandbox, whose loopback is its own: the one-line error says
+so and what to do, instead of only "run it by hand"."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from fuzzgate.config.model import Config, ProtocolMode, SandboxMode, TargetConfig, TargetKind
+from fuzzgate.config.views import ServerSettings
+from fuzzgate.model.errors import TargetError
+from fuzzgate.sandbox.containment import contain
+from fuzzgate.sandbox.jail import sandbox_unavailable
+from fuzzgate.target.connection import open_connection
+
+ROOTS_READER = Path(__file__).resolve().parents[1] / "servers" / "roots_reader.py"
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or shutil.which("unshare") is None or sandbox_unavailable() is not None,
+    reason="needs the sandbox and util-linux unshare",
+)
+
+
+def _start(tmp_path: Path, sandbox: SandboxMode, port: int) -> TargetError | None:
+    # Connects to the service first, as a server that opens its database pool at start does.
+    script = tmp_path / "server.py"
+    script.write_text(
+        "import runpy, socket\n"
+        f"socket.create_connection(('127.0.0.1', {port}), timeout=5).close()\n"
+        f"runpy.run_path({str(ROOTS_READER)!r}, run_name='__main__')\n"
+    )
+    target = TargetConfig(
+        kind=TargetKind.STDIO, command=sys.executable, args=(str(script),), cwd=tmp_path, sandbox=sandbox
+    )
+    config = Config(target=target, protocol=ProtocolMode.LEGACY)
+    containment = contain(config.target, 1)
+
+    async def body() -> None:
+        async with open_connection(ServerSettings.of(config), containment=containment):
+            pass
+
+    try:
+        anyio.run(body)
+    except TargetError as exc:
+        return exc
+    finally:
+        if containment is not None:
+            containment.close()
+    return None
+
+
+def test_a_server_that_needs_a_host_service_to_start_is_told_what_to_do(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as service:
+        port = service.getsockname()[1]
+        error = _start(tmp_path, SandboxMode.REQUIRED, port)
+        assert error is not None
+        assert "it could not reach a service it needs" in error.message and "\n" not in error.message
+        assert error.hint is not None and error.hint.startswith("a server that needs a service to start")
+        assert error.detail is not None and "Connection refused" in error.detail
+        # Without the sandbox it reaches the service and starts.
+        assert _start(tmp_path, SandboxMode.OFF, port) is None
