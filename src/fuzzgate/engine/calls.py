@@ -5,12 +5,19 @@ reached it, the longest call per fingerprint) is read by the engine for its dead
 
 A call counts only if it reached the server: a request fuzzgate's own client could not send
 (`NOT_SENT`) is counted apart and never enters what a repro says the server saw.
+
+A call is judged (its features, what the feed and the corpus learn from it, the oracles' verdict,
+its event) while the worker's next call is on its way, where nothing the next pick reads depends on
+it (`_judged_now` says when it does); what decides the next call (its counts, the request's place in
+what the tool was sent, the coverage it reached, the restart it needs) is recorded at once. So the
+case a worker sends as its call k is picked from what calls before k - 1 showed, and from k - 1's
+own record: the same for a seed every time, whatever the timing.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -20,21 +27,21 @@ import anyio.lowlevel
 from fuzzgate.check import Oracles, has_lone_surrogate
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
 from fuzzgate.engine.events import CallFinished, EventSink, FuzzingStopped
-from fuzzgate.engine.feedback import call_features
+from fuzzgate.engine.feedback import call_coverage, observe_features
 from fuzzgate.engine.keeper import ServerKeeper
 from fuzzgate.engine.next_case import Ahead
 from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.engine.steps import send_step
 from fuzzgate.engine.verdict import verdict
 from fuzzgate.generate.cases import Case
-from fuzzgate.generate.dictionary import held_values, reply_held
+from fuzzgate.generate.dictionary import Held, held_values, reply_held
 from fuzzgate.learn.features import Feedback
 from fuzzgate.learn.feed import Feed
 from fuzzgate.learn.live_corpus import LiveCorpus
 from fuzzgate.learn.sampling import CoverageSampling
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.findings import Finding, Step, Surface
-from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, OutcomeStatus
+from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox
 from fuzzgate.plan.selection import FAIR_SLACK_S, Scheduler, ToolPlan
 from fuzzgate.target.call import FOLLOW_UP_S, ping
@@ -71,6 +78,19 @@ class _Pending:
     connection: Connection
     plan: ToolPlan
     ended: anyio.Event = field(default_factory=anyio.Event)
+
+
+@dataclass(slots=True, eq=False)
+class _Behind:
+    """A worker's last call, waiting to be judged while its next call is on its way (`CallLoop._call`)."""
+
+    judge: Callable[[], None] | None = None
+
+    def settle(self) -> None:
+        """Judge the call waiting, if one is (synchronous: a cancelled worker still judges it)."""
+        judge, self.judge = self.judge, None
+        if judge is not None:
+            judge()
 
 
 @dataclass(slots=True, eq=False)
@@ -165,9 +185,11 @@ class CallLoop:
         """The worker's loop; `beside`: a helper's, which leaves once the slow call it stands in
         for has ended."""
         ahead = Ahead()
+        behind = _Behind()
         try:
-            await self._loop(scheduler, keeper, feed, watched, beside, ahead)
+            await self._loop(scheduler, keeper, feed, watched, beside, ahead, behind)
         finally:
+            behind.settle()
             ahead.give_back(scheduler, self.run.live)
 
     async def _loop(
@@ -178,6 +200,7 @@ class CallLoop:
         watched: _Watched,
         beside: anyio.Event | None,
         ahead: Ahead,
+        behind: _Behind,
     ) -> None:
         while beside is None or not beside.is_set():
             item = await self.run.next_case(scheduler, feed, ahead)
@@ -216,12 +239,16 @@ class CallLoop:
             if pending is not None:
                 watched.pending = pending
             try:
-                await self._call(scheduler, keeper, feed, connection, plan, case, surrogate, measured, ahead)
+                await self._call(scheduler, keeper, feed, connection, plan, case, surrogate, measured, ahead, behind)
             finally:
                 if pending is not None:
                     pending.ended.set()
                     watched.pending = None
-                del self.open[token]
+                # Open until judged: the deadline's grace waits for its findings (`_Behind`).
+                if behind.judge is None:
+                    del self.open[token]
+                else:
+                    behind.judge = _closing(behind.judge, self.open, token)
 
     async def _watch(self, watched: _Watched, scheduler: Scheduler, keeper: ServerKeeper, feed: Feed) -> None:
         """A call pending past the slow threshold is a slow call or a hang: waiting for it alone
@@ -253,11 +280,12 @@ class CallLoop:
                 scheduler.waiting.discard(waiting)
                 self._helping = False
 
-    async def _draw_ahead(self, scheduler: Scheduler, feed: Feed, ahead: Ahead) -> None:
-        """Draw the next case while the call is on its way (`next_case.draw_ahead`), once its
-        request has had the loop turns it needs to reach the wire."""
+    async def _draw_ahead(self, scheduler: Scheduler, feed: Feed, ahead: Ahead, behind: _Behind) -> None:
+        """Judge the call before, then draw the next case (`next_case.draw_ahead`), while the call
+        is on its way, once its request has had the loop turns it needs to reach the wire."""
         for _ in range(_AHEAD_AFTER_TURNS):
             await anyio.lowlevel.checkpoint()
+        behind.settle()
         await self.run.draw_ahead(scheduler, feed, ahead)
 
     async def _measure(self, connection: Connection, plan: ToolPlan, case: Case) -> bool:
@@ -287,9 +315,12 @@ class CallLoop:
         surrogate: bool,
         measured: bool,
         ahead: Ahead,
+        behind: _Behind,
     ) -> None:
         """Send one case and record what it showed: features, findings, the restart it needs.
-        `measured`: whether the collector measures it (`_measure`)."""
+        `measured`: whether the collector measures it (`_measure`). The call before it is judged
+        while it is on its way (`behind`), and this one then waits in `behind` in its turn, unless
+        what it showed decides the next call (`_judged_now`)."""
         target = self.run.settings.target
         index = case.index
         pending = _InFlight()
@@ -306,13 +337,15 @@ class CallLoop:
                 # The next case is drawn while this one is on its way; the reply is read only once
                 # it is drawn, so what it reads is what the calls before this one left, every time.
                 async with anyio.create_task_group() as drawing:
-                    drawing.start_soon(self._draw_ahead, scheduler, feed, ahead)
+                    drawing.start_soon(self._draw_ahead, scheduler, feed, ahead, behind)
                     step = await send_step(connection, target, plan.info.name, case.arguments, surface=surface)
             else:
                 step = await send_step(connection, target, plan.info.name, case.arguments, surface=surface)
         finally:
             self._in_flight.discard(pending)
             connection.in_flight -= 1
+        # Judged while this call was on its way if a case was drawn; else now, before this one.
+        behind.settle()
         outcome = replace(step.outcome, concurrent=pending.peak)
         if self._overlap_s is not None and outcome.duration_s > FAIR_SLACK_S:
             # The case drawn ahead was chosen before this call's time was charged to its tool: one
@@ -338,54 +371,67 @@ class CallLoop:
             plan.calls += 1
         plan.answered(case, outcome.duration_s, outcome.status not in NOT_SENT, outcome.status is OutcomeStatus.OK)
         scheduler.record(plan, outcome.duration_s)
-        observed = await call_features(self.run.feedback, connection, feed, plan, outcome, case.arguments, measured)
-        if self.run.sampling is not None:
-            self.run.sampling.after(surface, plan.info.name, measured, bool(observed.new))
+        # Read now, before the next call runs in the server: what the collector measured is this call's.
+        coverage = await call_coverage(self.run.feedback, connection, feed, plan, outcome, measured)
         chain_prefix = feed.chain_prefix(case)
-        new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent, found)
-        scheduler.behaved(plan, new_behaviour or bool(observed.new))
-        if self.run.live is not None:
-            self.run.live.after_call(plan, case, outcome, observed, sent, chain_prefix)
-        observations, repro = verdict(
-            self.run.oracles, self.run.seed, connection, plan, case, step, outcome, history, self.read_only
-        )
-        for observation in observations:
-            finding = self.run.findings.add(observation, plan.info.name, repro)
-            self.run.offer(finding, observation.ambiguous)
-            previous = self.durations.get(finding.fingerprint, 0.0)
-            self.durations[finding.fingerprint] = max(previous, outcome.duration_s)
-            if finding.fingerprint in self.known:
-                self.known.discard(finding.fingerprint)
-                self.unseen -= 1
-        self.run.emit(
-            CallFinished(
-                tool=plan.info.name,
-                case_index=index,
-                arguments=case.arguments,
-                schema_valid=case.schema_valid,
-                origin=case.origin,
-                outcome=outcome,
-                observations=len(observations),
-                calls=self.calls,
-                findings=len(self.run.findings),
-                elapsed_s=self.run.timebox.elapsed(),
-                surface=surface,
-                behaviours=self.run.feedback.behaviours,
-                lines=self.run.feedback.lines,
-                arcs=self.run.feedback.arcs,
-                corpus=self.run.live.size() if self.run.live is not None else 0,
+        # The next pick must not send this very request again to a server in the same state.
+        feed.record_sent(plan, case, outcome)
+        calls = self.calls
+
+        def judge() -> None:
+            observed = observe_features(self.run.feedback, plan, outcome, case.arguments, coverage)
+            if self.run.sampling is not None:
+                self.run.sampling.after(surface, plan.info.name, measured, bool(observed.new))
+            new_behaviour = feed.after_call(plan, case, outcome, step.arguments, sent, found, recorded=True)
+            scheduler.behaved(plan, new_behaviour or bool(observed.new))
+            if self.run.live is not None:
+                self.run.live.after_call(plan, case, outcome, observed, sent, chain_prefix)
+            observations, repro = verdict(
+                self.run.oracles, self.run.seed, connection, plan, case, step, outcome, history, self.read_only
             )
-        )
+            for observation in observations:
+                finding = self.run.findings.add(observation, plan.info.name, repro)
+                self.run.offer(finding, observation.ambiguous)
+                previous = self.durations.get(finding.fingerprint, 0.0)
+                self.durations[finding.fingerprint] = max(previous, outcome.duration_s)
+                if finding.fingerprint in self.known:
+                    self.known.discard(finding.fingerprint)
+                    self.unseen -= 1
+            self.run.emit(
+                CallFinished(
+                    tool=plan.info.name,
+                    case_index=index,
+                    arguments=case.arguments,
+                    schema_valid=case.schema_valid,
+                    origin=case.origin,
+                    outcome=outcome,
+                    observations=len(observations),
+                    calls=calls,
+                    findings=len(self.run.findings),
+                    elapsed_s=self.run.timebox.elapsed(),
+                    surface=surface,
+                    behaviours=self.run.feedback.behaviours,
+                    lines=self.run.feedback.lines,
+                    arcs=self.run.feedback.arcs,
+                    corpus=self.run.live.size() if self.run.live is not None else 0,
+                )
+            )
+
         dropped = outcome.status is OutcomeStatus.TIMEOUT and outcome.after_timeout is AfterTimeout.ALIVE
         if surrogate and outcome.status is OutcomeStatus.TIMEOUT:
             self._surrogates_dropped = True
         # A server that dropped a lone-surrogate request and answers the rest keeps its state.
         # A session whose client side failed is reopened: nothing sent on it reaches the server.
-        if (
+        restart = (
             (outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and not (dropped and surrogate))
             or not connection.alive()
             or connection.broken
-        ):
+        )
+        if restart or _judged_now(case, outcome, found, chain_prefix):
+            judge()
+        else:
+            behind.judge = judge
+        if restart:
             # The calls sent beside one that hung alone (`_watch`) are let end before the restart,
             # within their timeout: their findings are as good as any.
             drain_s = target.timeout_ms / 1000 + FOLLOW_UP_S if outcome.after_timeout is AfterTimeout.ALIVE else 0.0
@@ -394,3 +440,28 @@ class CallLoop:
             feed.restarted()
             if self.run.live is not None:
                 self.run.live.restarted()
+
+
+def _judged_now(case: Case, outcome: CallOutcome, found: Sequence[Held], chain_prefix: Sequence[Step]) -> bool:
+    """Whether a call is judged before the next call is picked: when what it showed may decide that
+    call. A reply holding values may start a sequence whose first step goes next (`Feed.after_call`);
+    a sequence's step is followed by its next step; the live corpus's calls (a seed's replay, a
+    shrink try) by the one their result chooses. A call that needs a restart is judged before the
+    restart too (`CallLoop._call`)."""
+    return (
+        bool(found and outcome.status is OutcomeStatus.OK)
+        or bool(chain_prefix)
+        or case.origin.startswith((*_LIVE_CORPUS_ORIGINS, "sequence:"))
+    )
+
+
+def _closing(judge: Callable[[], None], open_calls: dict[object, str], token: object) -> Callable[[], None]:
+    """`judge`, then the call's entry in `open_calls` removed (`CallLoop.open`)."""
+
+    def judged() -> None:
+        try:
+            judge()
+        finally:
+            open_calls.pop(token, None)
+
+    return judged

@@ -1,7 +1,8 @@
 """The feedback that guides a run's cases: which signal it is (`signal_of`), what start-up already
 ran (`seen_at_start`), and what one call showed through it (`call_features`: its features and which
 are new, reading the coverage collector's arcs and lines when it runs, the constants its code
-compares against going into the dictionary)."""
+compares against going into the dictionary; in two parts, `call_coverage` at once and
+`observe_features` when the call is judged)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,38 @@ def lost(outcome: CallOutcome) -> bool:
     return outcome.status is OutcomeStatus.CLOSED or outcome.after_timeout is AfterTimeout.DIED
 
 
+async def call_coverage(
+    feedback: Feedback,
+    connection: Connection,
+    feed: Feed,
+    plan: ToolPlan,
+    outcome: CallOutcome,
+    measured: bool = True,
+) -> CallCoverage | None:
+    """What the collector measured of the call, read before the next call runs in the server (the
+    collector's arcs since its last read are this call's); the constants its code compares against
+    go into the dictionary. None for a call the collector did not measure (`measured` false:
+    `learn.sampling`), one that lost the connection (`lost`), or with no collector."""
+    channel = connection.coverage
+    if not measured or feedback.signal.kind is not SignalKind.COVERAGE or channel is None:
+        return None
+    if not connection.alive() or lost(outcome):
+        return None
+    coverage = await channel.collect(COLLECT_TIMEOUT_S)
+    if coverage is not None:
+        _learn_constants(feedback, feed, plan.info.name, coverage)
+    return coverage
+
+
+def observe_features(
+    feedback: Feedback, plan: ToolPlan, outcome: CallOutcome, arguments: dict[str, Any], coverage: CallCoverage | None
+) -> Observed:
+    """The call's features (its behaviour, and the arcs and lines of its `coverage`), and which are new."""
+    if feedback.signal.kind is SignalKind.OFF:
+        return Observed(frozenset(), frozenset())
+    return feedback.observe(plan.info.surface, plan.info.name, outcome, coverage, arguments)
+
+
 async def call_features(
     feedback: Feedback,
     connection: Connection,
@@ -66,16 +99,7 @@ async def call_features(
     arguments: dict[str, Any],
     measured: bool = True,
 ) -> Observed:
-    """The call's features, and which are new; the constants its code compares against go
-    into the dictionary. A call the collector did not measure (`measured` false: `learn.sampling`),
-    or one that lost the connection (`lost`), gives its behaviour only."""
-    signal = feedback.signal.kind
-    if signal is SignalKind.OFF:
-        return Observed(frozenset(), frozenset())
-    coverage = None
-    channel = connection.coverage
-    if measured and signal is SignalKind.COVERAGE and channel is not None and connection.alive() and not lost(outcome):
-        coverage = await channel.collect(COLLECT_TIMEOUT_S)
-        if coverage is not None:
-            _learn_constants(feedback, feed, plan.info.name, coverage)
-    return feedback.observe(plan.info.surface, plan.info.name, outcome, coverage, arguments)
+    """The call's features, and which are new (`call_coverage`, then `observe_features`). A call the
+    collector did not measure, or one that lost the connection, gives its behaviour only."""
+    coverage = await call_coverage(feedback, connection, feed, plan, outcome, measured)
+    return observe_features(feedback, plan, outcome, arguments, coverage)

@@ -252,6 +252,24 @@ class Feed:
 
     # --- after a call -----------------------------------------------------------------------------
 
+    def record_sent(self, plan: ToolPlan, case: Case, outcome: CallOutcome) -> None:
+        """What the next pick must know of a call at once, before the rest is learnt from it
+        (`after_call`): its request was sent to the server in its present state (`seen`), unless
+        the tool did something that may change that state; and the value that crashed or hung the
+        server (`fatal`)."""
+        key = _key(plan)
+        tool = self._tools.get(key)
+        if outcome.status is OutcomeStatus.OK and (tool is None or not tool.read_only):
+            self._sent.clear()
+        else:
+            requests = self._sent.setdefault(key, set())
+            if len(requests) >= MAX_SENT:
+                requests.clear()
+            requests.add(_digest(case.arguments))
+        placed = _placed(case.origin, case.arguments)
+        if outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and placed is not None:
+            self._fatal.add((key, *placed))
+
     def after_call(
         self,
         plan: ToolPlan,
@@ -260,11 +278,14 @@ class Feed:
         sent: dict[str, Any] | None = None,
         step: Step | None = None,
         found: Sequence[Held] | None = None,
+        *,
+        recorded: bool = False,
     ) -> bool:
         """Learn from a call that went out as `case` (`sent`: its arguments as sent, probes placed
         in this server's workspace; `step`: the call as the history records it; `found`: what its reply
-        holds, when the caller walked it already, `reply_held`). Returns whether
-        its outcome showed the tool doing something it had not done before."""
+        holds, when the caller walked it already, `reply_held`; `recorded`: `record_sent` was called
+        for it already, when it went out). Returns whether its outcome showed the tool doing
+        something it had not done before."""
         key = _key(plan)
         tool = self._tools.get(key)
         new = self.behaviours.new(key, outcome, case.arguments)
@@ -278,16 +299,8 @@ class Feed:
             learned = self.dictionary.keep_held(plan.info.name, found, sent=echoes)
             if case.schema_valid and not case.origin.startswith("probe:"):
                 self.accepted.learn(key, plan.info.input_schema, case.arguments)
-        if outcome.status is OutcomeStatus.OK and (tool is None or not tool.read_only):
-            self._sent.clear()
-        else:
-            requests = self._sent.setdefault(key, set())
-            if len(requests) >= MAX_SENT:
-                requests.clear()
-            requests.add(_digest(case.arguments))
-        placed = _placed(case.origin, case.arguments)
-        if outcome.status in (OutcomeStatus.CLOSED, OutcomeStatus.TIMEOUT) and placed is not None:
-            self._fatal.add((key, *placed))
+        if not recorded:
+            self.record_sent(plan, case, outcome)
         chain = next((c for c in self._chains if c.pending is case), None)
         # A sequence's own steps start no sequence (the second object of an interleaving would).
         produced = learned and outcome.status is OutcomeStatus.OK and not case.origin.startswith("sequence:")
