@@ -22,7 +22,7 @@ from fuzzgate.engine.deadline import (
     side_by_side,
     stop_allowance,
 )
-from fuzzgate.engine.feedback import call_features, lost
+from fuzzgate.engine.feedback import call_coverage, lost
 from fuzzgate.learn.features import Feedback, Signal, SignalKind
 from fuzzgate.learn.feed import Feed
 from fuzzgate.model.findings import Surface
@@ -102,7 +102,7 @@ def test_a_server_that_lost_its_connection_is_not_collected_from(outcome: CallOu
     feed = Feed([])
 
     async def main() -> None:
-        await call_features(feedback, connection, feed, _Plan(_Info()), outcome, {})  # type: ignore[arg-type]
+        await call_coverage(feedback, connection, feed, _Plan(_Info()), outcome)  # type: ignore[arg-type]
 
     anyio.run(main)
     assert len(channel.collected) == collected

@@ -1,8 +1,7 @@
 """The feedback that guides a run's cases: which signal it is (`signal_of`), what start-up already
-ran (`seen_at_start`), and what one call showed through it (`call_features`: its features and which
-are new, reading the coverage collector's arcs and lines when it runs, the constants its code
-compares against going into the dictionary; in two parts, `call_coverage` at once and
-`observe_features` when the call is judged)."""
+ran (`seen_at_start`), and what one call showed through it: what the coverage collector measured, read at once with the
+constants its code compares against going into the dictionary (`call_coverage`), and its features
+and which are new, when the call is judged (`observe_features`)."""
 
 from __future__ import annotations
 
@@ -88,18 +87,3 @@ def observe_features(
     if feedback.signal.kind is SignalKind.OFF:
         return Observed(frozenset(), frozenset())
     return feedback.observe(plan.info.surface, plan.info.name, outcome, coverage, arguments)
-
-
-async def call_features(
-    feedback: Feedback,
-    connection: Connection,
-    feed: Feed,
-    plan: ToolPlan,
-    outcome: CallOutcome,
-    arguments: dict[str, Any],
-    measured: bool = True,
-) -> Observed:
-    """The call's features, and which are new (`call_coverage`, then `observe_features`). A call the
-    collector did not measure, or one that lost the connection, gives its behaviour only."""
-    coverage = await call_coverage(feedback, connection, feed, plan, outcome, measured)
-    return observe_features(feedback, plan, outcome, arguments, coverage)
