@@ -29,6 +29,8 @@ import os
 import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -36,8 +38,12 @@ from mcp.server.mcpserver import MCPServer
 _SESSION_LEADER = """
 import os, sys, time
 os.setsid()
-with open(f"{sys.argv[2]}session-{os.getpid()}.pid", "w") as f:
+# Written whole, then renamed: a reader never sees the file empty, even if this process is killed
+# half-way through writing it.
+path = f"{sys.argv[2]}session-{os.getpid()}.pid"
+with open(path + ".tmp", "w") as f:
     f.write(str(os.getpid()))
+os.replace(path + ".tmp", path)
 time.sleep(3600)
 """
 
@@ -48,8 +54,12 @@ if os.fork():
 os.setsid()
 if os.fork():
     os._exit(0)
-with open(f"{sys.argv[2]}daemon-{os.getpid()}.pid", "w") as f:
+# Written whole, then renamed: a reader never sees the file empty, even if this process is killed
+# half-way through writing it.
+path = f"{sys.argv[2]}daemon-{os.getpid()}.pid"
+with open(path + ".tmp", "w") as f:
     f.write(str(os.getpid()))
+os.replace(path + ".tmp", path)
 time.sleep(3600)
 """
 
@@ -74,8 +84,13 @@ def _spawn(code: str, *, inherit_stdio: bool = True) -> subprocess.Popen[bytes]:
 
 @app.tool(structured_output=False)
 def start_session_leader() -> str:
-    """Start a child that leaves the server's session."""
-    return f"started {_spawn(_SESSION_LEADER).pid}"
+    """Start a child that leaves the server's session, and answer once it has written its pid file."""
+    child = _spawn(_SESSION_LEADER)
+    pid_file = Path(f"{ARGS.pid_prefix}session-{child.pid}.pid")
+    deadline = time.monotonic() + 10
+    while not pid_file.exists() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return f"started {child.pid}"
 
 
 @app.tool(structured_output=False)

@@ -29,9 +29,10 @@ LEAKY = Path(__file__).resolve().parents[1] / "servers" / "leaky.py"
 @pytest.fixture
 def pid_dir(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path
+    # The pid is in the file's name (`<kind>-<pid>.pid`), which exists only once its text is whole.
     for path in tmp_path.glob("*.pid"):
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(int(path.read_text()), signal.SIGKILL)
+            os.kill(int(path.stem.rpartition("-")[2]), signal.SIGKILL)
 
 
 def _config(pid_dir: Path, *flags: str) -> Config:
