@@ -138,3 +138,29 @@ def test_a_node_that_does_not_load_the_preload_gets_behaviour_feedback(tmp_path:
     assert not injected
     assert seen.note == f"behaviour: {NODE_NOT_LOADED}"
     assert seen.texts["check"] == "closed"
+
+
+BUNDLED_FUNCTIONS = 40_000
+"""A bundled server's size: @cyanheads/git-mcp-server 2.15.3 is one 6.6 MB file of 165,000 lines
+holding 13,000 functions, all of them inside the module's own."""
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES[:1])
+def test_a_bundled_server_answers_while_measured(tmp_path: Path, sandbox: SandboxMode) -> None:
+    """The module of a bundled server ran at start-up: its lines are those outside its thousands of
+    functions. Finding them once took minutes in the server's own thread, so the collect after
+    start-up went unanswered and every call after it timed out."""
+    assert NODE is not None
+    app = _project(tmp_path)
+    server = app / "server.js"
+    library = "".join(f"function helper{k}(x) {{\n  return x + {k};\n}}\n" for k in range(BUNDLED_FUNCTIONS))
+    server.write_text(library + server.read_text() + "const bundledTail = helper7(1);\n")
+    config = _config(tmp_path, sandbox, NODE, str(server))
+    seen, injected = _run(config, {"check": ("check", {"word": "door"})})
+    assert injected, seen.note
+    start, check = seen.collected["start"], seen.collected["check"]
+    assert start is not None, "the collect after start-up was answered"
+    assert check is not None and check.arcs, "the call's collect was answered"
+    tail = f"server.js:{len(server.read_text().splitlines())}"
+    inside = f"server.js:{BUNDLED_FUNCTIONS * 3 - 1}"  # a helper's `return`, which never ran
+    assert tail in start.lines and inside not in start.lines
