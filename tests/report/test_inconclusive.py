@@ -1,5 +1,6 @@
-"""A run whose requests mostly never reached the server is inconclusive, never a pass: the verdict,
-its exit code, and how report.json, the console and the job summary say it."""
+"""A run whose requests mostly never reached the server, that fuzzed nothing, or that called less
+than half of what it was to fuzz is inconclusive, never a pass: the verdict, its exit code, and how
+report.json, the console and the job summary say it."""
 
 from __future__ import annotations
 
@@ -77,3 +78,35 @@ def test_a_run_that_fuzzed_nothing_is_inconclusive_unless_other_shards_fuzz_its_
     assert "INCONCLUSIVE: no call reached the server, nothing was tested" in out.getvalue()
     assert "PASS" not in out.getvalue()
     assert "nothing was tested" in render_summary(_nothing(clean, excluded), repo)
+
+
+def _called(name: str, cases: int, probes: int = 0) -> SurfaceEntry:
+    return SurfaceEntry(Surface.TOOL, name, Status.FUZZED, None, cases, probes, probes)
+
+
+def test_a_run_that_called_less_than_half_of_its_tools_is_inconclusive(repo: Path) -> None:
+    """@cyanheads/git-mcp-server under a collector that blocked it: 4 calls, 27 of its 30 tools
+    never called, and the gate said PASS."""
+    clean = clean_report(repo)
+    blocked = SurfaceEntry(Surface.TOOL, "wipe", Status.BLOCKED, "annotated destructiveHint: true")
+    elsewhere = SurfaceEntry(Surface.TOOL, "mul", Status.SKIPPED, "in shard 2/2")
+
+    def decided(*entries: SurfaceEntry) -> RunReport:
+        draft = replace(clean, calls=4, entries=entries)
+        return replace(draft, verdict=draft.decide())
+
+    few = decided(_called("a", 3), _called("b", 1), _called("c", 0), _called("d", 0), _called("e", 0), blocked)
+    assert few.untested() == (3, 5) and few.verdict is Verdict.INCONCLUSIVE
+    # Half called is not "most untested"; what the run does not fuzz (blocked, another shard's) is not counted.
+    half = decided(_called("a", 3), _called("b", 1), _called("c", 0), _called("d", 0), blocked, elsewhere)
+    assert half.untested() == (2, 4) and half.verdict is Verdict.PASS
+    # A tool that got only probes was called.
+    assert decided(_called("a", 0, probes=2), _called("b", 0, probes=1), _called("c", 0)).verdict is Verdict.PASS
+    # A gating finding still fails the run.
+    assert replace(sample_report(repo), entries=few.entries).decide() is Verdict.FAIL
+    assert RunReport.from_json(few.to_json()).verdict is Verdict.INCONCLUSIVE
+    out = io.StringIO()
+    ConsoleReporter(Console(file=out, width=200)).summary(few)
+    assert "INCONCLUSIVE: 3 of the 5 tools, resources and prompts to fuzz got no call (4 calls)" in out.getvalue()
+    assert "PASS" not in out.getvalue()
+    assert "**3** of the **5** tools, resources and prompts to fuzz got no call" in render_summary(few, repo)

@@ -23,6 +23,7 @@ from fuzzgate.record.results import (
     Status,
     SurfaceEntry,
     TargetSummary,
+    mostly_untested,
 )
 from fuzzgate.target.connection import Connection
 from fuzzgate.target.discover import Inventory
@@ -156,7 +157,15 @@ def run_notes(
     elif never and calls == 0 and not (unsendable or client_failed):
         notes.insert(0, "the budget was spent before fuzzing began (server start-up and discovery took it)")
     elif never:
-        notes.insert(0, f"{len(never)} of {len(selection.plans)} tools got no case within the budget")
+        text = f"{len(never)} of {len(selection.plans)} tools got no case within the budget"
+        fuzzed = [p for p in selection.plans if p.skip_reason is None]
+        if mostly_untested(len(never), len(fuzzed)):
+            text = (
+                f"inconclusive: most of what the run was to fuzz got no call ({calls} calls reached the server): "
+                f"{text}; a longer --budget, fewer tools per run (--include, --shard), or a shorter --timeout "
+                "when calls time out, tests them"
+            )
+        notes.insert(0, text)
     return tuple(notes)
 
 

@@ -24,6 +24,13 @@ class Status(StrEnum):
     """Excluded by a filter, over `max_tools`, or its schema could not be handled."""
 
 
+def mostly_untested(untested: int, fuzzed: int) -> bool:
+    """Whether more of what a run was to fuzz got no call than got one: a pass would vouch for tools
+    never called. Calls that nearly all timed out, a server lost again and again, or a budget far
+    too short for the server's size leave a run so (`RunReport.inconclusive`)."""
+    return untested * 2 > fuzzed
+
+
 SHARD_REASON_PREFIX = "in shard "
 """How a sharded run's skip reason begins for what another share fuzzes (`plan.shards.shard_reason`)."""
 
@@ -352,9 +359,20 @@ class RunReport:
         return tuple(e for e in self.entries if e.probes_sent < e.probes_planned)
 
     def inconclusive(self) -> bool:
-        """Whether most requests never reached the server (`calls` counts only those that did), or
-        the run fuzzed nothing (`fuzzed_nothing`)."""
-        return self.unsendable + self.client_failed > self.calls or self.fuzzed_nothing()
+        """Whether most requests never reached the server (`calls` counts only those that did), the
+        run fuzzed nothing (`fuzzed_nothing`), or most of what it was to fuzz got no call
+        (`mostly_untested`)."""
+        return self.mostly_unsent() or self.fuzzed_nothing() or mostly_untested(*self.untested())
+
+    def mostly_unsent(self) -> bool:
+        """Whether more requests never reached the server than did."""
+        return self.unsendable + self.client_failed > self.calls
+
+    def untested(self) -> tuple[int, int]:
+        """Of the tools, resources and prompts this run was to fuzz (not blocked, skipped or another
+        shard's), how many got no call at all, and how many there were."""
+        fuzzed = [e for e in self.entries if e.status is Status.FUZZED]
+        return sum(1 for e in fuzzed if e.cases == 0 and e.probes_sent == 0), len(fuzzed)
 
     def fuzzed_nothing(self) -> bool:
         """No call reached the server though the run had something of its own to fuzz: every tool,

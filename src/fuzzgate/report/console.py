@@ -217,11 +217,17 @@ class ConsoleReporter:
             c.print(f"[bold red]FAIL[/]: {len(gating)} new finding(s) at or above {report.fail_on.value} ({run})")
         elif report.verdict is Verdict.INCONCLUSIVE and report.fuzzed_nothing():
             c.print(f"[bold red]INCONCLUSIVE[/]: no call reached the server, nothing was tested (see the notes; {run})")
-        elif report.verdict is Verdict.INCONCLUSIVE:
+        elif report.verdict is Verdict.INCONCLUSIVE and report.mostly_unsent():
             unsent = report.unsendable + report.client_failed
             c.print(
                 f"[bold red]INCONCLUSIVE[/]: {unsent} requests never reached the server, {report.calls} did; "
                 f"no new finding at or above {report.fail_on.value} ({run})"
+            )
+        elif report.verdict is Verdict.INCONCLUSIVE:
+            untested, fuzzed = report.untested()
+            c.print(
+                f"[bold red]INCONCLUSIVE[/]: {untested} of the {fuzzed} tools, resources and prompts to fuzz got no "
+                f"call ({report.calls} calls); no new finding at or above {report.fail_on.value} ({run})"
             )
         else:
             c.print(f"[bold green]PASS[/]: no new finding at or above {report.fail_on.value} ({run})")

@@ -128,12 +128,19 @@ def _head(report: RunReport) -> Iterator[str]:
     elif report.verdict is Verdict.INCONCLUSIVE and report.fuzzed_nothing():
         yield f"## ⚠️ fuzzgate inconclusive: {name}\n"
         yield "No call reached the server, so nothing was tested; the notes say why.\n"
-    elif report.verdict is Verdict.INCONCLUSIVE:
+    elif report.verdict is Verdict.INCONCLUSIVE and report.mostly_unsent():
         unsent = report.unsendable + report.client_failed
         yield f"## ⚠️ fuzzgate inconclusive: {name}\n"
         yield (
             f"**{unsent}** requests never reached the server (**{report.calls}** did); "
             f"no new findings at or above **{report.fail_on.value}** among those that did.\n"
+        )
+    elif report.verdict is Verdict.INCONCLUSIVE:
+        untested, fuzzed = report.untested()
+        yield f"## ⚠️ fuzzgate inconclusive: {name}\n"
+        yield (
+            f"**{untested}** of the **{fuzzed}** tools, resources and prompts to fuzz got no call "
+            f"(**{report.calls}** calls); no new findings at or above **{report.fail_on.value}** among those called.\n"
         )
     else:
         yield f"## ❌ fuzzgate failed: {name}\n"
