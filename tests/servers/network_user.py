@@ -7,8 +7,11 @@
 | `add(a, b)`        | clean: a + b (listed first: the protocol probes go to it)                  |
 | `check_updates()`  | resolves `updates.fuzzgate-example.com` (fails where names do not resolve) |
 | `notify(message)`  | sends the message to a service on 127.0.0.1 (no one listens: refused)     |
+| `sync_feed()`      | connects to that service, logging and retrying until it answers (never)   |
 
-Neither network tool handles a failure: the SDK answers its generic error and logs the traceback.
+`sync_feed` waits as a database or API client does while its service is down, logging in its own
+words (`connection error; retrying`), and never answers where nothing listens. The other two
+network tools handle no failure: the SDK answers its generic error and logs the traceback.
 Inside fuzzgate's sandbox (a loopback-only network that resolves no name) both fail on every call:
 the sandbox's doing, which a run reports as one note per cause, not as findings.
 """
@@ -20,6 +23,8 @@ import socket
 import sys
 from typing import Annotated
 
+import anyio
+
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
@@ -27,6 +32,7 @@ from pydantic import Field
 # per exception (tests/servers/sdk_strict.py keeps rich, as most real servers on the SDK log).
 logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 app = MCPServer("network-user", log_level="WARNING")
+LOGGER = logging.getLogger("network-user")
 UPDATES_HOST = "updates.fuzzgate-example.com"
 SERVICE = ("127.0.0.1", 9)
 """The discard port: nothing listens on it here, so a connection is refused."""
@@ -51,6 +57,18 @@ def notify(message: Annotated[str, Field(max_length=200)]) -> str:
     with socket.create_connection(SERVICE, timeout=2) as connection:
         connection.sendall(message.encode("utf-8", "replace"))
     return "sent"
+
+
+@app.tool()
+async def sync_feed() -> str:
+    """Fetch the feed from the sync service, retrying until it answers."""
+    while True:
+        try:
+            with socket.create_connection(SERVICE, timeout=2):
+                return "synced"
+        except OSError:
+            LOGGER.warning("sync service connection error; retrying in 0.2s")
+            await anyio.sleep(0.2)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from fuzzgate.check.environment import waited_on_sandbox
 from fuzzgate.check.headline import stderr_headline
 from fuzzgate.check.observation import Observation, outcome_details, trace_details
 from fuzzgate.check.registry import CallContext, CheckEnv, check
@@ -99,6 +100,8 @@ def hang(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
         and not any(a.kind is AnomalyKind.WRONG_ID for a in outcome.anomalies)
     ):
         # A reply with the wrong id explains the wait: that is one protocol error, not also a hang.
+        if waited_on_sandbox(env.server, ctx.tool or "?", outcome):
+            return
         waited = f"no reply within {outcome.duration_s:.1f}s"
         ceiling = None
         if outcome.after_timeout is AfterTimeout.ALIVE:

@@ -12,12 +12,22 @@ The error's text decides (the exception and its message, the reply's text): errn
 messages of the C library, Python and Node.js for a refused, unreachable or unresolvable connection
 (Node.js's `fetch failed` among them: its fetch gives no other words for a connection it could not
 make) and a read-only file system.
+
+A call that went unanswered (a hang, a protocol probe never answered) while the server logged such
+a connection failure was waiting on the network the jail does not give: a client retrying a
+database on the host's loopback or an API by name (`waited_on_sandbox`). That too is the note's.
 """
 
 from __future__ import annotations
 
 import re
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
+
+if TYPE_CHECKING:
+    from fuzzgate.check.sdk import ServerFacts
 
 
 class SandboxCause(StrEnum):
@@ -44,7 +54,12 @@ _CAUSES = (
             r"|\bEHOSTUNREACH\b|\[Errno 1(?:11|01|13)\]"
             # Node.js's fetch (undici) says only this for any failure to connect, its cause aside,
             # and a server that passes the message on drops the cause.
-            r"|\bfetch failed\b",
+            r"|\bfetch failed\b"
+            # What clients retrying a connection log: asyncio, httpx, urllib3, aiohttp, and the
+            # bare words of a server's own retry loop (arxiv-mcp-server 0.8.2: "arXiv API request
+            # connection error; retrying in 2.7s").
+            r"|Connect call failed|\bConnectError\b|Failed to establish a new connection|Cannot connect to host"
+            r"|\bconnection error\b",
             re.IGNORECASE,
         ),
     ),
@@ -67,3 +82,16 @@ def environment_note(cause: SandboxCause, tools: set[str]) -> str:
         f"the sandbox caused errors in {len(tools)} tool(s) ({names}): {cause.value}; reported as this "
         "note, not as findings (without the sandbox the same errors are the server's to handle)"
     )
+
+
+def waited_on_sandbox(facts: ServerFacts, tool: str, outcome: CallOutcome) -> bool:
+    """Whether a call the jailed server never answered (it lived on) was waiting on the network the
+    jail does not give: its stderr during the call names a refused, unreachable or unresolvable
+    connection. Recorded for the run's note under `tool`, as an error the sandbox caused is."""
+    if not facts.jailed or outcome.status is not OutcomeStatus.TIMEOUT or outcome.after_timeout is AfterTimeout.DIED:
+        return False
+    cause = sandbox_cause(outcome.stderr)
+    if cause not in (SandboxCause.NETWORK, SandboxCause.DNS):
+        return False
+    facts.environment.setdefault(cause, set()).add(tool)
+    return True

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fuzzgate.check import Observation
+from fuzzgate.check.environment import waited_on_sandbox
 from fuzzgate.check.protocol_probes import (
     BANNER,
     PROBES,
@@ -25,6 +26,7 @@ from fuzzgate.check.protocol_probes import (
     judge,
     probe_of,
 )
+from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.config.model import TargetConfig
 from fuzzgate.engine.settings import EngineSettings
@@ -86,6 +88,8 @@ class _Run(Protocol):
     def findings(self) -> FindingSet: ...
     @property
     def timebox(self) -> TimeBox: ...
+    @property
+    def server_facts(self) -> ServerFacts: ...
     def offer(self, finding: Finding, ambiguous: bool) -> None: ...
 
 
@@ -172,10 +176,13 @@ async def protocol_round(
     *,
     skip: Collection[str] = (),
     limit_s: float = ROUND_LIMIT_S,
+    facts: ServerFacts | None = None,
 ) -> RoundResult:
     """Send every probe once (but those in `skip`), in order, each in the session's envelope
     (`raw.stamped`), until one kills the server or stops it answering, or `limit_s` is spent. A
-    connection raw messages cannot reach (the in-memory one) gets none."""
+    connection raw messages cannot reach (the in-memory one) gets none. With `facts`, a probe left
+    unanswered while the jailed server waited on a connection the jail refuses is the sandbox's
+    (`check.environment.waited_on_sandbox`), not a finding."""
     found: list[tuple[Observation, dict[str, Any]]] = []
     sent: list[str] = []
     if not carries_raw(connection):
@@ -198,6 +205,8 @@ async def protocol_round(
         message, _ = stamped(connection, probe.message)
         outcome = await send_probe(connection, settings.target, probe.name, message)
         observations = judge(probe.name, outcome, redact)
+        if facts is not None and waited_on_sandbox(facts, probed_tool(message) or probe.name, outcome):
+            observations = []
         sent.append(probe.name)
         found.extend((observation, message) for observation in observations)
         reason = _restart_reason(connection, probe.name, outcome)
@@ -226,7 +235,13 @@ async def probe_server(run: _Run, keeper: _Keeper, connection: Connection, tools
     done: set[str] = set()
     for attempt in range(MAX_RESTARTS + 1):
         result = await protocol_round(
-            connection, settings, tools, run.redact, skip=done, limit_s=max(0.0, deadline - time.monotonic())
+            connection,
+            settings,
+            tools,
+            run.redact,
+            skip=done,
+            limit_s=max(0.0, deadline - time.monotonic()),
+            facts=run.server_facts,
         )
         for observation, message in result.found:
             record(observation, probe_of(observation) or BANNER, message)
@@ -240,3 +255,10 @@ async def probe_server(run: _Run, keeper: _Keeper, connection: Connection, tools
         if fresh is None:
             return
         connection = fresh
+
+
+def probed_tool(message: dict[str, Any]) -> str | None:
+    """The tool a protocol probe's raw message calls, if it calls one."""
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return name if isinstance(name, str) else None

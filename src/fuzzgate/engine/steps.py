@@ -13,9 +13,10 @@ from typing import Any
 
 from fuzzgate.check import CallContext, Observation, Oracles, has_lone_surrogate
 from fuzzgate.check.effects import Effect, effects_of
+from fuzzgate.check.environment import waited_on_sandbox
 from fuzzgate.check.protocol_probes import judge as judge_probe
 from fuzzgate.config.model import TargetConfig
-from fuzzgate.engine.protocol_round import send_probe
+from fuzzgate.engine.protocol_round import probed_tool, send_probe
 from fuzzgate.generate.probes import place, substitute
 from fuzzgate.model.findings import Step, Surface
 from fuzzgate.model.outcome import CallOutcome
@@ -120,7 +121,10 @@ def observe(
     surface: Surface = Surface.TOOL,
 ) -> list[Observation]:
     if surface is Surface.SERVER:
-        return judge_probe(tool, outcome if outcome is not None else result.outcome, oracles.env.redact)
+        answer = outcome if outcome is not None else result.outcome
+        if waited_on_sandbox(oracles.env.server, probed_tool(result.arguments) or tool, answer):
+            return []
+        return judge_probe(tool, answer, oracles.env.redact)
     ctx = CallContext(
         tool=tool,
         surface=surface,
