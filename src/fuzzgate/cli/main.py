@@ -4,6 +4,7 @@ decides the exit code; it never speaks MCP itself."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -399,6 +400,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
 
 
+def _reanchor_cwd() -> None:
+    """Make the working directory the one its path names now. A process started in a directory and
+    then moved into a mount namespace that mounts over it (`netjail.sh --rw DIR`, which the README
+    advises for servers that reach the network) keeps the old directory: its relative paths
+    (`.fuzzgate/out`, the corpus) landed on the read-only mount below while absolute ones did not,
+    so the outputs' check passed and writing them failed after the run."""
+    with contextlib.suppress(OSError):
+        os.chdir(os.getcwd())
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
@@ -411,6 +422,7 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return ExitCode.USAGE
     handler: Handler = ns.handler
+    _reanchor_cwd()
     from fuzzgate.sandbox.process_tree import become_subreaper
 
     # Orphans of a server's processes become fuzzgate's children, to be found and killed (process_tree).

@@ -178,7 +178,14 @@ def _gate(
             report = replace(report, notes=(*report.notes, engine.redact.text(shared.note())))
         box.mark("outputs")
         report = replace(report, timing=dict(box.marks))
-        write_outputs(report, config.out_dir, repo_root)
+        try:
+            write_outputs(report, config.out_dir, repo_root)
+        except OSError as exc:
+            # Checked before the run (`check_output_directory`); what changed since is said in one line.
+            raise UsageError(
+                f"the outputs could not be written to {config.out_dir} ({exc.strerror or exc})",
+                hint="choose another --out, or fix its permissions",
+            ) from None
         emit(RunFinished(report))
         reporter.summary(report, _config_here(config, cwd))
         if report.fixed:
