@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import socket
 import sys
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -65,3 +66,39 @@ def test_a_server_that_needs_a_host_service_to_start_is_told_what_to_do(tmp_path
         assert error.detail is not None and "Connection refused" in error.detail
         # Without the sandbox it reaches the service and starts.
         assert _start(tmp_path, SandboxMode.OFF, port) is None
+
+
+def test_a_server_that_must_write_outside_its_scope_to_start_is_told_what_to_do(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """basic-memory 0.24.1 with its data directory outside the scope: `OSError: [Errno 30]
+    Read-only file system` before it answered `initialize`."""
+    # Not under /tmp, which is the server's own in the sandbox.
+    outside = Path(tempfile.mkdtemp(prefix="fuzzgate-test-data-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(outside, ignore_errors=True))
+    script = tmp_path / "server.py"
+    script.write_text(
+        "import pathlib, runpy\n"
+        f"(pathlib.Path({str(outside)!r}) / 'state').mkdir(exist_ok=True)\n"
+        f"runpy.run_path({str(ROOTS_READER)!r}, run_name='__main__')\n"
+    )
+    target = TargetConfig(
+        kind=TargetKind.STDIO, command=sys.executable, args=(str(script),), cwd=tmp_path, sandbox=SandboxMode.REQUIRED
+    )
+    config = Config(target=target, protocol=ProtocolMode.LEGACY)
+    containment = contain(config.target, 1)
+
+    async def body() -> None:
+        async with open_connection(ServerSettings.of(config), containment=containment):
+            pass
+
+    try:
+        with pytest.raises(TargetError) as raised:
+            anyio.run(body)
+    finally:
+        if containment is not None:
+            containment.close()
+    error = raised.value
+    assert "it could not write where it keeps its files" in error.message and "\n" not in error.message
+    assert error.hint is not None and error.hint.startswith("a server that must write outside its scope")
+    assert error.detail is not None and "Read-only file system" in error.detail

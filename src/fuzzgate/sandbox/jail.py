@@ -80,6 +80,13 @@ NETWORK_AT_START_HINT = (
 )
 
 
+READ_ONLY_AT_START_HINT = (
+    "a server that must write outside its scope to start can be given the directory instead: fuzzgate's scope holds "
+    "its working directory and the directories its arguments name, and its HOME and /tmp are its own "
+    '(docs/sandbox.md, "What the server can write")'
+)
+
+
 def nested_sandbox(stderr: Sequence[str]) -> bool:
     """Whether a server that failed to start in the jail said it could not build namespaces of its
     own (bubblewrap, nsjail, `unshare`): the jail drops the powers to do that, and nesting cannot

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from fuzzgate.sandbox.workspace import Layer
 from fuzzgate.coverage.channel import CoverageChannel, feedback_note
 from fuzzgate.sandbox.early import Early
-from fuzzgate.sandbox.jail import NESTED_SANDBOX_HINT, NETWORK_AT_START_HINT, nested_sandbox
+from fuzzgate.sandbox.jail import NESTED_SANDBOX_HINT, NETWORK_AT_START_HINT, READ_ONLY_AT_START_HINT, nested_sandbox
 from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess
 from fuzzgate.sandbox.relay import RelayDir, address_of
 from fuzzgate.target.client_side import ClientSide
@@ -189,6 +189,12 @@ def _startup_error(
                 "of its own: the host's services, DNS and the internet are out of its reach)"
             )
             hint = f"{NETWORK_AT_START_HINT}; its last stderr lines follow"
+        elif jailed and sandbox_cause(*tail) is SandboxCause.READ_ONLY:
+            reason = (
+                f"{reason}; it could not write where it keeps its files (in the sandbox the file system "
+                "outside its scope is read-only)"
+            )
+            hint = f"{READ_ONLY_AT_START_HINT}; its last stderr lines follow"
         server = "the stdio server" if target.kind is TargetKind.STDIO else f"the HTTP server for {target.url},"
         return TargetError(
             redact.text(f"could not start {server} `{what}`: {reason}"),
