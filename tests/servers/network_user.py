@@ -24,7 +24,6 @@ import sys
 from typing import Annotated
 
 import anyio
-
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
