@@ -41,7 +41,8 @@ SCRATCH = HOME / "scratch"
 # the server's scratch directory, a directory argument and so in its scope; {cwd} its working
 # directory, where a file it creates must be: fuzzgate's scope holds the working directory and the
 # directories the arguments name, not the parent of a file they name; {git} a small repository),
-# environment for the server, extra packages to install beside it, and what it needs or does.
+# environment for the server, extra packages to install beside it, the Python X.Y a PyPI server
+# needs when this one is too old for it, and what it needs or does.
 CATALOG: dict[str, dict[str, Any]] = {
     "everything": {"eco": "npm", "package": "@modelcontextprotocol/server-everything", "bin": "mcp-server-everything",
                    "args": ["stdio"], "what": "reference: every protocol feature"},
@@ -108,6 +109,46 @@ CATALOG: dict[str, dict[str, Any]] = {
                "what": "the Notion API, no token (network)"},
     "gitlab": {"eco": "npm", "package": "@modelcontextprotocol/server-gitlab", "bin": "mcp-server-gitlab",
                "env": {"GITLAB_PERSONAL_ACCESS_TOKEN": "none"}, "what": "reference (archived): the GitLab API (network)"},
+    "git-cyanheads": {"eco": "npm", "package": "@cyanheads/git-mcp-server", "bin": "git-mcp-server",
+                      "env": {"MCP_TRANSPORT_TYPE": "stdio", "GIT_BASE_DIR": "{git}"},
+                      "what": "git commands on repositories"},
+    "sqlite-npx": {"eco": "npm", "package": "mcp-server-sqlite-npx", "bin": "mcp-server-sqlite-npx",
+                   "args": ["{cwd}/test.db"], "what": "SQL on a SQLite file"},
+    "brave-search": {"eco": "npm", "package": "@modelcontextprotocol/server-brave-search",
+                     "bin": "mcp-server-brave-search", "env": {"BRAVE_API_KEY": "none"},
+                     "what": "reference (archived): web search (network)"},
+    "playwright": {"eco": "npm", "package": "@playwright/mcp", "bin": "playwright-mcp",
+                   "args": ["--headless", "--isolated"], "what": "drives a browser (none installed)"},
+    "tavily": {"eco": "npm", "package": "tavily-mcp", "bin": "tavily-mcp", "env": {"TAVILY_API_KEY": "none"},
+               "what": "web search and extraction (network)"},
+    "exa": {"eco": "npm", "package": "exa-mcp-server", "bin": "exa-mcp-server", "env": {"EXA_API_KEY": "none"},
+            "what": "web search (network)"},
+    "firecrawl": {"eco": "npm", "package": "firecrawl-mcp", "bin": "firecrawl-mcp",
+                  "env": {"FIRECRAWL_API_KEY": "fc-none"}, "what": "web scraping (network)"},
+    "kubernetes": {"eco": "npm", "package": "mcp-server-kubernetes", "bin": "mcp-server-kubernetes",
+                   "what": "kubectl and helm on a cluster nobody serves"},
+    "slack": {"eco": "npm", "package": "@modelcontextprotocol/server-slack", "bin": "mcp-server-slack",
+              "env": {"SLACK_BOT_TOKEN": "none", "SLACK_TEAM_ID": "none"},
+              "what": "reference (archived): Slack (network)"},
+    "google-maps": {"eco": "npm", "package": "@modelcontextprotocol/server-google-maps",
+                    "bin": "mcp-server-google-maps", "env": {"GOOGLE_MAPS_API_KEY": "none"},
+                    "what": "reference (archived): Google Maps (network)"},
+    "youtube-transcript": {"eco": "npm", "package": "@kimtaeyoon83/mcp-server-youtube-transcript",
+                           "bin": "mcp-server-youtube-transcript", "what": "YouTube transcripts (network)"},
+    "basic-memory": {"eco": "pypi", "package": "basic-memory", "bin": "basic-memory", "python": "3.12",
+                     "args": ["mcp"], "what": "a Markdown knowledge base with a SQLite index (in its HOME)"},
+    "arxiv": {"eco": "pypi", "package": "arxiv-mcp-server", "bin": "arxiv-mcp-server",
+              "args": ["--storage-path", "{scratch}"], "what": "arXiv search and downloads (network)"},
+    "duckduckgo": {"eco": "pypi", "package": "duckduckgo-mcp-server", "bin": "duckduckgo-mcp-server",
+                   "what": "web search (network)"},
+    "pandoc": {"eco": "pypi", "package": "mcp-pandoc", "bin": "mcp-pandoc", "what": "converts documents with pandoc"},
+    "neo4j": {"eco": "pypi", "package": "mcp-neo4j-cypher", "bin": "mcp-neo4j-cypher",
+              "what": "Cypher on a Neo4j nobody serves"},
+    "clickhouse": {"eco": "pypi", "package": "mcp-clickhouse", "bin": "mcp-clickhouse",
+                   "env": {"CLICKHOUSE_HOST": "localhost", "CLICKHOUSE_USER": "default", "CLICKHOUSE_PASSWORD": ""},
+                   "what": "SQL on a ClickHouse nobody serves"},
+    "simple-arxiv": {"eco": "pypi", "package": "mcp-simple-arxiv", "bin": "mcp-simple-arxiv",
+                     "what": "arXiv search (network)"},
 }  # fmt: skip
 
 
@@ -120,6 +161,14 @@ def _binary(name: str) -> Path:
     if entry["eco"] == "npm":
         return _where(name) / "node_modules" / ".bin" / entry["bin"]
     return _where(name) / "bin" / entry["bin"]
+
+
+def _python(entry: dict[str, Any]) -> str:
+    """The interpreter a PyPI server's venv is made with: this one, or pyenv's `python` X.Y."""
+    if "python" not in entry:
+        return sys.executable
+    found = sorted(Path("~/.pyenv/versions").expanduser().glob(f"{entry['python']}.*/bin/python"))
+    return str(found[-1]) if found else f"python{entry['python']}"
 
 
 def install(name: str) -> str | None:
@@ -135,7 +184,7 @@ def install(name: str) -> str | None:
         where.mkdir(parents=True, exist_ok=True)
         argv = ["npm", "install", "--prefix", str(where), "--no-fund", "--no-audit", "--loglevel=error", spec]
     else:
-        subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
+        subprocess.run([_python(entry), "-m", "venv", str(where)], check=True)
         argv = [str(where / "bin" / "pip"), "install", "-q", spec]
     # A package whose install step downloads a browser installs without it (only the registries are reachable).
     env = {**os.environ, "PUPPETEER_SKIP_DOWNLOAD": "1", "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"}
