@@ -197,3 +197,14 @@ def test_one_bare_value_bug_is_one_signature_on_every_surface() -> None:
             (obs,) = ORACLES.observe_call(ctx)
             signatures.add(obs.signature)
     assert signatures == {("rpc", "-32603", "Invalid resourceType: <arg>. Must be Text or Blob.")}
+
+
+def test_an_unhandled_exception_cut_before_its_type_reads_as_one() -> None:
+    """awslabs.aws-documentation-mcp-server 1.2.3: the exception line of a rich traceback was past
+    the stderr kept for the call, and the finding read "unhandled an exception (...)"."""
+    cut = 'Traceback (most recent call last):\n  File "/repo/server.py", line 12, in lookup\n    return next(rows)\n'
+    (obs,) = ORACLES.observe(
+        {}, True, CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text="boom", rpc_code=-32603, stderr=cut)
+    )
+    assert obs.kind is Kind.INTERNAL_ERROR
+    assert obs.message == "unhandled exception (the traceback ends before its type)", obs.message

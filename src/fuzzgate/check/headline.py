@@ -48,11 +48,15 @@ def first_line(text: str, redact: Redactor, limit: int = HEADLINE_CHARS) -> str:
     return shown if len(shown) <= limit else redact.cut(shown, limit - 3) + "..."
 
 
+UNTYPED = "an exception (the traceback ends before its type)"
+"""The headline of a traceback cut before its exception line (`Trace.typed` false)."""
+
+
 def headline(trace: Trace, redact: Redactor, limit: int = HEADLINE_CHARS) -> str:
     """`Type: first line of the message` (or the type alone); for a traceback that ended before
     its exception line, says so."""
     if not trace.typed:
-        return "an exception (the traceback ends before its type)"
+        return UNTYPED
     return first_line(
         f"{trace.exc_type}: {trace.message}".rstrip(": ") if trace.message else trace.exc_type, redact, limit
     )

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from fuzzgate.check.environment import sandbox_cause
-from fuzzgate.check.headline import headline, named_exception
+from fuzzgate.check.headline import UNTYPED, headline, named_exception
 from fuzzgate.check.normalize import abstract_arguments, normalize_message
 from fuzzgate.check.observation import Observation, outcome_details, trace_details
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_PROMPT_ANSWERED, SDK_RESOURCE_CRASH, SDK_UNHANDLED
@@ -140,7 +140,8 @@ def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     named = headline(named_exception(traces, trace), env.redact)
     answer = _answer(outcome, ctx.surface)
     if answer is None:
-        message, ceiling = f"unhandled {named}", None
+        # "unhandled exception (the traceback ends ...)", not "unhandled an exception".
+        message, ceiling = f"unhandled {named.removeprefix('an ') if named == UNTYPED else named}", None
     else:
         message, ceiling = f"caught {named} (its traceback logged on stderr), answered with {answer}", CAUGHT_SEVERITY
     return Observation(

@@ -160,10 +160,11 @@ def run_notes(
         text = f"{len(never)} of {len(selection.plans)} tools got no case within the budget"
         fuzzed = [p for p in selection.plans if p.skip_reason is None]
         if mostly_untested(len(never), len(fuzzed)):
+            # Said whatever the verdict: a run that also found a bug fails, and still tested little.
             text = (
-                f"inconclusive: most of what the run was to fuzz got no call ({calls} calls reached the server): "
-                f"{text}; a longer --budget, fewer tools per run (--include, --shard), or a shorter --timeout "
-                "when calls time out, tests them"
+                f"most of what the run was to fuzz got no call ({calls} calls reached the server), which leaves a "
+                f"run without a new finding inconclusive: {text}; a longer --budget, fewer tools per run "
+                "(--include, --shard), or a shorter --timeout when calls time out, tests them"
             )
         notes.insert(0, text)
     return tuple(notes)
