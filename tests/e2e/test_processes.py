@@ -177,3 +177,13 @@ def test_start_up_failures_exit_3_without_a_traceback(target: list[str], tmp_pat
     assert run.code == 3, run.stderr
     assert "could not start the stdio server" in run.stderr
     _assert_clean_exit(run)
+
+
+def test_a_server_that_exits_at_start_without_a_word_is_said_so(tmp_path: Path) -> None:
+    silent = tmp_path / "silent.py"
+    silent.write_text("import sys\nsys.exit(1)\n")
+    run = fuzzgate("run", "--command", sys.executable, f"--arg={silent}", "--budget", "5s", cwd=tmp_path)
+    assert run.code == 3, run.stderr
+    assert "the server exited with status 1 and wrote nothing on stderr" in run.stderr, run.stderr
+    assert "run the command by hand, with the same environment, to see why" in run.stderr
+    _assert_clean_exit(run)

@@ -179,7 +179,12 @@ def _startup_error(
         detail = redact("\n".join(tail)) if tail else None
         if process is not None and process.returncode is not None:
             reason = f"{reason}; the server exited with status {process.returncode}"
+            if not tail:
+                # `@benborla29/mcp-server-mysql` 2.0.9 without its database: exit 1 and not a word.
+                reason = f"{reason} and wrote nothing on stderr"
         hint = "run the command by hand to see why; its last stderr lines follow" if detail else None
+        if process is not None and process.returncode is not None and not tail:
+            hint = "run the command by hand, with the same environment, to see why"
         if jailed and nested_sandbox(tail):
             reason = f"{reason}; it builds a sandbox of its own (namespaces), which fuzzgate's sandbox does not allow"
             hint = f"{NESTED_SANDBOX_HINT}; its last stderr lines follow"
