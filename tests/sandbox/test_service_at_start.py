@@ -30,12 +30,14 @@ pytestmark = pytest.mark.skipif(
 
 def _start(tmp_path: Path, sandbox: SandboxMode, port: int) -> TargetError | None:
     # Connects to the service first, as a server that opens its database pool at start does.
+    first = f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=5).close()\n"
+    return _start_after(tmp_path, sandbox, first)
+
+
+def _start_after(tmp_path: Path, sandbox: SandboxMode, first: str) -> TargetError | None:
+    """Start a server that runs the code `first` before it serves; the start's error, if any."""
     script = tmp_path / "server.py"
-    script.write_text(
-        "import runpy, socket\n"
-        f"socket.create_connection(('127.0.0.1', {port}), timeout=5).close()\n"
-        f"runpy.run_path({str(ROOTS_READER)!r}, run_name='__main__')\n"
-    )
+    script.write_text(f"import runpy\n{first}runpy.run_path({str(ROOTS_READER)!r}, run_name='__main__')\n")
     target = TargetConfig(
         kind=TargetKind.STDIO, command=sys.executable, args=(str(script),), cwd=tmp_path, sandbox=sandbox
     )
@@ -76,29 +78,9 @@ def test_a_server_that_must_write_outside_its_scope_to_start_is_told_what_to_do(
     # Not under /tmp, which is the server's own in the sandbox.
     outside = Path(tempfile.mkdtemp(prefix="fuzzgate-test-data-", dir="/var/tmp"))
     request.addfinalizer(lambda: shutil.rmtree(outside, ignore_errors=True))
-    script = tmp_path / "server.py"
-    script.write_text(
-        "import pathlib, runpy\n"
-        f"(pathlib.Path({str(outside)!r}) / 'state').mkdir(exist_ok=True)\n"
-        f"runpy.run_path({str(ROOTS_READER)!r}, run_name='__main__')\n"
-    )
-    target = TargetConfig(
-        kind=TargetKind.STDIO, command=sys.executable, args=(str(script),), cwd=tmp_path, sandbox=SandboxMode.REQUIRED
-    )
-    config = Config(target=target, protocol=ProtocolMode.LEGACY)
-    containment = contain(config.target, 1)
-
-    async def body() -> None:
-        async with open_connection(ServerSettings.of(config), containment=containment):
-            pass
-
-    try:
-        with pytest.raises(TargetError) as raised:
-            anyio.run(body)
-    finally:
-        if containment is not None:
-            containment.close()
-    error = raised.value
+    first = f"import pathlib\n(pathlib.Path({str(outside)!r}) / 'state').mkdir(exist_ok=True)\n"
+    error = _start_after(tmp_path, SandboxMode.REQUIRED, first)
+    assert error is not None
     assert "it could not write where it keeps its files" in error.message and "\n" not in error.message
     assert error.hint is not None and error.hint.startswith("a server that must write outside its scope")
     assert error.detail is not None and "Read-only file system" in error.detail
