@@ -7,15 +7,12 @@ import shutil
 import sys
 from pathlib import Path
 
-import anyio
 import pytest
 
-from fuzzgate.config.model import Config, ProtocolMode, SandboxMode, TargetConfig, TargetKind
-from fuzzgate.config.views import ServerSettings
+from fuzzgate.config.model import SandboxMode, TargetConfig, TargetKind
 from fuzzgate.model.errors import TargetError
-from fuzzgate.sandbox.containment import contain
 from fuzzgate.sandbox.jail import sandbox_unavailable
-from fuzzgate.target.connection import open_connection
+from tests.sandbox.starting import start_error
 
 ROOTS_READER = Path(__file__).resolve().parents[1] / "servers" / "roots_reader.py"
 
@@ -31,21 +28,7 @@ def _start(tmp_path: Path, sandbox: SandboxMode) -> TargetError | None:
     # The server runs in a PID namespace of its own with its own /proc, as sandboxing wrappers do.
     args = ("--user", "--map-root-user", "--pid", "--fork", "--mount-proc", sys.executable, str(ROOTS_READER))
     target = TargetConfig(kind=TargetKind.STDIO, command=unshare, args=args, cwd=tmp_path, sandbox=sandbox)
-    config = Config(target=target, protocol=ProtocolMode.LEGACY)
-    containment = contain(config.target, 1)
-    assert containment is not None
-
-    async def body() -> None:
-        async with open_connection(ServerSettings.of(config), containment=containment):
-            pass
-
-    try:
-        anyio.run(body)
-    except TargetError as exc:
-        return exc
-    finally:
-        containment.close()
-    return None
+    return start_error(target)
 
 
 def test_a_server_that_builds_its_own_namespaces_is_told_what_to_do(tmp_path: Path) -> None:

@@ -10,15 +10,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-import anyio
 import pytest
 
-from fuzzgate.config.model import Config, ProtocolMode, SandboxMode, TargetConfig, TargetKind
-from fuzzgate.config.views import ServerSettings
+from fuzzgate.config.model import SandboxMode, TargetConfig, TargetKind
 from fuzzgate.model.errors import TargetError
-from fuzzgate.sandbox.containment import contain
 from fuzzgate.sandbox.jail import sandbox_unavailable
-from fuzzgate.target.connection import open_connection
+from tests.sandbox.starting import start_error
 
 ROOTS_READER = Path(__file__).resolve().parents[1] / "servers" / "roots_reader.py"
 
@@ -41,21 +38,7 @@ def _start_after(tmp_path: Path, sandbox: SandboxMode, first: str) -> TargetErro
     target = TargetConfig(
         kind=TargetKind.STDIO, command=sys.executable, args=(str(script),), cwd=tmp_path, sandbox=sandbox
     )
-    config = Config(target=target, protocol=ProtocolMode.LEGACY)
-    containment = contain(config.target, 1)
-
-    async def body() -> None:
-        async with open_connection(ServerSettings.of(config), containment=containment):
-            pass
-
-    try:
-        anyio.run(body)
-    except TargetError as exc:
-        return exc
-    finally:
-        if containment is not None:
-            containment.close()
-    return None
+    return start_error(target)
 
 
 def test_a_server_that_needs_a_host_service_to_start_is_told_what_to_do(tmp_path: Path) -> None:
