@@ -244,6 +244,8 @@ def _merge(reports: list[RunReport], fail_on: Severity | None) -> RunReport:
         containment=_one_text([(r, r.containment) for r in reports], prefixed),
         feedback=_feedback(reports, prefixed),
         corpus=_corpus(reports, prefixed),
+        # A shard's `--out` is its own job's directory, not where the merge writes.
+        command_flags=tuple(flag for flag in first.command_flags if not flag.startswith("--out=")),
     )
     return replace(draft, verdict=draft.decide())
 

@@ -189,7 +189,8 @@ def _gate(
         emit(RunFinished(report))
         reporter.summary(report, _config_here(config, cwd))
         if report.fixed:
-            console.print(f"remove fixed entries from the baseline with: {prune_command(report.config_path)}")
+            prune = prune_command(_config_here(config, cwd), report.command_flags)
+            console.print(f"remove fixed entries from the baseline with: {prune}")
         _github_extras(report, repo_root)
     return exit_code(report.verdict)
 
@@ -268,6 +269,7 @@ def build_report(
         states=dict(classification.states),
         fixed=tuple(classification.fixed),
         config_path=_config_path_for_reports(config, repo_root),
+        command_flags=config.follow_up_flags,
         target_line=config.target_line,
         resources=(*result.inventory.resources, *result.inventory.resource_templates),
         prompts=result.inventory.prompts,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -105,3 +106,49 @@ OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
     }
 )
 """`Overrides` field -> the flag that sets it, as error messages name it (`max_tools` -> `--max-tools`)."""
+
+_FOLLOW_UP_FIELDS = (
+    "command",
+    "args",
+    "url",
+    "headers",
+    "name",
+    "timeout",
+    "startup_timeout",
+    "slow",
+    "max_string",
+    "protocol",
+    "sandbox",
+    "secret_patterns",
+    "fuzz_guarded_in_sandbox",
+    "out",
+    "baseline",
+)
+"""The flags a command fuzzgate prints (a replay, `baseline accept`, `baseline prune`) needs from a
+run's command line: which server and how it is started and reached, what the oracles judge by,
+where the report and the baseline are. The rest (budget, seed, selection, feedback, the corpus)
+shapes fuzzing, not one replay."""
+
+_DEFAULT_PATHS = {"out": Path(".fuzzgate/out"), "baseline": Path(".fuzzgate/baseline")}
+
+
+def follow_up_flags(overrides: Overrides) -> tuple[str, ...]:
+    """The flags of `overrides` that the commands a run prints must repeat to act on the same server
+    the same way, each as `--flag=value` (a value starting with `-` stays a value), in the order of
+    `_FOLLOW_UP_FIELDS`. Without them, a run configured by flags alone printed commands that found
+    no configuration. A path given as its default adds nothing."""
+    words: list[str] = []
+    for name in _FOLLOW_UP_FIELDS:
+        value = getattr(overrides, name)
+        flag = OVERRIDE_FLAGS[name]
+        if value is None or value is False:
+            continue
+        if value is True:
+            words.append(flag)
+        elif isinstance(value, tuple):
+            words += [f"{flag}={item}" for item in value]
+        elif name in _DEFAULT_PATHS and Path(os.path.normpath(value)) == _DEFAULT_PATHS[name]:
+            continue
+        else:
+            words.append(f"{flag}={value}")
+    return tuple(words)

@@ -42,8 +42,28 @@ _KIND_HINT = (
 _INIT_HINT = "run `fuzzgate init` to create fuzzgate.toml, or pass --command (stdio) or --url (http)"
 
 
+_REDACTED = "[REDACTED]"
+"""`check.secrets.REDACTED`, which this earlier stage cannot import: what a printed command holds
+in place of a secret."""
+
+
+def _refuse_redacted(overrides: Overrides) -> None:
+    """A target flag copied from a command fuzzgate printed may hold the marker of a secret it kept
+    out: starting that server would send the marker and could show a bug fixed that is not."""
+    for field in ("command", "args", "url", "headers"):
+        value = getattr(overrides, field)
+        values = value if isinstance(value, tuple) else () if value is None else (value,)
+        if any(_REDACTED in item for item in values):
+            raise ConfigError(
+                f"{OVERRIDE_FLAGS[field]}: holds {_REDACTED}, which stands for a secret fuzzgate kept out of"
+                " the command it printed",
+                hint="put the value the run was given in its place",
+            )
+
+
 def settle_target(document: Document, overrides: Overrides, *, name: str | None, warnings: list[str]) -> TargetConfig:
     section = document.section("target")
+    _refuse_redacted(overrides)
     if overrides.command is not None and overrides.url is not None:
         raise ConfigError(
             "--command and --url: expected one target, got both",
@@ -116,9 +136,7 @@ def _contained(
     if from_file and section.get("coverage_source") is not None:
         where = section.where("coverage_source")
         coverage_source = as_str_list(section.get("coverage_source"), where, item="a package or directory")
-    return replace(
-        target, scope=tuple(scope), sandbox=sandbox, feedback=feedback, coverage_source=coverage_source
-    )
+    return replace(target, scope=tuple(scope), sandbox=sandbox, feedback=feedback, coverage_source=coverage_source)
 
 
 def _serves(section: Section, from_file: bool) -> bool:

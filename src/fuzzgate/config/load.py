@@ -16,7 +16,7 @@ from typing import TypeVar
 from fuzzgate.config._document import Document, Section, read_document
 from fuzzgate.config._expand import expanded_values
 from fuzzgate.config._messages import did_you_mean
-from fuzzgate.config._overrides import OVERRIDE_FLAGS, Overrides
+from fuzzgate.config._overrides import OVERRIDE_FLAGS, Overrides, follow_up_flags
 from fuzzgate.config._schema import CONFIG_FILE_NAMES, SECTION_KEYS, WALLFACER_ONLY_KINDS, sections_holding
 from fuzzgate.config._target import settle_target
 from fuzzgate.config._values import (
@@ -141,6 +141,7 @@ def _load(
     )
     config = _wallfacer_settings(document, Config(target=target, source=document.path))
     config = _fuzzgate_settings(settings, replace(config, target_line=document.target_line, expanded=document.expanded))
+    config = replace(config, follow_up_flags=follow_up_flags(overrides))
     for warning in warnings:
         warn(warning)
     return config

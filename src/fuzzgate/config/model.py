@@ -128,6 +128,10 @@ class Config:
     expanded: tuple[str, ...] = field(default=(), repr=False)
     """Every value a `${VAR}` of `source` expanded to, wherever it went (`[target] args`, `command`,
     `url`, `cwd`, `scope`, `[fuzzgate] store`, ...): each may be a secret, so the redactor takes them."""
+    follow_up_flags: tuple[str, ...] = ()
+    """The command-line settings the commands a run prints (a replay, `baseline accept`, `baseline
+    prune`) repeat after `--config`, as `--flag=value` words (`config._overrides.follow_up_flags`):
+    a run configured by flags alone prints commands that start the same server."""
 
     budget_s: float = 60.0
     cases: int | None = None

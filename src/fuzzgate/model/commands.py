@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Sequence
 
 from fuzzgate.model.findings import Finding, Surface
 
@@ -17,11 +18,14 @@ def subject_label(surface: Surface, name: str) -> str:
     return name if surface in (Surface.TOOL, Surface.SERVER) else f"{surface.value} {name}"
 
 
-def _config_flag(config_path: str | None) -> list[str]:
-    return ["--config", config_path] if config_path else []
+def _config_flag(config_path: str | None, flags: Sequence[str] = ()) -> list[str]:
+    """`--config PATH` when a file was named, then the run's own flags that still apply
+    (`Config.follow_up_flags`): without them a run given its target by flags printed commands that
+    found no configuration."""
+    return (["--config", config_path] if config_path else []) + list(flags)
 
 
-def repro_command(finding: Finding, config_path: str | None = None) -> str:
+def repro_command(finding: Finding, config_path: str | None = None, flags: Sequence[str] = ()) -> str:
     """A command that sends the finding's exact request to the configured server again.
 
     Small arguments are inlined so the command works on any machine with the repository checked
@@ -37,7 +41,7 @@ def repro_command(finding: Finding, config_path: str | None = None) -> str:
         words += ["--tool", finding.name, "--arguments", args]
     else:
         words.append(finding.fingerprint)
-    words += _config_flag(config_path)
+    words += _config_flag(config_path, flags)
     return shlex.join(words)
 
 
@@ -72,10 +76,10 @@ def sequence_text(finding: Finding) -> str | None:
     return f"after {len(repro.prefix)} earlier call(s) on the same server: {calls}{tail}; then {last}"
 
 
-def prune_command(config_path: str | None = None) -> str:
-    return shlex.join(["fuzzgate", "baseline", "prune", *_config_flag(config_path)])
+def prune_command(config_path: str | None = None, flags: Sequence[str] = ()) -> str:
+    return shlex.join(["fuzzgate", "baseline", "prune", *_config_flag(config_path, flags)])
 
 
-def accept_command(config_path: str | None = None, *, pre_existing: bool = False) -> str:
+def accept_command(config_path: str | None = None, *, pre_existing: bool = False, flags: Sequence[str] = ()) -> str:
     only = ["--pre-existing"] if pre_existing else []
-    return shlex.join(["fuzzgate", "baseline", "accept", *only, *_config_flag(config_path)])
+    return shlex.join(["fuzzgate", "baseline", "accept", *only, *_config_flag(config_path, flags)])

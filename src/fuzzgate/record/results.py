@@ -294,6 +294,9 @@ class RunReport:
     states: dict[str, BaselineState] = field(default_factory=dict)
     fixed: tuple[Finding, ...] = ()
     config_path: str | None = None
+    command_flags: tuple[str, ...] = ()
+    """The run's own command-line flags the commands it prints repeat after `--config`
+    (`Config.follow_up_flags`), redacted like every other string of the report."""
     target_line: int = 1
     resources: tuple[str, ...] = ()
     prompts: tuple[str, ...] = ()
@@ -410,6 +413,7 @@ class RunReport:
             "verdict": self.verdict.value,
             "interrupted": self.interrupted,
             "config_path": self.config_path,
+            "command_flags": list(self.command_flags),
             "target_line": self.target_line,
             "cases_per_tool": {
                 e.name: e.cases for e in self.entries if e.status is Status.FUZZED and e.surface is Surface.TOOL
@@ -452,6 +456,7 @@ class RunReport:
             states=states,
             fixed=fixed,
             config_path=data.get("config_path"),
+            command_flags=tuple(str(flag) for flag in data.get("command_flags") or ()),
             target_line=int(data.get("target_line", 1)),
             resources=tuple(data.get("resources") or ()),
             prompts=tuple(data.get("prompts") or ()),

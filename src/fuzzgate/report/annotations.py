@@ -31,7 +31,7 @@ def annotation(finding: Finding, report: RunReport, repo_root: Path) -> str:
     """The `::error` line for one finding."""
     where = source_location(finding, report, repo_root)
     title = f"fuzzgate: {finding.kind.value} ({finding.severity.value}) in {finding.surface.value} {finding.name}"
-    message = f"{finding.message}\nReproduce: {repro_command(finding, report.config_path)}"
+    message = f"{finding.message}\nReproduce: {repro_command(finding, report.config_path, report.command_flags)}"
     properties = {"file": where.path, "line": str(where.line), "title": title}
     props = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items())
     # Once more on the whole line: a `##[` must not form where two escaped parts meet either.

@@ -196,7 +196,10 @@ class ConsoleReporter:
                 f"    fingerprint {finding.fingerprint}, hit {finding.count}x, reproduced "
                 f"{finding.reproduced}/{finding.replays}"
             )
-            c.print(f"    [dim]reproduce:[/] {escape(repro_command(finding, config_here))}", soft_wrap=True)
+            c.print(
+                f"    [dim]reproduce:[/] {escape(repro_command(finding, config_here, report.command_flags))}",
+                soft_wrap=True,
+            )
             if (sequence := sequence_text(finding)) is not None:
                 c.print(f"    [dim]sequence:[/] {self._shown(sequence)}", soft_wrap=True)
         for finding in report.fixed:

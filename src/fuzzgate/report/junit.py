@@ -121,7 +121,7 @@ def _body(report: RunReport, repo_root: Path, finding: Finding) -> str:
     where = source_location(finding, report, repo_root)
     lines = [
         _one_line(finding),
-        f"reproduce: {repro_command(finding, report.config_path)}",
+        f"reproduce: {repro_command(finding, report.config_path, report.command_flags)}",
         *([f"sequence: {sequence}"] if (sequence := sequence_text(finding)) else []),
         *([f"repro redacted: a secret it sent is written {REDACTED}"] if finding.repro.redacted else []),
         f"fingerprint: {finding.fingerprint}",
@@ -155,7 +155,9 @@ def _note(report: RunReport, finding: Finding) -> str:
         why = "new, caused by the server's SDK; fails no gate without fail_on_sdk"
     else:
         why = f"new, below fail-on {report.fail_on.value}"
-    return f"[{why}] {_one_line(finding)}\nreproduce: {repro_command(finding, report.config_path)}"
+    return (
+        f"[{why}] {_one_line(finding)}\nreproduce: {repro_command(finding, report.config_path, report.command_flags)}"
+    )
 
 
 def _tail(text: str, limit: int) -> str:

@@ -283,7 +283,7 @@ def reported_findings(report: RunReport) -> list[Finding]:
 
 
 def _result(finding: Finding, report: RunReport, repo_root: Path, rule_index: int) -> Any:
-    command = repro_command(finding, report.config_path)
+    command = repro_command(finding, report.config_path, report.command_flags)
     where = source_location(finding, report, repo_root)
     state = report.state_of(finding)
     # SARIF's baselineState has no word for "on the base revision": unchanged, as code scanning

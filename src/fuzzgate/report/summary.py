@@ -95,7 +95,7 @@ def _blocks(report: RunReport, repo_root: Path) -> Iterator[tuple[str, bool]]:
         yield f"### Fixed since the baseline ({len(report.fixed)})\n", False
         for finding in report.fixed:
             yield _finding(report, repo_root, finding, fixed=True), True
-        prune = _code_block(prune_command(report.config_path), "sh")
+        prune = _code_block(prune_command(report.config_path, report.command_flags), "sh")
         yield f"These no longer fail. Remove them from the baseline:\n\n{prune}", False
 
 
@@ -107,14 +107,14 @@ def _closing(report: RunReport) -> list[str]:
             "---\n",
             "To keep the new findings as known bugs instead of fixing them now, record them in the "
             "baseline and commit it:\n",
-            _code_block(accept_command(report.config_path), "sh"),
+            _code_block(accept_command(report.config_path, flags=report.command_flags), "sh"),
         ]
     if BaselineState.PRE_EXISTING in states:
         lines += [
             "---\n",
             "The pre-existing findings fail on the base revision too, so this change did not bring them and "
             "they do not fail the gate. To record only them in the baseline:\n",
-            _code_block(accept_command(report.config_path, pre_existing=True), "sh"),
+            _code_block(accept_command(report.config_path, pre_existing=True, flags=report.command_flags), "sh"),
         ]
     return lines
 
@@ -232,7 +232,7 @@ def _finding(report: RunReport, repo_root: Path, finding: Finding, *, fixed: boo
     head = f"#### {' · '.join(labels)}\n\n{_escape(finding.message)}"
     if notes:
         head += f" _({'; '.join(_escape(n) for n in notes)})_"
-    command = _code_block(repro_command(finding, report.config_path), "sh")
+    command = _code_block(repro_command(finding, report.config_path, report.command_flags), "sh")
     where = source_location(finding, report, repo_root)
     evidence = [f"fingerprint: {finding.fingerprint}", f"reported at: {where.path}:{where.line}"]
     if finding.details.location is not None and finding.details.location != (where.path, where.line):
