@@ -20,7 +20,7 @@ from pathlib import Path
 from fuzzgate.config.model import SandboxMode, TargetConfig, TargetKind
 from fuzzgate.model.errors import TargetError
 from fuzzgate.sandbox._jail_spec import Relay
-from fuzzgate.sandbox.jail import jailed, sandbox_unavailable
+from fuzzgate.sandbox.jail import OFFLINE_ENV, jailed, sandbox_unavailable
 from fuzzgate.sandbox.listener import Listener, ListenerLog
 from fuzzgate.sandbox.owned_process import LaunchSpec
 from fuzzgate.sandbox.relay import RelayDir, address_of
@@ -74,6 +74,7 @@ class Containment:
             env = {name: layer.map_path(value) or value for name, value in spec.env.items()}
             command = spec.command
             if self.jail:
+                env = {**OFFLINE_ENV, **env}
                 listen = None
                 if self.listener is not None:
                     self.listener.plant(layer.outside)
@@ -155,4 +156,3 @@ def contain(target: TargetConfig, seed: int, *, labels: Sequence[str] = ()) -> C
     else:
         unheld = f"the sandbox does not work here: {reason}"
     return Containment(workspace, scope, jail, summary, unheld, listener, relay_port)
-

@@ -87,6 +87,51 @@ READ_ONLY_AT_START_HINT = (
 )
 
 
+OFFLINE_ENV = {"npm_config_offline": "true", "UV_OFFLINE": "1", "YARN_ENABLE_OFFLINE_MODE": "1", "PIP_NO_INDEX": "1"}
+"""Set for a server in the jail, under the target's own `env`: package managers (npm and npx, uv and
+uvx, yarn, pip) use what is installed or cached at once. Told nothing, npx retries a registry the
+jail's loopback cannot reach for a minute, and the server's start times out without a word."""
+
+PACKAGE_RUNNER_AT_START_HINT = (
+    "run the command once outside the sandbox so that your cache holds the package (the sandbox reads "
+    "your HOME's caches), or install it where the sandbox can read it (`npm install PACKAGE` in the "
+    'directory fuzzgate runs from, `uv tool install PACKAGE`), or set sandbox = "off" (`--sandbox off`) '
+    'under a network jail of your own (docs/sandbox.md, "Servers started by npx or uvx")'
+)
+
+_OFFLINE_MISS = re.compile(
+    r"ENOTCACHED|only-if-cached|network (?:connectivity )?(?:is|was) disabled|not found in the cache|offline mode"
+    r"|No matching distribution",
+    re.IGNORECASE,
+)
+"""What npm, uv, yarn and pip say when the package is in no cache and they may not fetch it."""
+
+_RUNNERS = {"npx": (), "pnpx": (), "bunx": (), "uvx": (), "pipx": ("run",), "npm": ("exec",), "pnpm": ("dlx",),
+            "yarn": ("dlx",), "bun": ("x",), "uv": ("tool", "run")}  # fmt: skip
+"""Launchers that fetch and install a package when they start, and the words after the command
+that make them do it (`pipx run`, `npm exec`, `uv tool run`)."""
+
+
+def package_runner(command: str | None, args: Sequence[str]) -> str | None:
+    """The launcher `command args` starts the server with when it is one that fetches the package at
+    start (`npx -y PACKAGE`, `uvx PACKAGE`, `pipx run PACKAGE`), as the user wrote it; else None.
+    In the jail it has no network and a HOME of its own, so neither the registry nor the user's
+    cache of earlier runs: it waits on the registry until the start-up timeout, or fails."""
+    if command is None:
+        return None
+    name = os.path.basename(command)
+    words = _RUNNERS.get(name)
+    if words is None or tuple(args[: len(words)]) != words:
+        return None
+    return " ".join((name, *words))
+
+
+def offline_miss(stderr: Sequence[str]) -> bool:
+    """Whether a package manager told to stay offline in the jail (`OFFLINE_ENV`) said the package
+    it was to run is in no cache."""
+    return any(_OFFLINE_MISS.search(line) for line in stderr)
+
+
 def nested_sandbox(stderr: Sequence[str]) -> bool:
     """Whether a server that failed to start in the jail said it could not build namespaces of its
     own (bubblewrap, nsjail, `unshare`): the jail drops the powers to do that, and nesting cannot

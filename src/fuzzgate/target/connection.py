@@ -33,7 +33,15 @@ if TYPE_CHECKING:
     from fuzzgate.sandbox.workspace import Layer
 from fuzzgate.coverage.channel import CoverageChannel, feedback_note
 from fuzzgate.sandbox.early import Early
-from fuzzgate.sandbox.jail import NESTED_SANDBOX_HINT, NETWORK_AT_START_HINT, READ_ONLY_AT_START_HINT, nested_sandbox
+from fuzzgate.sandbox.jail import (
+    NESTED_SANDBOX_HINT,
+    NETWORK_AT_START_HINT,
+    PACKAGE_RUNNER_AT_START_HINT,
+    READ_ONLY_AT_START_HINT,
+    nested_sandbox,
+    offline_miss,
+    package_runner,
+)
 from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess
 from fuzzgate.sandbox.relay import RelayDir, address_of
 from fuzzgate.target.client_side import ClientSide
@@ -42,6 +50,8 @@ from fuzzgate.target.http_server import ServedProcess, ServerNotReady, served_tr
 from fuzzgate.target.http_transport import WatchedTransport, http_transport
 from fuzzgate.target.launch import PreparedStart, launch_spec, missing, prepare_start
 from fuzzgate.target.stdio import ServerProcess, stdio_transport
+
+_UNREACHABLE = (SandboxCause.NETWORK, SandboxCause.DNS)
 
 CONNECTION_CLOSED = -32000
 STDERR_TAIL_LINES = 15
@@ -185,16 +195,25 @@ def _startup_error(
         hint = "run the command by hand to see why; its last stderr lines follow" if detail else None
         if process is not None and process.returncode is not None and not tail:
             hint = "run the command by hand, with the same environment, to see why"
+        cause = sandbox_cause(*tail)
+        runner = package_runner(target.command, target.args)
         if jailed and nested_sandbox(tail):
             reason = f"{reason}; it builds a sandbox of its own (namespaces), which fuzzgate's sandbox does not allow"
             hint = f"{NESTED_SANDBOX_HINT}; its last stderr lines follow"
-        elif jailed and sandbox_cause(*tail) in (SandboxCause.NETWORK, SandboxCause.DNS):
+        elif jailed and runner is not None and (not tail or offline_miss(tail) or cause in _UNREACHABLE):
+            # `npx -y @modelcontextprotocol/server-everything` with nothing cached.
+            reason = (
+                f"{reason}; `{runner}` fetches the package when it starts, and in the sandbox it has no network: "
+                "it runs only what is installed or in your cache"
+            )
+            hint = PACKAGE_RUNNER_AT_START_HINT + ("; its last stderr lines follow" if tail else "")
+        elif jailed and cause in _UNREACHABLE:
             reason = (
                 f"{reason}; it could not reach a service it needs (in the sandbox its network is a loopback "
                 "of its own: the host's services, DNS and the internet are out of its reach)"
             )
             hint = f"{NETWORK_AT_START_HINT}; its last stderr lines follow"
-        elif jailed and sandbox_cause(*tail) is SandboxCause.READ_ONLY:
+        elif jailed and cause is SandboxCause.READ_ONLY:
             reason = (
                 f"{reason}; it could not write where it keeps its files (in the sandbox the file system "
                 "outside its scope is read-only)"
