@@ -60,9 +60,14 @@ def test_where_the_sandbox_does_not_hold_they_stay_blocked_and_the_reason_says_w
             Admission.of(settings(True, unheld), INVENTORY).check([(Surface.TOOL, name)])
 
 
-def test_without_the_opt_in_a_holding_sandbox_changes_nothing() -> None:
+def test_without_the_opt_in_a_holding_sandbox_calls_nothing_and_the_reason_names_the_opt_in() -> None:
     status, reason = decided(settings(False, None))["delete_note"]
-    assert status is Status.BLOCKED and reason is not None and "fuzz_guarded_in_sandbox" not in reason
+    assert status is Status.BLOCKED and reason is not None
+    assert reason.endswith("allow it with [allow_destructive] tools, or fuzz it in the sandbox, which holds here,"
+                           " with --fuzz-guarded-in-sandbox"), reason  # fmt: skip
+    # Where the sandbox does not hold, the opt-in would not call it: the reason does not offer it.
+    status, reason = decided(settings(False, 'sandbox = "off"'))["delete_note"]
+    assert status is Status.BLOCKED and reason is not None and "sandbox" not in reason, reason
     # Settings no containment has held yet keep every guarded tool blocked.
     opted = SelectionSettings.of(replace(CONFIG, fuzz_guarded_in_sandbox=True))
     assert opted.unheld == NOT_CONTAINED and decided(opted)["delete_note"][0] is Status.BLOCKED

@@ -264,6 +264,9 @@ def _refusal(tool: ToolInfo, settings: SelectionSettings, guard: DestructiveGuar
         return None
     if settings.fuzz_guarded_in_sandbox:
         reason += f"; fuzz_guarded_in_sandbox is on, but the sandbox does not hold for this server ({settings.unheld})"
+    elif settings.unheld is None:
+        # The safer way to test it than allowing it everywhere: its writes would land in a throwaway layer.
+        reason += ", or fuzz it in the sandbox, which holds here, with --fuzz-guarded-in-sandbox"
     return reason, Status.BLOCKED
 
 
