@@ -223,5 +223,5 @@ def test_flags_only_config(tmp_path: Path) -> None:
     assert config.target.kind is TargetKind.HTTP
     assert config.target.headers == {"Authorization": "Bearer t"}
     assert config.seed == 7
-    assert config.follow_up_flags == ("--url=https://mcp.example.test/mcp", "--header=Authorization: Bearer t")
+    assert config.follow_up_flags == ()
     assert config == Config(target=config.target, seed=7, follow_up_flags=config.follow_up_flags)

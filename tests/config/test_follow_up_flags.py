@@ -17,7 +17,7 @@ from fuzzgate.model.errors import ConfigError
 
 _TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=20)
 _PATH = st.from_regex(r"[a-z][a-z0-9_./-]{0,15}", fullmatch=True)
-_STRING_FIELDS = ("command", "url", "name", "timeout", "startup_timeout", "slow", "max_string", "protocol", "sandbox")
+_STRING_FIELDS = ("name", "timeout", "startup_timeout", "slow", "max_string", "protocol", "sandbox")
 _CHOICES = {"protocol": ("auto", "legacy", "2026-07-28"), "sandbox": ("auto", "required", "off")}
 
 
@@ -27,8 +27,6 @@ def _overrides_of_follow_up(draw: st.DrawFn) -> Overrides:
         name: draw(st.none() | (st.sampled_from(_CHOICES[name]) if name in _CHOICES else _TEXT))
         for name in _STRING_FIELDS
     }
-    for name in ("args", "headers", "secret_patterns"):
-        values[name] = draw(st.none() | st.lists(_TEXT, max_size=3).map(tuple))
     values["fuzz_guarded_in_sandbox"] = draw(st.none() | st.booleans())
     values["out"] = draw(st.none() | _PATH)
     values["baseline"] = draw(st.none() | _PATH)
@@ -49,7 +47,7 @@ def _given(value: object) -> object:
 @given(_overrides_of_follow_up())
 def test_the_real_command_line_reads_the_flags_back_as_given(overrides: Overrides) -> None:
     back = _read_back(follow_up_flags(overrides))
-    for name in (*_STRING_FIELDS, "args", "headers", "secret_patterns", "fuzz_guarded_in_sandbox"):
+    for name in (*_STRING_FIELDS, "fuzz_guarded_in_sandbox"):
         assert _given(getattr(back, name)) == _given(getattr(overrides, name)), name
     for name, default in (("out", ".fuzzgate/out"), ("baseline", ".fuzzgate/baseline")):
         given_path = getattr(overrides, name)
@@ -59,21 +57,22 @@ def test_the_real_command_line_reads_the_flags_back_as_given(overrides: Override
             assert Path(getattr(back, name)) == Path(given_path), name
 
 
-def test_what_shapes_fuzzing_and_not_one_replay_stays_out() -> None:
+def test_the_target_secret_patterns_and_what_shapes_fuzzing_stay_out() -> None:
     overrides = Overrides(
-        command="python", args=("server.py", "--port=1"), budget="5m", seed="7", include=("a*",), cases=3,
-        corpus=Path("c"), feedback="behaviour", replays=5, shard="1/2", out=Path("./.fuzzgate/out"),
+        command="python", args=("server.py", "--token=t0k3n"), url=None, headers=None, secret_patterns=("t0k3n",),
+        budget="5m", seed="7", include=("a*",), cases=3, corpus=Path("c"), feedback="behaviour", replays=5,
+        shard="1/2", out=Path("./.fuzzgate/out"), timeout="2s",
     )  # fmt: skip
-    assert follow_up_flags(overrides) == ("--command=python", "--arg=server.py", "--arg=--port=1")
+    assert follow_up_flags(overrides) == ("--timeout=2s",)
+    http = Overrides(url="http://user:pw@127.0.0.1:1/mcp?key=k", headers=("Authorization: Bearer x",))
+    assert follow_up_flags(http) == ()
 
 
 def test_a_config_carries_the_flags_it_was_given_over_its_file(tmp_path: Path) -> None:
     overrides = Overrides(command="python", args=("server.py",), timeout="3s", baseline=Path("known"))
     config = load_config(None, overrides, {}, warn=lambda message: None)
-    assert config.follow_up_flags == ("--command=python", "--arg=server.py", "--timeout=3s", "--baseline=known")
-    assert load_config(None, Overrides(command="python"), {}, warn=lambda m: None).follow_up_flags == (
-        "--command=python",
-    )
+    assert config.follow_up_flags == ("--timeout=3s", "--baseline=known")
+    assert load_config(None, Overrides(command="python"), {}, warn=lambda m: None).follow_up_flags == ()
 
 
 @pytest.mark.parametrize(

@@ -136,15 +136,27 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
     )
 
 
-def load(ns: argparse.Namespace, console: Console) -> Config:
+def load(ns: argparse.Namespace, console: Console, *, recorded: bool = False, report: Path | None = None) -> Config:
+    """The configuration of `ns`. `recorded`: with no config file and no target flag, the target
+    the last report (or the report file `report`) recorded (`cli.recorded`), as the commands a run
+    by flags prints expect."""
     cwd = Path.cwd()
     explicit = ns.config
-    path = None if (explicit is None and (ns.target_command or ns.url)) else find_config(explicit, cwd, os.environ)
+    target_flag = ns.target_command or ns.url
+    path = None if (explicit is None and target_flag) else find_config(explicit, cwd, os.environ)
+    overrides = _overrides(ns)
+    if recorded and path is None and not target_flag:
+        from fuzzgate.cli.recorded import recorded_target
+
+        found = recorded_target(overrides, report)
+        if found is not None:
+            overrides, line = found
+            console.print(escape(line), highlight=False)
 
     def warn(message: str) -> None:
         console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
 
-    return load_config(path, _overrides(ns), os.environ, warn=warn)
+    return load_config(path, overrides, os.environ, warn=warn)
 
 
 def _cmd_run(ns: argparse.Namespace, console: Console) -> int:
@@ -165,7 +177,9 @@ def _cmd_replay(ns: argparse.Namespace, console: Console) -> int:
 
     if ns.tool is None and ns.finding is None:
         raise UsageError("replay needs a FINGERPRINT, a FILE, or --tool with --arguments")
-    return replay(load(ns, console), console, finding=ns.finding, tool=ns.tool, arguments=ns.arguments)
+    given = Path(ns.finding) if ns.finding is not None and Path(ns.finding).is_file() else None
+    config = load(ns, console, recorded=True, report=given)
+    return replay(config, console, finding=ns.finding, tool=ns.tool, arguments=ns.arguments)
 
 
 def _cmd_init(ns: argparse.Namespace, console: Console) -> int:
@@ -186,7 +200,7 @@ def _cmd_baseline(ns: argparse.Namespace, console: Console) -> int:
 
     if ns.pre_existing and ns.action != "accept":
         raise UsageError(f"--pre-existing goes with `baseline accept`, not `baseline {ns.action}`")
-    return baseline_command(ns.action, load(ns, console), console, pre_existing=ns.pre_existing)
+    return baseline_command(ns.action, load(ns, console, recorded=True), console, pre_existing=ns.pre_existing)
 
 
 def _cmd_corpus(ns: argparse.Namespace, console: Console) -> int:

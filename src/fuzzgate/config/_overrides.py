@@ -108,10 +108,6 @@ OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
 """`Overrides` field -> the flag that sets it, as error messages name it (`max_tools` -> `--max-tools`)."""
 
 _FOLLOW_UP_FIELDS = (
-    "command",
-    "args",
-    "url",
-    "headers",
     "name",
     "timeout",
     "startup_timeout",
@@ -119,15 +115,17 @@ _FOLLOW_UP_FIELDS = (
     "max_string",
     "protocol",
     "sandbox",
-    "secret_patterns",
     "fuzz_guarded_in_sandbox",
     "out",
     "baseline",
 )
 """The flags a command fuzzgate prints (a replay, `baseline accept`, `baseline prune`) needs from a
-run's command line: which server and how it is started and reached, what the oracles judge by,
-where the report and the baseline are. The rest (budget, seed, selection, feedback, the corpus)
-shapes fuzzing, not one replay."""
+run's command line: how the server is started and reached, what the oracles judge by, where the
+report and the baseline are. Not the target (`--command`, `--arg`, `--url`, `--header`): the job
+summary, the SARIF and the CI log show no command line or URL, any of which can carry a
+credential; a replay without a config file takes the target the last report recorded
+(`cli.recorded`). Not `--secret-pattern`, which may spell out a secret. The rest (budget, seed,
+selection, feedback, the corpus) shapes fuzzing, not one replay."""
 
 _DEFAULT_PATHS = {"out": Path(".fuzzgate/out"), "baseline": Path(".fuzzgate/baseline")}
 
@@ -135,8 +133,8 @@ _DEFAULT_PATHS = {"out": Path(".fuzzgate/out"), "baseline": Path(".fuzzgate/base
 def follow_up_flags(overrides: Overrides) -> tuple[str, ...]:
     """The flags of `overrides` that the commands a run prints must repeat to act on the same server
     the same way, each as `--flag=value` (a value starting with `-` stays a value), in the order of
-    `_FOLLOW_UP_FIELDS`. Without them, a run configured by flags alone printed commands that found
-    no configuration. A path given as its default adds nothing."""
+    `_FOLLOW_UP_FIELDS`. Without `--out` and `--baseline`, the commands of a run that wrote its
+    report elsewhere looked for it in the default place. A path given as its default adds nothing."""
     words: list[str] = []
     for name in _FOLLOW_UP_FIELDS:
         value = getattr(overrides, name)
@@ -145,8 +143,6 @@ def follow_up_flags(overrides: Overrides) -> tuple[str, ...]:
             continue
         if value is True:
             words.append(flag)
-        elif isinstance(value, tuple):
-            words += [f"{flag}={item}" for item in value]
         elif name in _DEFAULT_PATHS and Path(os.path.normpath(value)) == _DEFAULT_PATHS[name]:
             continue
         else:

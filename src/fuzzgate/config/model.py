@@ -131,7 +131,7 @@ class Config:
     follow_up_flags: tuple[str, ...] = ()
     """The command-line settings the commands a run prints (a replay, `baseline accept`, `baseline
     prune`) repeat after `--config`, as `--flag=value` words (`config._overrides.follow_up_flags`):
-    a run configured by flags alone prints commands that start the same server."""
+    where the report and baseline are, how the server is started and judged; never the target."""
 
     budget_s: float = 60.0
     cases: int | None = None

@@ -78,6 +78,7 @@ def target_summary(
         protocol_version=r(connection.protocol_version) if connection else None,
         server_name=r(info.name) if info else None,
         server_version=r(info.version) if info else None,
+        header_names=tuple(r.text(name) for name in target.headers) if target.kind is TargetKind.HTTP else (),
     )
 
 

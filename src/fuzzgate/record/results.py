@@ -115,6 +115,9 @@ class TargetSummary:
     protocol_version: str | None = None
     server_name: str | None = None
     server_version: str | None = None
+    header_names: tuple[str, ...] = ()
+    """The names of the headers an HTTP target was sent (their values are secrets, never recorded):
+    a replay of the recorded target needs them given again (`cli.recorded`)."""
 
     def to_json(self) -> dict[str, JSONValue]:
         return {
@@ -123,6 +126,7 @@ class TargetSummary:
             "command": self.command,
             "args": list(self.args),
             "url": self.url,
+            "header_names": list(self.header_names),
             "protocol_version": self.protocol_version,
             "server_name": self.server_name,
             "server_version": self.server_version,
@@ -139,6 +143,7 @@ class TargetSummary:
             protocol_version=data.get("protocol_version"),
             server_name=data.get("server_name"),
             server_version=data.get("server_version"),
+            header_names=tuple(str(name) for name in data.get("header_names") or ()),
         )
 
 
