@@ -68,7 +68,8 @@ def test_a_report_file_given_to_replay_is_the_one_read_and_a_baseline_entry_is_n
     _written(tmp_path, STDIO)
     elsewhere = tmp_path / "ci-artifact"
     elsewhere.mkdir()
-    json_report.write(replace(sample_report(tmp_path), target=replace(STDIO, command="node")), elsewhere)
+    node = replace(sample_report(tmp_path), target=replace(STDIO, command="node"), config_path=None)
+    json_report.write(node, elsewhere)
     found = recorded_target(Overrides(out=tmp_path / "out"), elsewhere / "report.json")
     assert found is not None and found[0].command == "node"
     entry = tmp_path / "entry.json"

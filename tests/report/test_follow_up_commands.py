@@ -49,8 +49,11 @@ def test_a_report_written_before_them_reads_with_none() -> None:
     assert report.command_flags == () and report.target.header_names == ()
 
 
-def _commands(text: str) -> list[str]:
-    """Every `fuzzgate replay|baseline ...` command in `text`, to the end of its line."""
+def _commands(output: str, text: str) -> list[str]:
+    """Every `fuzzgate replay|baseline ...` command `output` prints, to the end of its line (of the
+    SARIF, the results' `repro`: its rules' help mentions the command in prose)."""
+    if output == "sarif":
+        text = "\n".join(r["properties"]["repro"] for r in json.loads(text)["runs"][0]["results"])
     return re.findall(r"fuzzgate (?:replay|baseline (?:accept|prune))[^\n]*", text)
 
 
@@ -75,9 +78,7 @@ def _by_flags(repo: Path) -> RunReport:
 def test_every_printed_command_ends_with_the_run_s_flags(repo: Path) -> None:
     report = _by_flags(repo)
     for output, text in _outputs(report, repo).items():
-        if output == "sarif":
-            text = "\n".join(r["properties"]["repro"] for r in json.loads(text)["runs"][0]["results"])
-        commands = _commands(text)
+        commands = _commands(output, text)
         assert commands, output
         for command in commands:
             words = shlex.split(command.rstrip("`"))
@@ -98,5 +99,5 @@ def test_a_run_from_a_config_file_alone_prints_its_commands_as_before(repo: Path
     report = sample_report(repo, Sample(repo))
     assert report.command_flags == ()
     for output, text in _outputs(report, repo).items():
-        for command in _commands(text):
+        for command in _commands(output, text):
             assert command.rstrip("`").endswith("--config fuzzgate.toml") or output == "console", (output, command)
