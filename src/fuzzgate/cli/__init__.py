@@ -19,6 +19,8 @@ One module per command family:
 - `replay.py`: `replay`, a recorded finding (by file or fingerprint, also from the shared store) or
   one call, on fresh servers.
 - `baseline.py`: `baseline list|accept|upgrade|prune`.
+- `recorded.py`: the target the last `report.json` recorded, for `replay` and `baseline` typed
+  with no config file and no target flag (the commands a run given its server by flags prints).
 - `merge.py`: `fuzzgate merge`: the shards' (or several targets') `report.json` combined into one
   set of outputs and one verdict, refusing incomplete, duplicated or disagreeing shards.
 - `corpus.py`: `fuzzgate corpus list|merge|minimize|cleanse` over the corpus store and
