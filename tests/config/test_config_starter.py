@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from fuzzgate.config import OVERRIDE_FLAGS, Config, TargetConfig, TargetKind, starter_config
+from fuzzgate.config import OVERRIDE_FLAGS, Config, Overrides, TargetConfig, TargetKind, load_config, starter_config
 from fuzzgate.config._schema import FUZZGATE_KEYS, SECTION_KEYS, TARGET_KEYS, WALLFACER_ONLY_KINDS
 from fuzzgate.config.model import Shard
 
@@ -88,3 +91,20 @@ def test_docs_cover_every_section_key_and_flag() -> None:
         assert f"`{key}`" in docs, key
     for flag in OVERRIDE_FLAGS.values():
         assert f"`{flag}" in docs, flag
+
+
+_VALUE = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
+
+
+@given(command=_VALUE.filter(bool), args=st.lists(_VALUE, max_size=4))
+def test_a_given_target_reads_back_as_given_whatever_its_characters(command: str, args: list[str]) -> None:
+    """`init --command --arg` writes TOML the loader reads back whole: quotes, backslashes, control
+    characters, DEL and `${NAME}` (not expanded) included."""
+    with tempfile.TemporaryDirectory() as directory:
+        for kind in KINDS:
+            url = "http://127.0.0.1:9/mcp?q=${X}" if kind == "http" else None
+            path = Path(directory) / "fuzzgate.toml"
+            path.write_text(starter_config(kind, command=command, args=args, url=url), encoding="utf-8")
+            warnings: list[str] = []
+            target = load_config(path, Overrides(), {"X": "no"}, warn=warnings.append).target
+            assert (target.command, target.args, target.url) == (command, tuple(args), url) and warnings == []

@@ -195,3 +195,21 @@ def test_init_writes_a_loadable_starter_once(tmp_path: Path) -> None:
     assert again.code == 2 and "already exists" in again.stderr
     http = fuzzgate("init", "--http", "--force", cwd=tmp_path)
     assert http.code == 0 and 'kind = "http"' in (tmp_path / "fuzzgate.toml").read_text()
+
+
+def test_init_with_the_target_tried_by_flags_writes_a_file_tools_and_run_use(tmp_path: Path) -> None:
+    made = fuzzgate("init", *stdio_target("buggy_server.py"), cwd=tmp_path)
+    assert made.code == 0 and "edit [target]" not in made.stdout, made.stderr
+    listed = fuzzgate("tools", cwd=tmp_path)
+    assert listed.code == 0 and "delete_all_notes" in listed.stdout, listed.stderr
+    # Refused before anything is written: a value that looks like a secret, --arg alone, a bad URL.
+    secret = "--arg=--key=sk-" + "a1b2c3d4" * 5
+    for args, said in (
+        (("--command", "server", secret), "holds what looks like a secret (openai_api_key)"),
+        (("--arg=x",), "--arg goes with --command"),
+        (("--url", "ftp://host/mcp"), "does not make a valid config file: [target] url: expected an http://"),
+    ):
+        refused = fuzzgate("init", "--force", "other.toml", *args, cwd=tmp_path)
+        assert refused.code == 2 and said in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
+        assert not (tmp_path / "other.toml").exists()
+        assert "a1b2c3d4" not in refused.stderr

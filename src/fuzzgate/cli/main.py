@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from fuzzgate import __version__
 from fuzzgate.cli import interrupt
-from fuzzgate.config import Config, Overrides, find_config, load_config, starter_config
+from fuzzgate.config import Config, Overrides, find_config, load_config
 from fuzzgate.model.errors import ExitCode, FuzzgateError, UsageError
 from fuzzgate.report.workflow_commands import guarded_output
 
@@ -186,12 +186,15 @@ def _cmd_init(ns: argparse.Namespace, console: Console) -> int:
     path: Path = ns.path
     if path.exists() and not ns.force:
         raise UsageError(f"{path} already exists", hint="pass --force to overwrite it")
+    from fuzzgate.cli.starter import starter_file
     from fuzzgate.model.files import check_output_directory, write_atomic
 
     check_output_directory(path.parent, what="directory of the config file", files=(path.name,))
-
-    write_atomic(path, starter_config("http" if ns.http else "stdio"))
-    console.print(escape(f"wrote {path}: edit [target], then run `fuzzgate tools` to see what would be fuzzed"))
+    command, url = ns.target_command, ns.url
+    text = starter_file("http" if ns.http or url else "stdio", command, tuple(ns.target_args or ()), url)
+    write_atomic(path, text)
+    edit = "" if command is not None or url is not None else "edit [target], then "
+    console.print(escape(f"wrote {path}: {edit}run `fuzzgate tools` to see what would be fuzzed"))
     return ExitCode.OK
 
 
@@ -313,6 +316,12 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("path", nargs="?", type=Path, default=Path("fuzzgate.toml"))
     init.add_argument("--http", action="store_true", help="for a streamable HTTP server (default stdio)")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.add_argument("--command", dest="target_command", help="the server's command, in place of the example")
+    init.add_argument(
+        "--arg", dest="target_args", action="append", metavar="ARG",
+        help="an argument of --command (repeatable; write --arg=--flag for one that starts with --)",
+    )  # fmt: skip
+    init.add_argument("--url", help="the streamable HTTP endpoint (makes the file an http one)")
     init.set_defaults(handler=_cmd_init)
 
     baseline = sub.add_parser("baseline", help="manage the baseline corpus of known findings")

@@ -6,6 +6,8 @@ a valid value (the default, where there is one), so uncommenting any of them is 
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Literal
 
 from fuzzgate.model.findings import DEFAULT_SEVERITY
@@ -129,8 +131,27 @@ _WALLFACER = """
 """
 
 
-def starter_config(kind: Literal["stdio", "http"]) -> str:
-    """The starter `fuzzgate.toml` for a server reached over `kind`."""
+_STDIO_COMMAND = 'command = "python"\nargs = ["server.py"]\n'
+_HTTP_COMMAND = '# command = "python"\n# args = ["server.py", "--transport", "http", "--port", "8000"]\n'
+_HTTP_URL = 'url = "http://127.0.0.1:8000/mcp"\n'
+
+
+def starter_config(
+    kind: Literal["stdio", "http"], *, command: str | None = None, args: Sequence[str] = (), url: str | None = None
+) -> str:
+    """The starter `fuzzgate.toml` for a server reached over `kind`; `command` and `args` (the
+    command serving an HTTP target) and `url`, when given, in place of the examples."""
     severity = "\n".join(f'# {finding.value} = "{level.value}"' for finding, level in DEFAULT_SEVERITY.items())
     target = _STDIO_TARGET if kind == "stdio" else _HTTP_TARGET
+    if command is not None:
+        given = f"command = {toml_string(command)}\nargs = [{', '.join(toml_string(a) for a in args)}]\n"
+        target = target.replace(_STDIO_COMMAND if kind == "stdio" else _HTTP_COMMAND, given)
+    if url is not None:
+        target = target.replace(_HTTP_URL, f"url = {toml_string(url)}\n")
     return _HEADER + target + _FUZZGATE + _WALLFACER.format(severity=severity)
+
+
+def toml_string(value: str) -> str:
+    """`value` as a TOML basic string that reads back as `value`: JSON's escapes are TOML's, but for
+    DEL, which TOML also wants escaped, and `$`, doubled so that no `${NAME}` in it is expanded."""
+    return json.dumps(value.replace("$", "$$"), ensure_ascii=False).replace("\x7f", "\\u007f")
