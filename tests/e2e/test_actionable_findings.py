@@ -5,6 +5,7 @@ sent kept beside it), and messages name the exception."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,3 +64,24 @@ def test_a_repro_is_shrunk_to_the_call_the_bug_needs_and_the_original_kept(tmp_p
     assert finding["reproduced"] == finding["replays"] > 0
     assert finding["message"] == "unhandled KeyError: ''"
     assert """reproduce: fuzzgate replay --tool open_record --arguments '{"path":""}'""" in result.stdout
+
+
+def test_every_tool_failing_alike_is_said_to_look_like_the_environment(tmp_path: Path) -> None:
+    script = SERVERS / "unconfigured.py"
+    result = run(tmp_path, "unconfigured.py", "--cases", "3")
+    names = {f["name"] for f in result.findings(kind="internal_error")}
+    assert names == {"search_notes", "note_metadata", "note_fulltext"}, result.stdout
+    [note] = [n for n in result.report["notes"] if "failed with the same error" in n]
+    assert note.startswith("3 of the 3 tools, resources and prompts fuzzed failed with the same error, 'unhandled "
+                           "ValueError: Missing required environment variables. Please set NOTES_API_KEY'")  # fmt: skip
+    assert "failed with the same error" in (tmp_path / "out" / "summary.md").read_text()
+    # Given what it needs, the same server gives no finding and no such note.
+    config = tmp_path / "configured" / "fuzzgate.toml"
+    config.parent.mkdir()
+    config.write_text(
+        f'[target]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(script))}]\n'
+        'env = { NOTES_API_KEY = "k-1" }\n'
+    )  # fmt: skip
+    configured = fuzzgate("run", "--seed", "0", "--budget", "90s", "--cases", "3", cwd=config.parent)
+    assert configured.code == 0 and configured.report["findings"] == [], configured.stdout
+    assert not any("failed with the same error" in n for n in configured.report["notes"])

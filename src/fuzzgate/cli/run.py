@@ -32,7 +32,7 @@ from fuzzgate.model.findings import Finding
 from fuzzgate.plan.budget import TimeBox, process_start
 from fuzzgate.plan.focus import Changes, compare_checkouts, read_changes
 from fuzzgate.plan.seed import SeedChoice, choose_seed
-from fuzzgate.record.results import CorpusSummary, RunReport, Verdict, exit_code
+from fuzzgate.record.results import CorpusSummary, RunReport, Status, SurfaceEntry, Verdict, exit_code
 from fuzzgate.report.locate import repository_root
 from fuzzgate.sandbox.scope import infer_scope, normalize_scope, scope_labels
 from fuzzgate.store.baseline import Baseline
@@ -273,7 +273,7 @@ def build_report(
         target_line=config.target_line,
         resources=(*result.inventory.resources, *result.inventory.resource_templates),
         prompts=result.inventory.prompts,
-        notes=result.notes,
+        notes=(*result.notes, *_alike(result.findings, result.entries)),
         timing=result.timing,
         containment=result.containment,
         feedback=result.feedback,
@@ -281,6 +281,13 @@ def build_report(
         shard=config.shard,
     )
     return replace(draft, verdict=draft.decide())
+
+
+def _alike(findings: tuple[Finding, ...], entries: tuple[SurfaceEntry, ...]) -> tuple[str, ...]:
+    from fuzzgate.triage.alike import alike_note
+
+    note = alike_note(findings, sum(1 for e in entries if e.status is Status.FUZZED))
+    return () if note is None else (note,)
 
 
 def _seeds(store: CorpusStore | None) -> Seeds:

@@ -18,6 +18,8 @@ The modules:
   dropped when only seen among concurrent calls) is decided in `engine.verify`.
 - `minimize.py`: shrinking a finding's failing call (`CallShrinker`, without I/O: the engine's
   verification replays each smaller call it hands out).
+- `alike.py`: the note for one error that most of what a server offers failed with (its
+  environment, more often than as many bugs).
 - `sequence.py`: sequence repros: replaying and shrinking the calls a repro needs before the failing
   one (`rebind` puts a fresh server's own ids where the recorded run's went, `Step.produced`).
 """
