@@ -115,8 +115,8 @@ that make them do it (`pipx run`, `npm exec`, `uv tool run`)."""
 def package_runner(command: str | None, args: Sequence[str]) -> str | None:
     """The launcher `command args` starts the server with when it is one that fetches the package at
     start (`npx -y PACKAGE`, `uvx PACKAGE`, `pipx run PACKAGE`), as the user wrote it; else None.
-    In the jail it has no network and a HOME of its own, so neither the registry nor the user's
-    cache of earlier runs: it waits on the registry until the start-up timeout, or fails."""
+    In the jail it reaches no registry: it runs what is installed or in the caches the HOME overlay
+    shows (`OFFLINE_ENV`), and a start that failed there is said to be the launcher's."""
     if command is None:
         return None
     name = os.path.basename(command)
