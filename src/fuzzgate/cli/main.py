@@ -85,13 +85,18 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
         help="fuzz tools the destructive guard blocks, where (and only where) the sandbox holds for the server",
     )
     t = p.add_argument_group("target (instead of or over the config file's [target])")
-    t.add_argument("--command", dest="target_command", help="stdio server command")
-    t.add_argument(
-        "--arg", dest="target_args", action="append", metavar="ARG",
-        help="stdio server argument (repeatable; write --arg=--flag for one that starts with --)",
-    )  # fmt: skip
-    t.add_argument("--url", help="streamable HTTP endpoint")
+    _add_target_flags(t, "stdio server command", "stdio server argument", "streamable HTTP endpoint")
     t.add_argument("--header", action="append", metavar="'NAME: VALUE'", help="HTTP header (repeatable)")
+
+
+def _add_target_flags(p: argparse.ArgumentParser | argparse._ArgumentGroup, command: str, arg: str, url: str) -> None:
+    """`--command`, `--arg` and `--url`, as every command that takes a target spells them."""
+    p.add_argument("--command", dest="target_command", help=command)
+    p.add_argument(
+        "--arg", dest="target_args", action="append", metavar="ARG",
+        help=f"{arg} (repeatable; write --arg=--flag for one that starts with --)",
+    )  # fmt: skip
+    p.add_argument("--url", help=url)
 
 
 def _overrides(ns: argparse.Namespace) -> Overrides:
@@ -316,12 +321,10 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("path", nargs="?", type=Path, default=Path("fuzzgate.toml"))
     init.add_argument("--http", action="store_true", help="for a streamable HTTP server (default stdio)")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
-    init.add_argument("--command", dest="target_command", help="the server's command, in place of the example")
-    init.add_argument(
-        "--arg", dest="target_args", action="append", metavar="ARG",
-        help="an argument of --command (repeatable; write --arg=--flag for one that starts with --)",
+    _add_target_flags(
+        init, "the server's command, in place of the example", "an argument of --command",
+        "the streamable HTTP endpoint (makes the file an http one)",
     )  # fmt: skip
-    init.add_argument("--url", help="the streamable HTTP endpoint (makes the file an http one)")
     init.set_defaults(handler=_cmd_init)
 
     baseline = sub.add_parser("baseline", help="manage the baseline corpus of known findings")
