@@ -10,17 +10,16 @@ command line holding `[REDACTED]`, or headers whose values are secrets.
 
 from __future__ import annotations
 
-import json
+import contextlib
 from dataclasses import replace
 from pathlib import Path
 
+from fuzzgate.check.secrets import REDACTED
 from fuzzgate.config import Overrides
-from fuzzgate.model.errors import ConfigError
-from fuzzgate.model.files import read_regular
+from fuzzgate.config.model import DEFAULT_OUT_DIR
+from fuzzgate.model.errors import ConfigError, ReportError
 from fuzzgate.report import json_report
 
-_REDACTED = "[REDACTED]"  # `check.secrets.REDACTED`
-_DEFAULT_OUT = Path(".fuzzgate/out")  # `Config.out_dir`'s default
 _HINT = "pass the target yourself: --command with --arg, or --url with --header"
 
 
@@ -29,19 +28,23 @@ def recorded_target(overrides: Overrides, given: Path | None = None) -> tuple[Ov
     baseline entry) or else of the one in `--out` (default `.fuzzgate/out`), and the line that says
     so; None when there is no report, or its run read a config file (the target is that file's, and
     a missing file is its own error)."""
-    path = Path(overrides.out if overrides.out is not None else _DEFAULT_OUT) / json_report.REPORT_FILE
-    if given is not None and _is_report(given):
-        path = given
-    if not path.is_file():
-        return None
-    report = json_report.read(path)
+    report = None
+    if given is not None:
+        # A baseline entry holds no target; a file that is no report, `replay` itself says so.
+        with contextlib.suppress(ReportError):
+            report, path = json_report.read(given), given
+    if report is None:
+        path = Path(overrides.out if overrides.out is not None else DEFAULT_OUT_DIR) / json_report.REPORT_FILE
+        if not path.is_file():
+            return None
+        report = json_report.read(path)
     target = report.target
     if report.config_path is not None or (target.command is None and target.url is None):
         return None
     words = [target.command or "", *target.args, target.url or ""]
-    if any(_REDACTED in word for word in words):
+    if any(REDACTED in word for word in words):
         raise ConfigError(
-            f"{path}: the last run's command line or URL holds {_REDACTED} in place of a secret", hint=_HINT
+            f"{path}: the last run's command line or URL holds {REDACTED} in place of a secret", hint=_HINT
         )
     if target.header_names and overrides.headers is None:
         names = ", ".join(target.header_names)
@@ -51,13 +54,3 @@ def recorded_target(overrides: Overrides, given: Path | None = None) -> tuple[Ov
     else:
         taken = replace(overrides, url=target.url)
     return taken, f"the server of the last run ({target.name}), as {path} recorded it"
-
-
-def _is_report(path: Path) -> bool:
-    """Whether `path` holds a run's report (a baseline entry holds no target); what cannot be read
-    is left to `replay` to say."""
-    try:
-        data = json.loads(read_regular(path).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    return isinstance(data, dict) and "findings" in data and "target" in data

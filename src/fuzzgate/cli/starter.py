@@ -51,7 +51,7 @@ def _check(flag: str, value: str) -> None:
 
 def _read_back(text: str) -> None:
     """Load `text` as `run` would: a value the loader refuses (a URL that is not one) is said now,
-    with the flag's name, and nothing is written."""
+    and nothing is written."""
     with tempfile.TemporaryDirectory(prefix="fuzzgate-init-") as directory:
         path = Path(directory) / CONFIG_FILE_NAMES[0]
         path.write_text(text, encoding="utf-8")

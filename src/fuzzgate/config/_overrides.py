@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from fuzzgate.config.model import DEFAULT_BASELINE_DIR, DEFAULT_OUT_DIR
+
 
 @dataclass(frozen=True, slots=True)
 class Overrides:
@@ -127,7 +129,7 @@ credential; a replay without a config file takes the target the last report reco
 (`cli.recorded`). Not `--secret-pattern`, which may spell out a secret. The rest (budget, seed,
 selection, feedback, the corpus) shapes fuzzing, not one replay."""
 
-_DEFAULT_PATHS = {"out": Path(".fuzzgate/out"), "baseline": Path(".fuzzgate/baseline")}
+_DEFAULT_PATHS = {"out": DEFAULT_OUT_DIR, "baseline": DEFAULT_BASELINE_DIR}
 
 
 def follow_up_flags(overrides: Overrides) -> tuple[str, ...]:

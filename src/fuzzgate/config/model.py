@@ -12,6 +12,11 @@ from pathlib import Path
 
 from fuzzgate.model.findings import DEFAULT_SEVERITY, Kind, Severity
 
+DEFAULT_OUT_DIR = Path(".fuzzgate/out")
+"""`Config.out_dir` when neither the file nor `--out` sets it."""
+DEFAULT_BASELINE_DIR = Path(".fuzzgate/baseline")
+"""`Config.baseline_dir` when neither the file nor `--baseline` sets it."""
+
 
 class TargetKind(StrEnum):
     STDIO = "stdio"
@@ -144,7 +149,7 @@ class Config:
     fail_on: Severity = Severity.MEDIUM
     fail_on_sdk: bool = False
     """Whether a new finding the server's SDK causes (`Cause.SDK`, always low) fails the run."""
-    out_dir: Path = Path(".fuzzgate/out")
+    out_dir: Path = DEFAULT_OUT_DIR
     """Like `baseline_dir`: relative to the current directory as given here and by a flag;
     `load_config` takes the file's value, and with a file this default, from the file's directory."""
     secret_patterns: tuple[str, ...] = ()
@@ -160,7 +165,7 @@ class Config:
     measures one call of it in this many (`fuzzgate.learn.sampling`); 1 measures every call."""
     protocol: ProtocolMode = ProtocolMode.AUTO
     startup_timeout_ms: int = 30000
-    baseline_dir: Path = Path(".fuzzgate/baseline")
+    baseline_dir: Path = DEFAULT_BASELINE_DIR
     corpus: Path = Path(".fuzzgate/corpus")
     """The corpus directory (one subdirectory per target); relative like `baseline_dir`."""
     shard: Shard | None = None
