@@ -18,6 +18,8 @@ One module per command family:
   loaded before and what it kept saved after, never an entry holding a secret) and `tools`.
 - `replay.py`: `replay`, a recorded finding (by file or fingerprint, also from the shared store) or
   one call, on fresh servers.
+- `starter.py`: `init`'s file with the target given by `--command`/`--arg`/`--url`, refused when
+  a value looks like a secret, read back before it is written.
 - `baseline.py`: `baseline list|accept|upgrade|prune`.
 - `recorded.py`: the target the last `report.json` recorded, for `replay` and `baseline` typed
   with no config file and no target flag (the commands a run given its server by flags prints).
