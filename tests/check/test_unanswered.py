@@ -76,6 +76,24 @@ def test_the_same_death_during_the_call_has_the_same_signature() -> None:
     assert [o.signature for o in silent] == [o.signature for o in during]
 
 
+@pytest.mark.parametrize("status", [OutcomeStatus.OK, OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR])
+def test_a_death_right_after_the_reply_is_a_crash_with_the_signature_of_one_during_the_call(
+    status: OutcomeStatus,
+) -> None:
+    """A replay watches for it (`call.follow_reply`): which side of the reply the death falls on is
+    a race, so both give the same fingerprint; the traceback is the crash's, not an internal error's."""
+    for stderr, exit_code in ((PLAIN, 1), ("", -15)):
+        during = _observe({}, CallOutcome(OutcomeStatus.CLOSED, 0.1, stderr=stderr, exit_code=exit_code))
+        after = CallOutcome(status, 0.1, text="reloaded", stderr=stderr, exit_code=exit_code, died_after_reply=True)
+        (obs,) = _observe({}, after)
+        assert obs.kind is Kind.CRASH and [obs.signature] == [o.signature for o in during]
+    assert obs.message == "the server died right after answering the call (killed by SIGTERM)"
+    (obs,) = _observe({}, replace(after, stderr=PLAIN, exit_code=1))
+    assert obs.message.startswith("the server answered, then died before the next request (exit status 1) after ")
+    # Without the death it is an answer like any other.
+    assert _observe({}, replace(after, died_after_reply=False, stderr="", exit_code=None)) == []
+
+
 @pytest.mark.parametrize("after", [AfterTimeout.ALIVE, AfterTimeout.STUCK, None])
 def test_a_timeout_the_server_survived_is_a_hang_only(after: AfterTimeout | None) -> None:
     (obs,) = _observe({"text": "plain"}, _timeout(after))

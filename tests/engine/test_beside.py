@@ -76,12 +76,20 @@ def _span(call: CallFinished) -> _Span:
     return _Span(call.elapsed_s - call.outcome.duration_s, call.elapsed_s)
 
 
+_STAMP_LAG_S = 0.15
+"""How late a call's start may be read: a call is judged (and its event stamped) while the next one
+is on its way, so the call sent just before a hang reads as begun up to one loop turn after the
+hang did; on a loaded machine more than its own short duration. No call is sent beside a hang
+before the slow threshold (0.3 s) anyway."""
+
+
 def _beside(finished: list[CallFinished]) -> list[CallFinished]:
     """The calls that began while a hang was pending."""
     hangs = [_span(c) for c in finished if c.outcome.status is OutcomeStatus.TIMEOUT]
     return [
         c for c in finished
-        if c.outcome.status is not OutcomeStatus.TIMEOUT and any(h.start < _span(c).start < h.end for h in hangs)
+        if c.outcome.status is not OutcomeStatus.TIMEOUT
+        and any(h.start + _STAMP_LAG_S < _span(c).start < h.end for h in hangs)
     ]  # fmt: skip
 
 

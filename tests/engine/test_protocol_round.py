@@ -67,7 +67,7 @@ def run_round(config: Config) -> tuple[RoundResult, Any]:
 
 
 def found(result: RoundResult) -> dict[str, tuple[Kind, str]]:
-    return {str(probe_of(o)): (o.kind, o.signature[2]) for o, _ in result.found}
+    return {str(probe_of(o)): (o.kind, o.signature[2]) for o, _, _ in result.found}
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -81,14 +81,14 @@ def test_the_planted_protocol_bugs_are_found(transport: str) -> None:
     # The round stops where the server died, and says it must be restarted.
     assert result.sent == ("arguments-omitted", "arguments-omitted-required", "arguments-null")
     assert result.restart is not None and "arguments-null" in result.restart
-    crash = next(o for o, _ in result.found if probe_of(o) == "arguments-null")
+    crash = next(o for o, _, _ in result.found if probe_of(o) == "arguments-null")
     assert crash.server_wide and "exit status 3" in crash.message
     assert "AttributeError" in crash.message and crash.details.frames
     # The repro is the raw message sent, never a payload in the signature.
-    message = next(m for o, m in result.found if probe_of(o) == "arguments-null")
+    message = next(m for o, m, _ in result.found if probe_of(o) == "arguments-null")
     assert message["method"] == "tools/call" and message["params"]["arguments"] is None
     assert message["params"]["name"] == "echo"
-    omitted = next(m for o, m in result.found if probe_of(o) == "arguments-omitted")
+    omitted = next(m for o, m, _ in result.found if probe_of(o) == "arguments-omitted")
     assert "arguments" not in omitted["params"]
     if transport == "stdio":
         assert banner is not None and banner.kind is Kind.PROTOCOL_ERROR and banner.server_wide

@@ -16,6 +16,8 @@ from fuzzgate.engine import verify
 from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.verify import Verification, Verifier
 from fuzzgate.model.findings import DEFAULT_SEVERITY, Details, Finding, Kind, Repro, Severity, Step, Surface
+from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.triage.finding_set import fingerprint
 
 
 def _finding(fp: str = "f" * 20, arguments: dict[str, Any] | None = None) -> Finding:
@@ -334,14 +336,18 @@ def test_the_fuzzing_deadline_reserves_no_time_for_another_calls_symptom(monkeyp
 
 def test_a_sequence_repro_not_yet_settled_reserves_one_try_beyond_its_replays(monkeypatch: pytest.MonkeyPatch) -> None:
     # Its first replay sends the failing call alone, and counts as a replay when that reproduces;
-    # the whole sequence is the one try more when it does not. Shrinking is not reserved for.
+    # the whole sequence is the one try more when it does not, and for a crash, the sequence
+    # without its failing call one more again. Shrinking is not reserved for.
     async def check(verifier: Verifier) -> None:
-        finding = _finding("s" * 20)
+        finding = replace(_finding("s" * 20), kind=Kind.INTERNAL_ERROR)
         sequence = replace(finding, repro=replace(finding.repro, prefix=(Step("open", {}),)))
         verifier.offer(sequence, False)
         assert verifier.backlog(1.0, {}, default_s=0.1).replays == 3 + 1
         verifier.offer(_finding("p" * 20), False)
         assert verifier.backlog(1.0, {}, default_s=0.1).replays == 3 + 1 + 3
+        crash = _finding("c" * 20)
+        verifier.offer(replace(crash, repro=replace(crash.repro, prefix=(Step("open", {}),))), False)
+        assert verifier.backlog(1.0, {}, default_s=0.1).replays == 3 + 1 + 3 + 3 + 2
 
     _run(monkeypatch, lambda _: True, _config(), [], before=check)
 
@@ -367,9 +373,7 @@ def test_what_the_replay_of_a_finding_seen_beside_others_shows_instead_is_a_find
         verifier = Verifier(VerifySettings.of(_config()), None, {})  # type: ignore[arg-type]
 
         def seen(observation: Observation, tool: str, repro: Repro) -> None:
-            found = Finding(
-                observation.kind, Severity.MEDIUM, Surface.TOOL, tool, observation.message, "h" * 20, repro
-            )
+            found = Finding(observation.kind, Severity.MEDIUM, Surface.TOOL, tool, observation.message, "h" * 20, repro)
             verifier.offer(found, observation.ambiguous)
 
         verifier.on_seen = seen
@@ -384,3 +388,134 @@ def test_what_the_replay_of_a_finding_seen_beside_others_shows_instead_is_a_find
     assert (found.kind, found.name, found.replays, found.reproduced) == (Kind.HANG, "sync", 3, 3)
     assert [(f.kind, dropped) for f, dropped in out.triaged] == [(Kind.CRASH, True), (Kind.HANG, False)]
     assert replayed.count(Kind.CRASH) == 3 and replayed.count(Kind.HANG) == 3
+
+
+_KILLED = ("exit", "killed by SIGTERM")
+
+
+def _crash_of(name: str, *steps: str) -> Finding:
+    """A crash of `name` as fuzzing records it: after `steps`, with its real fingerprint."""
+    repro = Repro(seed=1, case_index=0, arguments={}, transport="stdio", prefix=tuple(Step(s, {}) for s in steps))
+    fp = fingerprint(Kind.CRASH, Surface.TOOL, name, _KILLED)
+    return Finding(Kind.CRASH, Severity.CRITICAL, Surface.TOOL, name, "m", fp, repro, signature=_KILLED)
+
+
+Killer = Callable[[list[str]], int | None]
+"""Of the calls a fresh server gets, in order, the index of the one it dies right after answering."""
+
+
+def _moving_run(
+    monkeypatch: pytest.MonkeyPatch, candidate: Finding, killer: Killer
+) -> tuple[Verification, list[tuple[str, tuple[str, ...]]]]:
+    """Verify `candidate` against a server `killer` says dies right after answering a call: the
+    next call sees it die during it, or the replay's watch after the last one; a death before the
+    failing call leaves no outcome, as `replay_once` does."""
+    sent: list[tuple[str, tuple[str, ...]]] = []
+
+    async def fake_replay(
+        _config: Config,
+        _oracles: Any,
+        finding: Finding,
+        _env: Any,
+        _connector: Any,
+        repro: Repro | None = None,
+        *,
+        outcomes: list[CallOutcome] | None = None,
+        **_: Any,
+    ) -> tuple[bool, list[Observation]]:
+        repro = repro if repro is not None else finding.repro
+        calls = [*(step.tool for step in repro.prefix), finding.tool]
+        sent.append((finding.tool, tuple(calls[:-1])))
+        killed = killer(calls)
+        if killed is not None and killed < len(calls) - 2:
+            return False, []
+        died = killed is not None
+        during = killed == len(calls) - 2
+        status = OutcomeStatus.CLOSED if during else OutcomeStatus.OK
+        if outcomes is not None:
+            outcomes.append(CallOutcome(status, 0.1, died_after_reply=died and not during))
+        if not died:
+            return False, []
+        message = "the server died during the call" if during else "the server died right after answering the call"
+        observation = Observation(Kind.CRASH, message, _KILLED, Details(error=None))
+        return fingerprint(Kind.CRASH, Surface.TOOL, finding.tool, _KILLED) == finding.fingerprint, [observation]
+
+    monkeypatch.setattr(verify, "replay_once", fake_replay)
+
+    async def main() -> Verification:
+        verifier = Verifier(VerifySettings.of(_config()), None, {})  # type: ignore[arg-type]
+
+        def seen(observation: Observation, tool: str, repro: Repro) -> Finding:
+            fp = fingerprint(observation.kind, Surface.TOOL, tool, observation.signature)
+            found = Finding(
+                observation.kind, Severity.CRITICAL, Surface.TOOL, tool, observation.message, fp, repro,
+                signature=observation.signature,
+            )  # fmt: skip
+            verifier.offer(found, observation.ambiguous)
+            return found
+
+        verifier.on_seen = seen
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(verifier.serve)
+            result = await verifier.finish([(candidate, False)], [], anyio.current_time() + 30)
+            tg.cancel_scope.cancel()
+        return result
+
+    return anyio.run(main), sent
+
+
+def _first(tool: str, after: str | None = None) -> Killer:
+    """A server that dies after the first call of `tool` (that follows a call of `after`)."""
+
+    def killer(calls: list[str]) -> int | None:
+        return next((i for i, c in enumerate(calls) if c == tool and (after is None or after in calls[:i])), None)
+
+    return killer
+
+
+def test_a_crash_the_call_before_caused_is_moved_to_that_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`reload` answers, then the server dies: fuzzing saw it die during `echo`, sent next, after
+    `add`, which came in before it did. The crash is traced back to `reload` and reported there."""
+    echo = _crash_of("echo", "list", "reload", "add")
+    out, sent = _moving_run(monkeypatch, echo, _first("reload"))
+    # echo alone; the sequence stopped after add (dies during add), after reload (dies after it),
+    # after list (survives): the first call the server dies after is reload.
+    assert sent[:4] == [("echo", ()), ("add", ("list", "reload")), ("reload", ("list",)), ("list", ())]
+    (found,) = out.findings
+    assert (found.name, found.replays, found.reproduced, found.repro.prefix) == ("reload", 3, 3, ())
+    assert found.message == "the server died right after answering the call"
+    assert [(f.name, dropped) for f, dropped in out.triaged] == [("echo", True), ("reload", False)]
+    assert {fp: f.name for fp, f in out.moved.items()} == {echo.fingerprint: "reload"}
+    assert any(note.startswith("1 crash(es) came from the call before") for note in out.notes)
+
+
+def test_the_call_that_killed_the_server_is_found_far_back_in_few_tries(monkeypatch: pytest.MonkeyPatch) -> None:
+    steps = [f"step{i}" for i in range(60)]
+    steps[21] = "reload"
+    echo = _crash_of("echo", *steps)
+    out, sent = _moving_run(monkeypatch, echo, _first("reload"))
+    (found,) = out.findings
+    assert found.name == "reload" and found.reproduced == 3
+    # Back 1, 2, 4 ... calls from the end, then halving: a dozen fresh servers, not one per call.
+    search = sent[1 : sent.index(("reload", tuple(steps[:21]))) + 1]
+    assert len(search) <= 12
+
+
+def test_a_crash_its_own_call_caused_earlier_in_the_sequence_is_settled_from_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # reload kills the server after an open: fuzzing saw the death during the reload after add.
+    reload = _crash_of("reload", "open", "reload", "add")
+    out, _ = _moving_run(monkeypatch, reload, _first("reload", after="open"))
+    (found,) = out.findings
+    assert (found.fingerprint, found.replays, found.reproduced, found.flaky) == (reload.fingerprint, 3, 3, False)
+    assert [step.tool for step in found.repro.prefix] == ["open"] and out.moved == {}
+
+
+def test_a_crash_the_calls_before_do_not_cause_is_settled_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    # echo crashes after an add: without echo the server lives, so the whole sequence is tried next.
+    echo = _crash_of("echo", "list", "add")
+    out, sent = _moving_run(monkeypatch, echo, _first("echo", after="add"))
+    assert sent[:3] == [("echo", ()), ("add", ("list",)), ("echo", ("list", "add"))]
+    (found,) = out.findings
+    assert found.name == "echo" and found.reproduced == 3 and out.moved == {}

@@ -12,6 +12,8 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fuzzgate.check import Observation
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
@@ -331,3 +333,33 @@ def test_a_step_keeps_what_its_reply_brought_in_json_only_when_there_is_some() -
     step = Step("create_note", {"text": "a"}, True, produced=produced)
     assert Step.from_json(step.to_json()) == step
     assert "produced" not in Step("get_note", {"note_id": "n"}).to_json()
+
+
+def _search(steps: int, culprit: int | None, tries: int) -> tuple[int | None, list[int]]:
+    """`first_death` over a server that dies once the sequence reaches call `culprit` (never: None)."""
+    asked: list[int] = []
+
+    async def dies(cut: int) -> bool:
+        asked.append(cut)
+        return culprit is not None and cut >= culprit
+
+    return anyio.run(sequence.first_death, steps, dies, tries), asked
+
+
+@given(steps=st.integers(1, 1000), data=st.data())
+def test_the_first_call_the_server_dies_after_is_found_or_nothing_is(steps: int, data: st.DataObject) -> None:
+    culprit = data.draw(st.none() | st.integers(1, steps))
+    found, asked = _search(steps, culprit, verify.MOVE_TRIES)
+    assert len(asked) <= verify.MOVE_TRIES and len(set(asked)) == len(asked)
+    if culprit is None:
+        assert found is None and asked == [steps]
+    else:
+        # Never a wrong call: the right one, or none when the tries ran out first.
+        assert found in (culprit, None)
+        if steps <= sequence.RECENT_STEPS:
+            assert found == culprit
+
+
+def test_the_call_just_before_takes_two_tries() -> None:
+    assert _search(30, 30, verify.MOVE_TRIES) == (30, [30, 29])
+    assert _search(1, 1, verify.MOVE_TRIES) == (1, [1])

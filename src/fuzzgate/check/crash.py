@@ -52,12 +52,18 @@ def _died_after_silence(ctx: CallContext) -> bool:
 
 @check(order=100)
 def crash(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
-    """The connection closed while the call was pending, or the server never answered it and died
-    on the next request: named by the traceback the server left on stderr, else by how it exited.
+    """The connection closed while the call was pending, the server never answered it and died on
+    the next request, or (seen on a replay, `call.follow_reply`) it answered and died right after:
+    named by the traceback the server left on stderr, else by how it exited.
     (A request holding a lone surrogate is the server's transport failing: `unanswered`.)"""
     outcome = ctx.outcome
     silent = _died_after_silence(ctx)
-    if outcome.status is not OutcomeStatus.CLOSED and not (silent and not has_lone_surrogate(ctx.arguments)):
+    after = outcome.died_after_reply
+    if (
+        outcome.status is not OutcomeStatus.CLOSED
+        and not after
+        and not (silent and not has_lone_surrogate(ctx.arguments))
+    ):
         return
     redact = env.redact
     traces = parse_traces(outcome.stderr) if outcome.stderr else []
@@ -68,13 +74,20 @@ def crash(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
         # caused it names it alone, which makes this one that call's symptom (`engine.labels`).
         trace = None
     what = _exit_label(outcome.exit_code)
-    when = "never answered, then died on the next request" if silent else "died"
+    when = "died"
+    if silent:
+        when = "never answered, then died on the next request"
+    elif after:
+        when = "answered, then died before the next request"
     if trace is not None:
         signature = ("trace", *trace.signature())
         message = f"the server {when} ({what}) after {stderr_headline(outcome.stderr, redact)}"
     else:
+        # The same signature whether the death came during the call or right after its reply: which
+        # one a replay sees can be a race, and it is the same bug.
         signature = ("exit", what)
-        message = f"the server {when} ({what})" if silent else f"the server died during the call ({what})"
+        during = "died right after answering the call" if after else "died during the call"
+        message = f"the server {when} ({what})" if silent else f"the server {during} ({what})"
     details = trace_details(trace, outcome, redact)
     yield Observation(Kind.CRASH, redact.text(message), signature, details, outcome.concurrent > 1)
 

@@ -127,9 +127,12 @@ def _answer(outcome: CallOutcome, surface: Surface) -> str | None:
 
 def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     outcome = ctx.outcome
-    # A server that died with a traceback (during the call, or on the ping after leaving it
-    # unanswered) crashed: the crash or unanswered check names it by that traceback.
-    died = outcome.status is OutcomeStatus.CLOSED or outcome.after_timeout is AfterTimeout.DIED
+    # A server that died with a traceback (during the call, on the ping after leaving it
+    # unanswered, or right after answering it) crashed: the crash or unanswered check names it by
+    # that traceback.
+    died = (
+        outcome.status is OutcomeStatus.CLOSED or outcome.after_timeout is AfterTimeout.DIED or outcome.died_after_reply
+    )
     traces = parse_traces(outcome.stderr) if outcome.stderr and not died else []
     trace = root_cause(traces)
     if trace is None or _sdk_rejection(ctx, trace) or _anothers(ctx, traces):

@@ -44,7 +44,7 @@ from fuzzgate.model.findings import Finding, Step, Surface
 from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox
 from fuzzgate.plan.selection import FAIR_SLACK_S, Scheduler, ToolPlan
-from fuzzgate.target.call import FOLLOW_UP_S, ping
+from fuzzgate.target.call import FOLLOW_UP_S, follow_reply, ping
 from fuzzgate.target.connection import Connection
 from fuzzgate.triage.finding_set import FindingSet
 from fuzzgate.triage.sequence import HISTORY_STEPS
@@ -347,6 +347,10 @@ class CallLoop:
         # Judged while this call was on its way if a case was drawn; else now, before this one.
         behind.settle()
         outcome = replace(step.outcome, concurrent=pending.peak)
+        if not connection.alive():
+            # Answered, and dead before the next request: the death is this call's, and nothing is
+            # collected from the dead server.
+            outcome = await follow_reply(connection, outcome, step.stderr_mark)
         if self._overlap_s is not None and outcome.duration_s > FAIR_SLACK_S:
             # The case drawn ahead was chosen before this call's time was charged to its tool: one
             # this long may change which tool's turn it is (`Scheduler.next`), so it is chosen again.

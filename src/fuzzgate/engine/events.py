@@ -110,6 +110,8 @@ class FindingTriaged:
     explained_by: Finding | None = None
     """For a dropped finding, the finding of another call (seen alone or reproduced) whose evidence it
     showed."""
+    moved_to: Finding | None = None
+    """For a dropped crash, the crash of the call before it, which killed the server."""
 
 
 @dataclass(frozen=True, slots=True)

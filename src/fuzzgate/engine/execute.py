@@ -142,10 +142,12 @@ class Engine:
         if finding.fingerprint not in self.settled:
             self.verifier.offer(finding, ambiguous)
 
-    def _seen_on_replay(self, observation: Observation, tool: str, repro: Repro) -> None:
-        """What a replay of a finding only seen beside other calls showed instead, alone on a fresh
-        server (`Verifier.on_seen`): a finding of its own, as if fuzzing had met it."""
-        self.offer(self.findings.add(observation, tool, repro), observation.ambiguous)
+    def _seen_on_replay(self, observation: Observation, tool: str, repro: Repro) -> Finding:
+        """What a replay showed of another call than the finding's, on a fresh server
+        (`Verifier.on_seen`): a finding of its own, as if fuzzing had met it."""
+        found = self.findings.add(observation, tool, repro)
+        self.offer(found, observation.ambiguous)
+        return found
 
     def _oracles(self) -> Oracles:
         canaries = self.containment.workspace.watched if self.containment is not None else ()
@@ -372,7 +374,9 @@ class Engine:
             spares.close()
             verifying.cancel_scope.cancel()
         for finding, dropped in verification.triaged:
-            self.emit(FindingTriaged(finding, dropped, verification.explained.get(finding.fingerprint)))
+            fingerprint = finding.fingerprint
+            explained, moved = verification.explained.get(fingerprint), verification.moved.get(fingerprint)
+            self.emit(FindingTriaged(finding, dropped, explained, moved))
         box.mark("verification")
 
         corpus = corpus_summary(self.feedback, self.live, seeds)

@@ -54,7 +54,9 @@ def lost(outcome: CallOutcome) -> bool:
     """Whether the call lost the connection (the server died or closed it): nothing is collected
     from a server that is going away, so observing a call never waits for both its last stderr
     words and the collector (`deadline.observe_s`)."""
-    return outcome.status is OutcomeStatus.CLOSED or outcome.after_timeout is AfterTimeout.DIED
+    return (
+        outcome.status is OutcomeStatus.CLOSED or outcome.after_timeout is AfterTimeout.DIED or outcome.died_after_reply
+    )
 
 
 async def call_coverage(

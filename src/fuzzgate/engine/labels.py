@@ -40,6 +40,9 @@ class Tally:
     """Whether a sequence repro was tried alone, then whole, then shrunk (`fuzzgate.triage.sequence`)."""
     shrinker: CallShrinker | None = None
     """The shrinking of the failing call, once every replay reproduced (`triage.minimize`)."""
+    moved_to: Finding | None = None
+    """The crash of the call before this one's, when the server died without this call too, right
+    after answering that one (`Verifier._died_after_earlier_call`): this one is not reported."""
 
 
 @dataclass(slots=True, eq=False)
@@ -71,6 +74,9 @@ class Verification:
     """New findings that failed the same way on the base revision (`fuzzgate.engine.base_check`)."""
     explained: Mapping[str, Finding] = field(default_factory=dict)
     """Dropped findings whose evidence is another call's (`Explainer`), with that call's finding."""
+    moved: Mapping[str, Finding] = field(default_factory=dict)
+    """Dropped crashes of calls the server died during only because the call before them had killed
+    it (`Tally.moved_to`), with that call's crash."""
 
 
 class Explainer:
@@ -136,6 +142,7 @@ def label(
         unreplayed = tuple(sorted((f for f, _ in candidates), key=lambda f: f.fingerprint))
         return Verification(unreplayed, tuple((f, False) for f in unreplayed))
     kept, triaged, notes, explained = _findings(candidates, tallies, replays, target, fail_on)
+    moved = {fp: _moved_to(t, tallies) for fp, t in sorted(tallies.items()) if t.moved_to is not None}
     failing, kept_known, baseline_notes = _baseline(baseline, start_error)
     notes += baseline_notes
     pre_existing: frozenset[str] = frozenset()
@@ -147,8 +154,28 @@ def label(
         notes.extend(base_notes(checks, base.error, checked))
         pre_existing = frozenset(t.finding.fingerprint for t in checks if t.failing)
     return Verification(
-        tuple(kept), tuple(triaged), failing, kept_known, tuple(notes), pre_existing=pre_existing, explained=explained
+        tuple(kept),
+        tuple(triaged),
+        failing,
+        kept_known,
+        tuple(notes),
+        pre_existing=pre_existing,
+        explained=explained,
+        moved=moved,
     )
+
+
+def _moved_to(tally: Tally, tallies: Mapping[str, Tally]) -> Finding:
+    """The crash a moved one ends up as: the call it moved to may have moved on in its turn."""
+    assert tally.moved_to is not None
+    target, seen = tally.moved_to, {tally.finding.fingerprint}
+    while target.fingerprint not in seen:
+        seen.add(target.fingerprint)
+        onward = tallies.get(target.fingerprint)
+        if onward is None or onward.moved_to is None:
+            break
+        target = onward.moved_to
+    return target
 
 
 def _findings(
@@ -165,9 +192,14 @@ def _findings(
     explained: dict[str, Finding] = {}
     explainer = Explainer(tallies)
     partial = unconfirmed = unreached = weak = 0
+    moved = 0
     for finding, _ in sorted(candidates, key=lambda c: c[0].fingerprint):
         tally = tallies[finding.fingerprint]
         labelled, dropped = _labelled(tally, replays)
+        if tally.moved_to is not None:
+            moved += 1
+            triaged.append((labelled, True))
+            continue
         other = explainer.by(tally)
         if other is not None:
             explained[finding.fingerprint] = other
@@ -202,6 +234,11 @@ def _findings(
         notes.append(
             f"{len(explained)} finding(s) seen only beside other calls showed the same evidence (kind and signature)"
             " as a finding of another call seen alone or reproduced: counted as that call's symptom, not reported"
+        )
+    if moved:
+        notes.append(
+            f"{moved} crash(es) came from the call before: the server died without the failing call too,"
+            " right after answering the one before it, so each is reported as that call's crash"
         )
     if partial:
         notes.append(f"{partial} finding(s) got fewer than {replays} replays within the budget")

@@ -30,8 +30,8 @@ from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.config.model import TargetConfig
 from fuzzgate.engine.settings import EngineSettings
-from fuzzgate.model.findings import Finding, Repro, Surface
-from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
+from fuzzgate.model.findings import Finding, Repro, Step, Surface
+from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox
 from fuzzgate.plan.selection import SelectionSettings, select
 from fuzzgate.target.connection import Connection
@@ -65,8 +65,9 @@ MAX_RESTARTS = 3
 
 @dataclass(frozen=True, slots=True)
 class RoundResult:
-    found: tuple[tuple[Observation, dict[str, Any]], ...]
-    """Each observation, with the raw message that showed it (its repro)."""
+    found: tuple[tuple[Observation, dict[str, Any], tuple[Step, ...]], ...]
+    """Each observation, with the raw message that showed it (its repro) and the calls the server
+    had received before it (its repro's prefix: the control call of `arguments-omitted`)."""
     sent: tuple[str, ...]
     """The probes sent, by name, in order."""
     restart: str | None = None
@@ -165,6 +166,10 @@ async def _control(
     params = {**probe.message["params"], "arguments": {}}
     message, _ = stamped(connection, {**probe.message, "id": f"{probe.message['id']}-control", "params": params})
     outcome = await send_raw(connection, message, probe_timeout(target, probe.name))
+    if outcome.status not in NOT_SENT:
+        # A tool call the server got: part of what the probes after it follow (a tool that takes
+        # the server down once it has answered is found so, `Verifier._died_after_earlier_call`).
+        connection.history.append(Step(str(params["name"]), {}))
     return outcome if judge(probe.name, outcome, redact) else None
 
 
@@ -183,7 +188,7 @@ async def protocol_round(
     connection raw messages cannot reach (the in-memory one) gets none. With `facts`, a probe left
     unanswered while the jailed server waited on a connection the jail refuses is the sandbox's
     (`check.environment.waited_on_sandbox`), not a finding."""
-    found: list[tuple[Observation, dict[str, Any]]] = []
+    found: list[tuple[Observation, dict[str, Any], tuple[Step, ...]]] = []
     sent: list[str] = []
     if not carries_raw(connection):
         return RoundResult((), ())
@@ -203,12 +208,13 @@ async def protocol_round(
                     return RoundResult(tuple(found), tuple(sent), restart=reason)
                 continue
         message, _ = stamped(connection, probe.message)
+        before = tuple(connection.history)
         outcome = await send_probe(connection, settings.target, probe.name, message)
         observations = judge(probe.name, outcome, redact)
         if facts is not None and waited_on_sandbox(facts, probed_tool(message) or probe.name, outcome):
             observations = []
         sent.append(probe.name)
-        found.extend((observation, message) for observation in observations)
+        found.extend((observation, message, before) for observation in observations)
         reason = _restart_reason(connection, probe.name, outcome)
         if reason is not None:
             return RoundResult(tuple(found), tuple(sent), restart=reason)
@@ -224,8 +230,8 @@ async def probe_server(run: _Run, keeper: _Keeper, connection: Connection, tools
     limit_s = min(ROUND_LIMIT_S, max(2.0, ROUND_SHARE * settings.budget_s), run.timebox.remaining())
     deadline = time.monotonic() + limit_s
 
-    def record(observation: Observation, name: str, message: dict[str, Any]) -> None:
-        repro = Repro(run.seed, -1, message, connection.transport, surface=Surface.SERVER)
+    def record(observation: Observation, name: str, message: dict[str, Any], prefix: tuple[Step, ...] = ()) -> None:
+        repro = Repro(run.seed, -1, message, connection.transport, surface=Surface.SERVER, prefix=prefix)
         finding = run.findings.add(observation, name, repro)
         run.offer(finding, observation.ambiguous)
 
@@ -243,8 +249,8 @@ async def probe_server(run: _Run, keeper: _Keeper, connection: Connection, tools
             limit_s=max(0.0, deadline - time.monotonic()),
             facts=run.server_facts,
         )
-        for observation, message in result.found:
-            record(observation, probe_of(observation) or BANNER, message)
+        for observation, message, prefix in result.found:
+            record(observation, probe_of(observation) or BANNER, message, prefix)
         done.update(result.sent)
         if result.restart is None:
             return

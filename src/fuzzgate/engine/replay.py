@@ -18,9 +18,10 @@ from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.spare import Connector
 from fuzzgate.engine.steps import StepResult, observe, send_step
 from fuzzgate.generate.dictionary import reply_values
-from fuzzgate.model.findings import Finding, Repro, Step, Surface
+from fuzzgate.model.findings import Finding, Kind, Repro, Step, Surface
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 from fuzzgate.plan.selection import Admission, NotSelected
+from fuzzgate.target.call import AFTER_REPLY_S, follow_reply
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import discover
 from fuzzgate.triage.finding_set import fingerprint, subject
@@ -42,13 +43,16 @@ async def replay_once(
     *,
     admission: Admission | None = None,
     outcomes: list[CallOutcome] | None = None,
+    watch: bool = False,
 ) -> tuple[bool, list[Observation]]:
     """Send the repro (`finding.repro` unless another is given) to a fresh server: the calls of its
     prefix in order, then the failing call. Whether the same bug showed again, and what was seen.
     A bug that shows during the prefix is not this finding's: the server must survive the prefix.
 
     Nothing is sent when `admission` (without one: the server's own listing, read first) refuses
-    a call of the repro: raises `NotSelected`. The failing call's outcome is appended to `outcomes`."""
+    a call of the repro: raises `NotSelected`. The failing call's outcome is appended to `outcomes`.
+    The server is watched for a death right after the failing call's reply when the finding is a
+    crash, or with `watch` (a call replayed for whatever it shows)."""
     repro = repro if repro is not None else finding.repro
     calls = repro_calls(replace(finding, repro=repro))
     if admission is not None:
@@ -57,7 +61,10 @@ async def replay_once(
         if admission is None:
             admission = Admission.of(settings.selection, await discover(connection, settings.target.timeout_ms / 1000))
         refused = admission.refusal(calls)
-        result = None if refused is not None else await _send_repro(connection, settings.target, finding, repro)
+        watched = watch or finding.kind is Kind.CRASH
+        result = (
+            None if refused is not None else await _send_repro(connection, settings.target, finding, repro, watched)
+        )
     # Raised once the connection is closed, so it is not wrapped in its task group's exceptions.
     if refused is not None:
         raise NotSelected(refused)
@@ -74,10 +81,11 @@ async def replay_once(
 
 
 async def _send_repro(
-    connection: Connection, target: TargetConfig, finding: Finding, repro: Repro
+    connection: Connection, target: TargetConfig, finding: Finding, repro: Repro, watch: bool
 ) -> StepResult | None:
-    """The repro's prefix, then its failing call (whose result is returned); None when the server
-    did not survive the prefix."""
+    """The repro's prefix, then its failing call (whose result is returned; with `watch`, watched
+    for a death right after its reply, `call.follow_reply`); None when the server did not survive
+    the prefix."""
     # What the recorded run's replies brought, mapped to what this server's bring in their place:
     # a fresh server hands out other ids, and a use after delete must delete and use its own.
     bound: dict[Any, Any] = {}
@@ -90,9 +98,14 @@ async def _send_repro(
         if step.produced and done.outcome.status is OutcomeStatus.OK:
             now = reply_values(step.tool, done.outcome.payload)
             bound.update((old, new) for old, new in zip(step.produced, now, strict=False) if old != new)
-    return await send_step(
+    done = await send_step(
         connection, target, finding.tool, rebind(repro.arguments, bound), repro.workspace, repro.surface
     )
+    if not watch:
+        return done
+    # A crash seen during fuzzing may have been the server dying right after answering: a replay
+    # sends no request after the failing call, so it watches for that death itself.
+    return replace(done, outcome=await follow_reply(connection, done.outcome, done.stderr_mark, wait_s=AFTER_REPLY_S))
 
 
 def repro_calls(finding: Finding) -> list[tuple[Surface, str]]:

@@ -205,6 +205,6 @@ async def replay_call(
     )
     async with contained(settings, seed) as servers:
         _, observations = await replay_once(
-            servers.settings.verification, servers.oracles, probe, servers.canaries, servers.connector
+            servers.settings.verification, servers.oracles, probe, servers.canaries, servers.connector, watch=True
         )
     return tuple(observations)

@@ -38,6 +38,9 @@ class StepResult:
     effects: tuple[Effect, ...]
     requests: tuple[Request, ...] = ()
     """What the SSRF listener on the server's loopback got while the call was pending."""
+    stderr_mark: int = 0
+    """The server's stderr log as the outcome read it: what it writes after the reply comes after
+    this mark (`call.follow_reply`)."""
 
 
 def call_timeout(target: TargetConfig, arguments: Any) -> float:
@@ -103,13 +106,15 @@ async def send_step(
         outcome = await send_probe(connection, target, tool, sent)
     else:
         outcome = await call_and_follow(connection, tool, sent, timeout_s, surface=surface)
+    # Taken before anything else runs: a line the server writes once it has answered is after it.
+    stderr_mark = connection.server.stderr.mark() if connection.server is not None else 0
     effects: tuple[Effect, ...] = ()
     if layer is not None and before is not None:
         after = layer.snapshot()
         connection.last_snapshot = (connection.steps_started, after)
         effects = effects_of(layer.changes(before, after), layer.outside)
     requests = listener.since(heard) if listener is not None else ()
-    return StepResult(sent, outcome, effects, requests)
+    return StepResult(sent, outcome, effects, requests, stderr_mark)
 
 
 def observe(

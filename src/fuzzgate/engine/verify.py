@@ -60,13 +60,15 @@ import anyio
 from fuzzgate.check import Observation, Oracles
 from fuzzgate.engine.base_check import BASE_ATTEMPTS, BaseRevision, BaseTally
 from fuzzgate.engine.deadline import Backlog, backlog_of, parallel_replays, side_by_side, stop_allowance
+from fuzzgate.engine.feedback import lost
 from fuzzgate.engine.labels import OWN_TIMING, BaseChecks, BaselineTally, Explainer, Tally, Verification, label
 from fuzzgate.engine.replay import connect, replay_once, repro_calls
 from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.spare import Connector, Spares
 from fuzzgate.generate.shrink import smaller_calls
 from fuzzgate.model.errors import TargetError
-from fuzzgate.model.findings import Finding, Repro, Surface
+from fuzzgate.model.findings import Finding, Kind, Repro, Surface
+from fuzzgate.model.outcome import CallOutcome
 from fuzzgate.plan.selection import Admission, NotSelected
 from fuzzgate.triage import sequence
 from fuzzgate.triage.finding_set import evidence, fingerprint, severity_of, subject
@@ -82,6 +84,11 @@ the whole sequence). Shrinking the sequence then takes what time is left, as shr
 does; the deadline reserves none for either. (It was 3, shrinking counted: on a server answering
 every call statelessly, where every finding carries the calls before it and reproduces alone, the
 estimate was twice what verification took.)"""
+
+MOVE_TRIES = 16
+"""Fresh servers a crash's sequence may take to find the call the server died after
+(`Verifier._died_after_earlier_call`): 2 when it is the call before the failing one (the usual
+case), about twice the log2 of the prefix's length when it is far back (12 for 100 calls)."""
 
 __all__ = ["Backlog", "Connector", "Verification", "Verifier", "parallel_replays"]
 
@@ -170,9 +177,10 @@ class Verifier:
         """The first error a fresh server for a replay failed to start with (redacted at its source)."""
         self.spares: Spares | None = None
         """Warm spares to replay on (`use_spares`)."""
-        self.on_seen: Callable[[Observation, str, Repro], None] | None = None
-        """Where what a replay of an ambiguous finding showed instead goes (`_seen_alone`): the
-        engine records it as a finding of its own, offered back here."""
+        self.on_seen: Callable[[Observation, str, Repro], Finding | None] | None = None
+        """Where what a replay showed of another call goes (what a replay of an ambiguous finding
+        showed instead, `_seen_alone`; a crash that was the call before's, `_died_after_earlier_call`):
+        the engine records it as a finding of its own, offered back here, and returns it."""
         self._candidates: frozenset[str] = frozenset()
         """Fuzzing's final findings (`finish`): the others labelled were first met on a replay."""
 
@@ -256,10 +264,15 @@ class Verifier:
         """The replays still to run, counted per fingerprint ("" for a baseline entry's)."""
         replays = self.settings.replays
         explainer = Explainer(self._tallies)
-        tallies = {fp: t for fp, t in self._tallies.items() if explainer.by(t) is None}
+        tallies = {fp: t for fp, t in self._tallies.items() if explainer.by(t) is None and t.moved_to is None}
         left = [(0 if t.unreachable else replays - t.attempts, fp) for fp, t in tallies.items()]
-        # A sequence not yet settled may take a few tries of its own (`fuzzgate.triage.sequence`).
-        left += [(SETTLE_ESTIMATE, fp) for fp, t in tallies.items() if t.finding.repro.prefix and not t.settled]
+        # A sequence not yet settled may take a few tries of its own (`fuzzgate.triage.sequence`),
+        # a crash one more (`_died_after_earlier_call`).
+        left += [
+            (SETTLE_ESTIMATE + (t.finding.kind is Kind.CRASH), fp)
+            for fp, t in tallies.items()
+            if t.finding.repro.prefix and not t.settled
+        ]
         left += [(1, "") for b in self._baseline if not b.done]
         if self.base is not None and self._base_error is None:
             # A base replay for each new finding not yet checked there, confirmed or still to be.
@@ -283,6 +296,10 @@ class Verifier:
             # (`_next_job`).
             self._arrived.set()
         tally.ambiguous = tally.ambiguous and ambiguous
+        if tally.moved_to is not None:
+            # The call before it killed the server: its hits count, but it is not replayed again.
+            tally.finding = replace(finding, repro=tally.finding.repro)
+            return
         # A more severe symptom of the same bug (`Finding.merged_with`) is confirmed with its own repro.
         worse = finding.severity.rank > tally.finding.severity.rank
         if finding.repro.size() < tally.finding.repro.size() or worse:
@@ -390,13 +407,25 @@ class Verifier:
             self._done()
 
     async def _attempt(
-        self, finding: Finding, repro: Repro | None = None, observed: list[Observation] | None = None
+        self,
+        finding: Finding,
+        repro: Repro | None = None,
+        observed: list[Observation] | None = None,
+        outcomes: list[CallOutcome] | None = None,
     ) -> bool | None:
         """One replay on a fresh server: whether it failed the same way; None if no server could be
-        reached. What the oracles saw is added to `observed`."""
+        reached. What the oracles saw is added to `observed`, the failing call's outcome (none when
+        the server died before it) to `outcomes`."""
         try:
             same, observations = await replay_once(
-                self.settings, self.oracles, finding, self.extra_env, self._connector(), repro, admission=self.admission
+                self.settings,
+                self.oracles,
+                finding,
+                self.extra_env,
+                self._connector(),
+                repro,
+                admission=self.admission,
+                outcomes=outcomes,
             )
         except NotSelected:
             return None
@@ -408,7 +437,7 @@ class Verifier:
         return same
 
     async def _confirm_job(self, tally: Tally, generation: int) -> None:
-        if tally.unreachable or generation != tally.generation:
+        if tally.unreachable or tally.moved_to is not None or generation != tally.generation:
             return
         if tally.finding.repro.prefix and not tally.settled:
             await self._settle(tally, generation)
@@ -448,6 +477,8 @@ class Verifier:
                 return
             if not same:
                 self._seen_alone(tally, repro, observed)
+                if not repro.prefix and await self._died_after_earlier_call(tally, generation):
+                    return
             if same:
                 tally.finding = replace(finding, repro=repro.narrowed())
                 tally.attempts, tally.reproduced = 1, 1
@@ -470,6 +501,52 @@ class Verifier:
             self._queue((tally, generation))
         elif generation == tally.generation:
             self._start_shrinking(tally, generation)
+
+    async def _died_after_earlier_call(self, tally: Tally, generation: int) -> bool:
+        """A crash its failing call does not reproduce alone: whether the server dies as well when
+        the sequence stops before that call, right after answering the call before it (a tool
+        that shuts the server down once its reply is out), and if so, the first earlier call the
+        sequence can stop at and still see the server die (`sequence.first_death`: a fresh server
+        per try, at most `MOVE_TRIES`). The crash is that call's, whichever calls fuzzing happened
+        to send after it. When that is this finding's own call, the finding is settled again from
+        the shorter sequence (shorter each time, so this ends); otherwise the crash is recorded as
+        a finding of that call's (`on_seen`), confirmed as any other, and this one, moved to it
+        (`Tally.moved_to`), is replayed no more. Returns whether the settling is done."""
+        finding = tally.finding
+        steps = len(finding.repro.prefix)
+        if finding.kind is not Kind.CRASH or self.on_seen is None or steps == 0:
+            return False
+        crashes: dict[int, tuple[Observation, str, Repro]] = {}
+
+        async def dies(cut: int) -> bool | None:
+            tool, shorter = sequence.ending_at(finding.repro, cut)
+            observed: list[Observation] = []
+            outcomes: list[CallOutcome] = []
+            # Sent as a crash of that call, so that the replay watches for a death after its reply.
+            moved = replace(finding, name=tool, surface=shorter.surface, repro=shorter)
+            if await self._attempt(moved, shorter, observed, outcomes) is None or generation != tally.generation:
+                return None
+            crash = next((o for o in observed if o.kind is Kind.CRASH and not o.ambiguous), None)
+            if crash is not None:
+                crashes[cut] = (crash, tool, shorter)
+            # No outcome: the server died during the calls before the last one.
+            return crash is not None or not outcomes or lost(outcomes[0])
+
+        cut = await sequence.first_death(steps, dies, MOVE_TRIES)
+        if generation != tally.generation:
+            return True
+        if cut is None or cut not in crashes:
+            return False
+        crash, tool, repro = crashes[cut]
+        if fingerprint(Kind.CRASH, *subject(crash, tool, repro.surface), crash.signature) == finding.fingerprint:
+            # This finding's own call, earlier in the sequence: settled again from that repro.
+            tally.generation += 1
+            tally.settled = False
+            tally.finding = replace(finding, repro=repro)
+            self._queue((tally, tally.generation))
+            return True
+        tally.moved_to = self.on_seen(crash, tool, repro)
+        return tally.moved_to is not None
 
     def _seen_alone(self, tally: Tally, repro: Repro, observed: Sequence[Observation]) -> None:
         """A finding only ever seen beside other calls did not show again on a fresh server, alone;

@@ -88,6 +88,9 @@ class CallOutcome:
     """How many calls were in flight at once, which makes attribution of process-wide symptoms uncertain."""
     after_timeout: AfterTimeout | None = None
     """For TIMEOUT: what the ping sent next showed (None when none was sent)."""
+    died_after_reply: bool = False
+    """The server answered, then died before the next request was answered (`target.call.follow_reply`:
+    watched on replays of a crash only; `exit_code` and `stderr` then say how)."""
     sources: tuple[tuple[str, str], ...] = ()
     """Each scope directory as the server saw it (its throwaway layer) and the user's directory it
     stands for: a path in the server's traceback is reported as the user's (`source_path`)."""

@@ -108,7 +108,10 @@ class ConsoleReporter:
         elif isinstance(event, FindingTriaged):
             f = event.finding
             other = event.explained_by
-            if other is not None:
+            if event.moved_to is not None:
+                killer = subject_label(event.moved_to.surface, event.moved_to.name)
+                label = f"not reported (the server died right after answering {self._shown(killer)}: its crash)"
+            elif other is not None:
                 seen = f"{other.kind.value} in {subject_label(other.surface, other.name)}"
                 label = f"not reported (another call's symptom: the same evidence as {self._shown(seen)})"
             elif event.dropped and f.unconfirmed:

@@ -232,6 +232,10 @@ async def call_tool(
 
 FOLLOW_UP_S = 1.0
 """How long the ping after a timed-out request may take."""
+AFTER_REPLY_S = 0.5
+"""How long a replay of a crash waits, after the reply, for the server to die before it pings
+(`follow_reply`'s `wait_s`): a server that shuts itself down after answering (a signal it sent itself, a
+promise that rejected once the reply was out) dies within milliseconds, on the client's next request."""
 
 
 async def call_and_follow(
@@ -289,3 +293,48 @@ async def follow_timeout(connection: Connection, outcome: CallOutcome, *, ping_s
         if more:
             fields["stderr"] = "\n".join(filter(None, [outcome.stderr, *more]))
     return replace(outcome, **fields)
+
+
+async def follow_reply(
+    connection: Connection,
+    outcome: CallOutcome,
+    stderr_mark: int,
+    *,
+    wait_s: float = 0.0,
+    ping_s: float = FOLLOW_UP_S,
+) -> CallOutcome:
+    """`outcome` as it stands, or for a request the server answered and then died after (not
+    stopped by fuzzgate), with `died_after_reply`, its exit and what it wrote to stderr since
+    `stderr_mark` (the mark at the reply). With `wait_s` (a replay, which sends nothing after the
+    failing call) the server is given that long to die, then pinged; without, only a death that
+    already happened counts (fuzzing, which is about to send its next request). Only a server
+    fuzzgate started can be seen to die."""
+    process = connection.server
+    if process is None or outcome.status not in _ANSWERED:
+        return outcome
+    if wait_s > 0:
+        with anyio.move_on_after(wait_s):
+            while process.returncode is None:
+                await anyio.sleep(0.01)
+        if process.returncode is None and await ping(connection, ping_s) is not AfterTimeout.DIED:
+            return outcome
+    elif process.returncode is None:
+        return outcome
+    await await_death(process, http=connection.process is None)
+    if process.returncode is None or process.killed_by_us:
+        # Over HTTP a failed ping can leave the process up; a stop of fuzzgate's is no crash.
+        return outcome
+    stderr = "\n".join(filter(None, [outcome.stderr, *process.stderr.since(stderr_mark)]))
+    return replace(outcome, died_after_reply=True, exit_code=process.returncode, stderr=stderr)
+
+
+_ANSWERED = frozenset(
+    {
+        OutcomeStatus.OK,
+        OutcomeStatus.TOOL_ERROR,
+        OutcomeStatus.RPC_ERROR,
+        OutcomeStatus.OUTPUT_INVALID,
+        OutcomeStatus.UNSUPPORTED,
+    }
+)
+"""The outcomes of a request the server answered: only those can have a death after them."""

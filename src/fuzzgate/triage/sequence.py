@@ -37,13 +37,30 @@ def alone(repro: Repro) -> Repro:
     return replace(repro, prefix=())
 
 
+def ending_at(repro: Repro, cut: int) -> tuple[str, Repro]:
+    """The repro of a sequence cut short: its first `cut` earlier calls, the last of them as the
+    failing one (whose tool is returned), the failing call left out. `1 <= cut <= len(repro.prefix)`."""
+    last = repro.prefix[cut - 1]
+    moved = Repro(
+        seed=repro.seed,
+        case_index=0,
+        arguments=last.arguments,
+        transport=repro.transport,
+        schema_valid=last.schema_valid,
+        prefix=repro.prefix[: cut - 1],
+        workspace=repro.workspace,
+        surface=last.surface,
+        redacted=repro.redacted,
+    )
+    return last.tool, moved.narrowed()
+
+
 def prefix_of(history: Sequence[Step], read_only: Collection[str] = ()) -> tuple[Step, ...]:
     """The calls a repro keeps of `history` (oldest first): the last `RECENT_STEPS`, and before them
     those to tools not in `read_only`, at most `HISTORY_STEPS` in all."""
     recent = list(history[-RECENT_STEPS:])
     earlier = [step for step in history[-HISTORY_STEPS:-RECENT_STEPS] if step.tool not in read_only]
     return (*earlier, *recent)
-
 
 
 async def shrink(
@@ -104,6 +121,35 @@ async def shrink(
         else:
             chunks = min(len(steps), chunks * 2)
     return await _shrink_arguments(repro, reproduces, keep, left)
+
+
+Dies = Callable[[int], Awaitable[bool | None]]
+"""Whether the server dies when a sequence stops after its `cut`-th earlier call (that call the
+failing one, watched after its reply); None to stop searching (no server reached)."""
+
+
+async def first_death(steps: int, dies: Dies, tries: int) -> int | None:
+    """The first cut (1 to `steps`) at which a sequence of `steps` earlier calls still kills the
+    server, when the whole of them does: the call it dies right after. None when the whole does
+    not, a try gave None, or `tries` did not narrow it down. Searched back from the end, 1, 2, 4 ...
+    calls (the call is mostly among the last few: 2 tries when it is the last), then by halving
+    what is left; a server that died at a cut dies at every later one, so `high` always dies and
+    no cut below `low` does."""
+    left = tries - 1
+    if left < 0 or not await dies(steps):
+        return None
+    low, high, back = 1, steps, 1
+    while low < high and left > 0:
+        left -= 1
+        cut = max(low, high - back) if back else (low + high) // 2
+        answer = await dies(cut)
+        if answer is None:
+            return None
+        if answer:
+            high, back = cut, back * 2 if back else 0
+        else:
+            low, back = cut + 1, 0
+    return high if low == high else None
 
 
 def _scalars(value: object) -> set[str]:
@@ -182,4 +228,3 @@ def bindings(recorded: Sequence[Step], sent: Sequence[Step]) -> dict[Any, Any]:
 REBIND_MIN_CHARS = 6
 """A bound string shorter than this is replaced only where it is the whole value: a short id
 ("7") inside other text is more likely a coincidence than a reference."""
-
