@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from fuzzgate.check.traceback import parse_traces, root_cause
+from fuzzgate.check.traceback import parse_traces, reports_fatal_error, root_cause
 
 PLAIN = """INFO handling request
 Traceback (most recent call last):
@@ -111,3 +111,16 @@ def test_the_exception_type_does_not_change_the_signature() -> None:
 def test_another_raising_function_is_another_signature() -> None:
     elsewhere = PLAIN.replace("in split_bill", "in tip_share")
     assert parse_traces(PLAIN)[0].signature() != parse_traces(elsewhere)[0].signature()
+
+
+def test_nodes_report_of_the_error_it_dies_of_is_told_from_a_logged_one() -> None:
+    dying = (
+        "file.js:3\n  throw e;\n  ^\n\nError: boom\n    at Timeout._onTimeout (/srv/file.js:3:9)\n\nNode.js v20.20.2\n"
+    )
+    assert reports_fatal_error(dying)
+    # Colour codes and a trailing blank line are no different.
+    assert reports_fatal_error("\x1b[31mError: boom\x1b[0m\nNode.js v22.1.0")
+    # The same error logged by a server that goes on: no footer, or words after it.
+    assert not reports_fatal_error(dying.replace("Node.js v20.20.2", ""))
+    assert not reports_fatal_error(dying + "listening again\n")
+    assert not reports_fatal_error("")

@@ -1,6 +1,7 @@
 """`fuzzgate run` against a server that answers a call and dies right after (tests/servers/after_reply.py:
 `reload_settings` sends SIGTERM to its own process 20 ms after its reply, as desktop-commander's
-`kill_process` does given its own pid). The death lands on whatever request comes next: fuzzing saw
+`kill_process` does given its own pid; tests/servers/node_after_reply.js: `sync` leaves a promise
+that rejects 5 ms after its reply, which kills Node). The death lands on whatever request comes next: fuzzing saw
 crashes of `echo`, `add` and protocol probes, none of which reproduced alone, and the run said PASS.
 The crash is `reload_settings`'s, found on the spot when the server is already dead before the
 next request, and otherwise traced back from the sequence on fresh servers (`Verifier`).
@@ -18,12 +19,13 @@ from tests.e2e.conftest import ROOT, CliRun, fuzzgate
 pytestmark = pytest.mark.e2e
 
 SERVER = ROOT / "tests" / "servers" / "after_reply.py"
+NODE_SERVER = ROOT / "tests" / "servers" / "node_after_reply.js"
 
 
-def _run(work: Path, *server_args: str) -> CliRun:
+def _run(work: Path, *server_args: str, command: str = sys.executable, server: Path = SERVER) -> CliRun:
     work.mkdir()
     return fuzzgate(
-        "run", "--command", sys.executable, f"--arg={SERVER}", *(f"--arg={a}" for a in server_args),
+        "run", "--command", command, f"--arg={server}", *(f"--arg={a}" for a in server_args),
         "--seed", "4", "--cases", "12", "--budget", "150s", "--replays", "2", "--baseline", str(work / "baseline"),
         cwd=work,
     )  # fmt: skip
@@ -49,3 +51,14 @@ def test_a_server_that_lives_on_after_its_replies_has_no_crash(tmp_path: Path) -
     assert run.code == 0, run.stdout + run.stderr
     assert run.findings(kind="crash") == []
     assert "came from the call before" not in run.stdout
+
+
+def test_a_node_server_killed_by_a_rejection_after_its_reply_crashes_in_that_call(tmp_path: Path) -> None:
+    run = _run(tmp_path / "node", command="node", server=NODE_SERVER)
+    crashes = run.findings(kind="crash")
+    assert [(c["surface"], c["name"]) for c in crashes] == [("tool", "sync")], run.stdout
+    (crash,) = crashes
+    assert crash["reproduced"] == crash["replays"] == 2 and not crash["flaky"], crash
+    assert "sync failed: the cache is gone" in crash["message"], crash
+    # Node's report of the rejection on stderr is the crash's, not a caught error of some call.
+    assert run.findings(kind="internal_error") == [], run.stdout

@@ -166,6 +166,17 @@ def _parse_node(lines: list[str], i: int) -> tuple[Trace, int]:
     return Trace(head["type"], (head["msg"] or "").strip(), tuple(reversed(frames))), i
 
 
+_NODE_FATAL = re.compile(r"^Node\.js v\d+\.\d+\.\d+$")
+"""The line Node.js (17 and later) ends its report of an uncaught exception with, just before the
+process exits: a server that wrote it is dying, whatever it answered."""
+
+
+def reports_fatal_error(text: str) -> bool:
+    """Whether stderr `text` ends with a runtime's report of the error the process dies of."""
+    lines = _clean(text)
+    return bool(lines) and _NODE_FATAL.match(lines[-1].strip()) is not None
+
+
 def root_cause(traces: list[Trace]) -> Trace | None:
     """The trace that says most about the bug: the first (root of a chain) that reaches user code."""
     for trace in traces:

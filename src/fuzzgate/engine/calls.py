@@ -25,6 +25,7 @@ import anyio
 import anyio.lowlevel
 
 from fuzzgate.check import Oracles, has_lone_surrogate
+from fuzzgate.check.traceback import reports_fatal_error
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
 from fuzzgate.engine.events import CallFinished, EventSink, FuzzingStopped
 from fuzzgate.engine.feedback import call_coverage, observe_features
@@ -44,7 +45,7 @@ from fuzzgate.model.findings import Finding, Step, Surface
 from fuzzgate.model.outcome import NOT_SENT, AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan.budget import TimeBox
 from fuzzgate.plan.selection import FAIR_SLACK_S, Scheduler, ToolPlan
-from fuzzgate.target.call import FOLLOW_UP_S, follow_reply, ping
+from fuzzgate.target.call import AFTER_REPLY_S, FOLLOW_UP_S, follow_reply, ping
 from fuzzgate.target.connection import Connection
 from fuzzgate.triage.finding_set import FindingSet
 from fuzzgate.triage.sequence import HISTORY_STEPS
@@ -351,6 +352,10 @@ class CallLoop:
             # Answered, and dead before the next request: the death is this call's, and nothing is
             # collected from the dead server.
             outcome = await follow_reply(connection, outcome, step.stderr_mark)
+        elif reports_fatal_error(outcome.stderr):
+            # Answered, and reporting the error it is about to die of (a promise rejected after
+            # the reply): its death is this call's too, not the next one's.
+            outcome = await follow_reply(connection, outcome, step.stderr_mark, wait_s=AFTER_REPLY_S)
         if self._overlap_s is not None and outcome.duration_s > FAIR_SLACK_S:
             # The case drawn ahead was chosen before this call's time was charged to its tool: one
             # this long may change which tool's turn it is (`Scheduler.next`), so it is chosen again.
