@@ -173,6 +173,9 @@ process exits: a server that wrote it is dying, whatever it answered."""
 
 def reports_fatal_error(text: str) -> bool:
     """Whether stderr `text` ends with a runtime's report of the error the process dies of."""
+    if "Node.js v" not in text:
+        # Asked of every call's stderr: mostly empty, never worth splitting into lines.
+        return False
     lines = _clean(text)
     return bool(lines) and _NODE_FATAL.match(lines[-1].strip()) is not None
 

@@ -444,7 +444,8 @@ class CallLoop:
             # The calls sent beside one that hung alone (`_watch`) are let end before the restart,
             # within their timeout: their findings are as good as any.
             drain_s = target.timeout_ms / 1000 + FOLLOW_UP_S if outcome.after_timeout is AfterTimeout.ALIVE else 0.0
-            keeper.restart(connection, f"{plan.info.name} case {index}: {outcome.status.value}", drain_s)
+            how = "answered, then died" if outcome.died_after_reply else outcome.status.value
+            keeper.restart(connection, f"{plan.info.name} case {index}: {how}", drain_s)
             keeper.culprit = plan
             feed.restarted()
             if self.run.live is not None:
