@@ -50,3 +50,15 @@ def test_a_long_error_is_cut() -> None:
     long = "E" * 500
     note = alike_note([internal("a", long), internal("b", long)], fuzzed=2)
     assert note is not None and "E" * 159 + "…" in note and "E" * 160 not in note
+
+
+def test_no_note_when_the_tools_failing_alike_also_accepted_calls() -> None:
+    """mcp-text-editor refuses every relative path with "File path must be absolute" and edits
+    files given absolute ones: the error says what the inputs lacked, not the environment."""
+    absolute = "unhandled RuntimeError: File path must be absolute"
+    findings = [internal(n, absolute) for n in ("get_text_file_contents", "edit_text_file_contents")]
+    accepting = {(Surface.TOOL, "get_text_file_contents"), (Surface.TOOL, "edit_text_file_contents")}
+    assert alike_note(findings, fuzzed=2, accepting=accepting) is None
+    # One of the two never accepted a call: one subject is not "most of what it offers" alike.
+    assert alike_note(findings, fuzzed=2, accepting={(Surface.TOOL, "edit_text_file_contents")}) is None
+    assert alike_note(findings, fuzzed=2) is not None

@@ -28,7 +28,7 @@ from fuzzgate.model.commands import prune_command
 from fuzzgate.model.corpus import CorpusEntry
 from fuzzgate.model.errors import ExitCode, FuzzgateError, UsageError
 from fuzzgate.model.files import check_output_directory
-from fuzzgate.model.findings import Finding
+from fuzzgate.model.findings import Finding, Surface
 from fuzzgate.plan.budget import TimeBox, process_start
 from fuzzgate.plan.focus import Changes, compare_checkouts, read_changes
 from fuzzgate.plan.seed import SeedChoice, choose_seed
@@ -273,7 +273,7 @@ def build_report(
         target_line=config.target_line,
         resources=(*result.inventory.resources, *result.inventory.resource_templates),
         prompts=result.inventory.prompts,
-        notes=(*result.notes, *_alike(result.findings, result.entries)),
+        notes=(*result.notes, *_alike(result.findings, result.entries, result.accepting)),
         timing=result.timing,
         containment=result.containment,
         feedback=result.feedback,
@@ -283,10 +283,12 @@ def build_report(
     return replace(draft, verdict=draft.decide())
 
 
-def _alike(findings: tuple[Finding, ...], entries: tuple[SurfaceEntry, ...]) -> tuple[str, ...]:
+def _alike(
+    findings: tuple[Finding, ...], entries: tuple[SurfaceEntry, ...], accepting: frozenset[tuple[Surface, str]]
+) -> tuple[str, ...]:
     from fuzzgate.triage.alike import alike_note
 
-    note = alike_note(findings, sum(1 for e in entries if e.status is Status.FUZZED))
+    note = alike_note(findings, sum(1 for e in entries if e.status is Status.FUZZED), accepting)
     return () if note is None else (note,)
 
 

@@ -416,6 +416,7 @@ class Engine:
             corpus=corpus,
             corpus_added=self.live.added() if self.live is not None else (),
             cut_off=self.cut_off,
+            accepting=frozenset((p.info.surface, p.info.name) for p in selection.plans if p.accepted is not None),
         )
 
     async def _start_feedback(

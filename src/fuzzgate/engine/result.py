@@ -14,7 +14,7 @@ from fuzzgate.learn.features import Feedback, SignalKind
 from fuzzgate.learn.live_corpus import REPLAY_SHARE, CorpusStats, LiveCorpus, Seeds
 from fuzzgate.learn.sampling import CoverageSampling
 from fuzzgate.model.corpus import CorpusEntry
-from fuzzgate.model.findings import Finding
+from fuzzgate.model.findings import Finding, Surface
 from fuzzgate.plan.selection import Selection, ToolPlan
 from fuzzgate.record.results import (
     SHARD_REASON_PREFIX,
@@ -59,6 +59,9 @@ class EngineResult:
     cut_off: tuple[str, ...] = ()
     """Calls in flight at fuzzing's deadline that the time box stopped before they could be
     observed to their end (`tool case N`): a crash or hang they caused is not reported."""
+    accepting: frozenset[tuple[Surface, str]] = frozenset()
+    """The tools, resources and prompts that answered a schema-valid call with success at least
+    once: whatever error they failed with, it was not all they could do (`triage.alike`)."""
 
 
 def target_summary(

@@ -10,7 +10,7 @@ gate looks at the environment first.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from fuzzgate.model.findings import Finding, Kind, Surface
 
@@ -18,13 +18,16 @@ _SHOWN = 160
 """Characters of the shared error a note quotes."""
 
 
-def alike_note(findings: Sequence[Finding], fuzzed: int) -> str | None:
+def alike_note(findings: Sequence[Finding], fuzzed: int, accepting: Collection[tuple[Surface, str]] = ()) -> str | None:
     """The note for an error that more than half of the `fuzzed` tools, resources and prompts (and
-    at least two) answered in an `internal_error` finding; None when there is none. The error is
-    a finding's `details.error` when the reply held one, else its message."""
+    at least two) answered in an `internal_error` finding, none of them ever `accepting` a call
+    (answering a schema-valid one with success: `mcp-text-editor` refuses every relative path with
+    the same error, and works on absolute ones, so what it lacks is in the input, not in its
+    environment); None when there is none. The error is a finding's `details.error` when the reply
+    held one, else its message."""
     subjects: dict[str, set[tuple[Surface, str]]] = {}
     for finding in findings:
-        if finding.kind is not Kind.INTERNAL_ERROR:
+        if finding.kind is not Kind.INTERNAL_ERROR or (finding.surface, finding.name) in accepting:
             continue
         lines = (finding.details.error or finding.message).strip().splitlines()
         if lines and lines[0].strip():
