@@ -1,7 +1,7 @@
 """`fuzzgate run` against a server that answers a call and dies right after (tests/servers/after_reply.py:
 `reload_settings` sends SIGTERM to its own process 20 ms after its reply, as desktop-commander's
-`kill_process` does given its own pid; tests/servers/node_after_reply.js: `sync` leaves a promise
-that rejects 5 ms after its reply, which kills Node). The death lands on whatever request comes next: fuzzing saw
+`kill_process` does given its own pid; tests/servers/node_minimal.js --sync-rejects: `sync` leaves a
+promise that rejects 5 ms after its reply, which kills Node). The death lands on whatever request comes next: fuzzing saw
 crashes of `echo`, `add` and protocol probes, none of which reproduced alone, and the run said PASS.
 The crash is `reload_settings`'s, found on the spot when the server is already dead before the
 next request, and otherwise traced back from the sequence on fresh servers (`Verifier`).
@@ -19,7 +19,7 @@ from tests.e2e.conftest import ROOT, CliRun, fuzzgate
 pytestmark = pytest.mark.e2e
 
 SERVER = ROOT / "tests" / "servers" / "after_reply.py"
-NODE_SERVER = ROOT / "tests" / "servers" / "node_after_reply.js"
+NODE_SERVER = ROOT / "tests" / "servers" / "node_minimal.js"
 
 
 def _run(work: Path, *server_args: str, command: str = sys.executable, server: Path = SERVER) -> CliRun:
@@ -54,7 +54,7 @@ def test_a_server_that_lives_on_after_its_replies_has_no_crash(tmp_path: Path) -
 
 
 def test_a_node_server_killed_by_a_rejection_after_its_reply_crashes_in_that_call(tmp_path: Path) -> None:
-    run = _run(tmp_path / "node", command="node", server=NODE_SERVER)
+    run = _run(tmp_path / "node", "--sync-rejects", command="node", server=NODE_SERVER)
     crashes = run.findings(kind="crash")
     assert [(c["surface"], c["name"]) for c in crashes] == [("tool", "sync")], run.stdout
     (crash,) = crashes

@@ -1,7 +1,14 @@
 // A minimal MCP server on Node.js, without dependencies: the coverage collector's tests need a
 // server that is not Python. It answers initialize, tools/list and one tool, `echo`.
+//
+// With `--sync-rejects` it also has `sync`, which answers, then dies of a promise rejected 5 ms
+// later (a rejection nobody handles: Node prints the error and exits 1).
 "use strict";
 const readline = require("readline");
+
+const SYNC = process.argv.includes("--sync-rejects");
+const TOOLS = [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }];
+if (SYNC) TOOLS.push({ name: "sync", inputSchema: { type: "object", properties: {} } });
 
 const lines = readline.createInterface({ input: process.stdin });
 const send = (message) => process.stdout.write(JSON.stringify(message) + "\n");
@@ -24,13 +31,13 @@ lines.on("line", (line) => {
       });
       break;
     case "tools/list":
-      reply({
-        tools: [
-          { name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } },
-        ],
-      });
+      reply({ tools: TOOLS });
       break;
     case "tools/call":
+      if (SYNC && request.params.name === "sync") {
+        // The reply goes out first; the rejection nobody handles comes after it.
+        setTimeout(() => Promise.reject(new Error("sync failed: the cache is gone")), 5);
+      }
       reply({ content: [{ type: "text", text: String((request.params.arguments || {}).text) }] });
       break;
     case "ping":
