@@ -1,10 +1,11 @@
-"""`fuzzgate run` against a server that answers a call and dies right after (tests/servers/after_reply.py:
+"""`fuzzgate run` against a server that answers a call and dies right after: tests/servers/after_reply.py's
 `reload_settings` sends SIGTERM to its own process 20 ms after its reply, as desktop-commander's
-`kill_process` does given its own pid; tests/servers/node_minimal.js --sync-rejects: `sync` leaves a
-promise that rejects 5 ms after its reply, which kills Node). The death lands on whatever request comes next: fuzzing saw
-crashes of `echo`, `add` and protocol probes, none of which reproduced alone, and the run said PASS.
-The crash is `reload_settings`'s, found on the spot when the server is already dead before the
-next request, and otherwise traced back from the sequence on fresh servers (`Verifier`).
+`kill_process` does given its own pid; `sync` of tests/servers/node_minimal.js --sync-rejects leaves
+a promise that rejects 5 ms after its reply, which kills Node. The death lands on whatever request
+comes next: fuzzing saw crashes of `echo`, `add` and protocol probes, none of which reproduced
+alone, and the run said PASS. The crash is `reload_settings`'s, found on the spot when the server
+is already dead before the next request, and otherwise traced back from the sequence on fresh
+servers (`Verifier`).
 """
 
 from __future__ import annotations
