@@ -21,6 +21,7 @@ from fuzzgate.check.patterns import SDK_UNHANDLED as _BARE_SDK_ERROR
 from fuzzgate.model.findings import Surface
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
 from fuzzgate.model.uri_template import expand_template
+from fuzzgate.sandbox.owned_process import OwnedProcess
 from fuzzgate.target.client_side import utf8_encodable
 from fuzzgate.target.connection import CONNECTION_CLOSED, Connection, describe_exception
 from fuzzgate.target.settle import await_death, is_connection_loss, let_stderr_catch_up
@@ -289,9 +290,7 @@ async def follow_timeout(connection: Connection, outcome: CallOutcome, *, ping_s
         after = fields["after_timeout"] = AfterTimeout.DIED
         await await_death(process, http=connection.process is None)
         fields["exit_code"] = process.returncode
-        more = process.stderr.since(err_mark)
-        if more:
-            fields["stderr"] = "\n".join(filter(None, [outcome.stderr, *more]))
+        fields["stderr"] = _last_words(outcome, process, err_mark)
     return replace(outcome, **fields)
 
 
@@ -324,8 +323,13 @@ async def follow_reply(
     if process.returncode is None or process.killed_by_us:
         # Over HTTP a failed ping can leave the process up; a stop of fuzzgate's is no crash.
         return outcome
-    stderr = "\n".join(filter(None, [outcome.stderr, *process.stderr.since(stderr_mark)]))
+    stderr = _last_words(outcome, process, stderr_mark)
     return replace(outcome, died_after_reply=True, exit_code=process.returncode, stderr=stderr)
+
+
+def _last_words(outcome: CallOutcome, process: OwnedProcess, mark: int) -> str:
+    """The call's stderr, and what the server wrote after it (since `mark`) as it died."""
+    return "\n".join(filter(None, [outcome.stderr, *process.stderr.since(mark)]))
 
 
 _ANSWERED = frozenset(
