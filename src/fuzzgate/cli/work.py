@@ -366,7 +366,7 @@ class _Worker:
 
     def _stats(self, cycle: _Cycle) -> None:
         if cycle.recorder is not None and cycle.environment is not None:
-            self.writer.write_stats(cycle.recorder.snapshot(cycle.environment))
+            self.writer.write_stats(cycle.recorder.snapshot(cycle.environment, redact=cycle.engine.redact))
 
     def _finish(self, cycle: _Cycle, result: EngineResult) -> None:
         """The cycle is over: what it kept, its findings as verification left them, its statistics."""

@@ -6,6 +6,7 @@ fuzzgate.{toml,yaml,yml} and the CLI, and is the only place that knows file synt
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -103,7 +104,12 @@ class TargetConfig:
         if self.name:
             return self.name
         if self.kind is TargetKind.HTTP and self.url:
-            return self.url.split("://", 1)[-1].split("/", 1)[0]
+            # The host and port only: a URL's user, password and query may hold secrets, and the
+            # name goes where nothing is redacted after it (the corpus and store paths).
+            try:
+                return urllib.parse.urlsplit(self.url).netloc.rpartition("@")[2] or "server"
+            except ValueError:
+                return "server"
         parts = [Path(self.command or "server").name, *self.args]
         script = next((Path(a).stem for a in reversed(parts) if a.endswith((".py", ".js", ".ts"))), None)
         return script or Path(self.command or "server").name

@@ -161,13 +161,18 @@ class StatsRecorder:
         """A bug met on the finding's tool (each fingerprint counts once per tool)."""
         self._tool(finding.surface, finding.name).findings.add(finding.fingerprint)
 
-    def tools(self) -> Mapping[str, ToolStats]:
-        return {label: tool.stats() for label, tool in self._tools.items()}
+    def tools(self, redact: Redactor | None = None) -> Mapping[str, ToolStats]:
+        """Each tool's statistics, by its label `redact`ed: a server's tool names are its own words."""
+        if redact is None:
+            return {label: tool.stats() for label, tool in self._tools.items()}
+        return {redact.text(label): tool.stats() for label, tool in self._tools.items()}
 
-    def snapshot(self, environment: Environment, now: float | None = None) -> StatsSnapshot:
+    def snapshot(
+        self, environment: Environment, now: float | None = None, redact: Redactor | None = None
+    ) -> StatsSnapshot:
         """The statistics so far, with a new timeline point; each snapshot has a higher `seq`."""
         now = time.time() if now is None else now
-        tools = self.tools()
+        tools = self.tools(redact)
         point = TimelinePoint(
             at=now,
             calls=sum(s.calls for s in tools.values()),
@@ -264,7 +269,7 @@ class RunStore:
             self.entries = store.add_corpus(self.target, entries)
             store.record_findings(records)
             self.findings = len(records)
-            store.write_stats(self.recorder.snapshot(environment, now))
+            store.write_stats(self.recorder.snapshot(environment, now, redact))
             host, pid = socket.gethostname().split(".")[0] or "host", os.getpid()
             store.heartbeat(WorkerInfo(self.worker, host, pid, self.started, now, (self.target,), "stopped"))
         except StoreError as exc:

@@ -36,7 +36,7 @@ class TraceWriter:
             "case": event.case_index,
             "arguments": redact_json(event.arguments, self._redact),
             "schema_valid": event.schema_valid,
-            "origin": event.origin,
+            "origin": self._redact(event.origin),
             "status": outcome.status.value,
             "duration_ms": round(outcome.duration_s * 1000, 2),
             "rpc_code": outcome.rpc_code,

@@ -214,7 +214,7 @@ class OwnedProcess:
             # The stream ended inside the dropped part: none of it may become a line of its own.
             if rest := len(buffered.buffer):
                 dropped += len(await buffered.receive(rest))
-        line = self.redact.open_end(kept.decode("utf-8", "replace"))
+        line = self.redact.open_end(kept.decode("utf-8", "replace"), cut=True)
         return f"{line} [… {dropped} more bytes of this line dropped]"
 
     async def stop(self, *, deliberate: bool = True) -> None:
