@@ -56,3 +56,26 @@ class _Listing:
 
     def __exit__(self, *_exc: object) -> None:
         return None
+
+
+def _nest(top: Path, depth: int) -> None:
+    """`depth` directories inside each other under `top`, each with a file, made relative to the
+    one above (the whole path is longer than PATH_MAX)."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        down = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = down
+        os.close(os.open("f", os.O_WRONLY | os.O_CREAT, 0o400, dir_fd=fd))
+    os.close(fd)
+
+
+def test_a_tree_deeper_than_pythons_recursion_and_path_max_is_removed(tmp_path: Path) -> None:
+    # A server nested 3,000 directories in its layer: Python 3.11's rmtree raised RecursionError,
+    # the run ended with exit 4 and no report, and every later run's sweep of stale layers did too.
+    root = tmp_path / "fuzzgate-deep"
+    root.mkdir()
+    _nest(root, 3000)
+    remove_tree(root)
+    assert not root.exists()

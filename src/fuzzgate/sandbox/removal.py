@@ -21,9 +21,46 @@ def remove_tree(path: Path) -> None:
         path.unlink()
         return
     _make_searchable(str(path))
-    shutil.rmtree(path, ignore_errors=True)
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:
+        # Python 3.11's rmtree recurses once per level: a server can nest deeper than that.
+        _remove_deep(path)
     if os.path.lexists(path):
         shutil.rmtree(path)
+
+
+def _remove_deep(top: Path) -> None:
+    """Remove `top`'s tree one level at a time, holding one directory open: deeper than Python's
+    recursion and than PATH_MAX (each step is relative to its parent's descriptor, and the way back
+    up is that directory's `..`, which cannot be a symlink). Written by hand because the standard
+    library's removals recurse per level on 3.11."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    names: list[str] = []
+    try:
+        while True:
+            child = None
+            with os.scandir(fd) as it:
+                for entry in it:
+                    if entry.is_dir(follow_symlinks=False):
+                        child = entry.name
+                        break
+                    os.unlink(entry.name, dir_fd=fd)
+            if child is not None:
+                down = os.open(child, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                os.close(fd)
+                fd = down
+                names.append(child)
+                continue
+            if not names:
+                break
+            up = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = up
+            os.rmdir(names.pop(), dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(top)
 
 
 _O_PATH = getattr(os, "O_PATH", 0)
