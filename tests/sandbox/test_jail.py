@@ -406,6 +406,45 @@ def test_the_server_sees_only_its_own_processes_and_cannot_mount(workspace: Work
     assert report["mount"] == "EPERM"
 
 
+def test_the_hosts_ipc_objects_and_keyrings_are_out_of_reach(workspace: Workspace) -> None:
+    # A root server read, overwrote and deleted the host's SysV shared memory and message queues,
+    # read and planted keys in the user keyring, and left IPC objects behind after the run.
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = 0x46475A31
+    segment = libc.shmget(key, 4096, 0o1600)  # IPC_CREAT | 0600
+    assert segment >= 0
+    x86 = os.uname().machine == "x86_64"
+    try:
+        report = _report(
+            _run(
+                workspace,
+                workspace.layer(),
+                f"""
+                import ctypes
+                libc = ctypes.CDLL(None, use_errno=True)
+                def outcome(result):
+                    return "ok" if result >= 0 else errno.errorcode[ctypes.get_errno()]
+                shm = outcome(libc.shmget({key}, 0, 0))
+                made = outcome(libc.shmget({key + 1}, 4096, 0o1600))
+                # keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0), add_key to the session keyring
+                keyctl = outcome(libc.syscall({250 if x86 else 219}, 0, -4, 0))
+                add_key = outcome(libc.syscall({248 if x86 else 217}, b"user", b"k", b"v", 1, -3))
+                print(json.dumps({{"shm": shm, "made": made, "keyctl": keyctl, "add_key": add_key}}))
+                """,
+            )
+        )
+        assert report == {"shm": "ENOENT", "made": "ok", "keyctl": "EPERM", "add_key": "EPERM"}
+        # What the server made in its own IPC namespace went with it.
+        assert libc.shmget(key + 1, 0, 0) == -1
+    finally:
+        libc.shmctl(segment, 0, None)  # IPC_RMID
+        left = libc.shmget(key + 1, 0, 0)
+        if left >= 0:
+            libc.shmctl(left, 0, None)
+
+
 def test_stdio_passes_through_byte_exact(workspace: Workspace) -> None:
     payload = bytes(range(256)) * 4096 + b"\xff\xfe no newline at the end"
     done = _run(

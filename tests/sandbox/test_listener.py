@@ -176,3 +176,36 @@ def test_a_jailed_server_reaches_the_listener_and_it_goes_with_the_jail(
     assert paths == [f"/{MARKER}"] * len(HOSTS) + [f"/{MARKER}/redirect", f"/{MARKER}/redirect/followed"]
     with pytest.raises(ValueError, match="own network"):
         jailed(sys.executable, [], layer, scope=workspace.scope, network=True, listen=Listen(1, 1))
+
+
+TRACE = """
+import ctypes, errno, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+results = []
+for pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())):
+    failed = libc.ptrace(16, pid, None, None) != 0  # PTRACE_ATTACH
+    results.append(errno.errorcode[ctypes.get_errno()] if failed else "attached")
+print(json.dumps(results))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
+def test_the_server_cannot_trace_the_listener(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The listener runs as the server's user in its PID namespace; dumpable, the server attached to
+    # it with ptrace and could have forged or hidden what it reports.
+    for name in list(os.environ):
+        if name.startswith("COVERAGE_"):
+            monkeypatch.delenv(name)
+    listener = Listener.for_token(workspace.token)
+    layer = workspace.layer()
+    read_end, write_end = os.pipe()
+    command, args = jailed(
+        sys.executable, ["-c", TRACE], layer, scope=workspace.scope, listen=Listen(listener.port, write_end)
+    )
+    done = subprocess.run(
+        [command, *args], capture_output=True, cwd=layer.cwd, timeout=60, start_new_session=True, pass_fds=(write_end,)
+    )
+    os.close(write_end)
+    os.close(read_end)
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout) == ["EPERM"]

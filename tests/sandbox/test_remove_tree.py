@@ -79,3 +79,22 @@ def test_a_tree_deeper_than_pythons_recursion_and_path_max_is_removed(tmp_path: 
     _nest(root, 3000)
     remove_tree(root)
     assert not root.exists()
+
+
+def test_a_scope_nested_past_path_max_is_copied_as_far_as_paths_go(tmp_path: Path) -> None:
+    # Without the sandbox each server start copies the scope; a tree 3,000 directories deep ended the
+    # run with a traceback (RecursionError, then "File name too long").
+    from fuzzgate.sandbox._scope_copy import copy_scope
+
+    scope, copy = tmp_path / "scope", tmp_path / "copy"
+    scope.mkdir()
+    (scope / "top.txt").write_text("kept\n")
+    _nest(scope, 3000)
+    try:
+        copy_scope(str(scope), str(copy))
+        assert (copy / "top.txt").read_text() == "kept\n"
+        assert (copy / "d" / "d" / "f").exists()
+    finally:
+        # Not left to pytest's own clean-up, which recurses per level too.
+        remove_tree(scope)
+        remove_tree(copy)

@@ -2,10 +2,10 @@
 
 `jail.jailed` starts it as
 
-    unshare --mount --propagation private [--net] [--user --map-root-user] --
+    unshare --mount --propagation private --ipc [--net] [--user --map-root-user] --
         python -I -S _jail_init.py SPEC... -- COMMAND ARGS...
 
-so it begins in fresh mount and network namespaces (and a user namespace when fuzzgate is not
+so it begins in fresh mount, IPC and network namespaces (and a user namespace when fuzzgate is not
 root). SPEC is `Spec.to_args()`. In order, it:
 
 1. bind-mounts each writable dir (the layer's watched `outside`) onto itself, so it stays writable;
@@ -76,6 +76,7 @@ from fuzzgate.sandbox._jail_view import (
     CLONE_NEWPID,
     PR_SET_PDEATHSIG,
     build_view,
+    deny_keyrings,
     drop_capabilities,
     mount_proc,
     prctl,
@@ -87,6 +88,7 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 
+_PR_SET_DUMPABLE = 4
 _FATAL_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT)
 _RESET_SIGNALS = (*_FATAL_SIGNALS, _signal.SIGPIPE, _signal.SIGXFSZ)
 """Python ignores SIGPIPE and SIGXFSZ at start-up, and an ignored signal stays ignored across exec."""
@@ -131,6 +133,7 @@ def _server(spec: Spec, argv: list[str]) -> NoReturn:
             os.chdir(spec.chdir)
         except OSError as exc:
             raise JailError(f"cannot enter the working directory {spec.chdir}: {exc.strerror}") from None
+        deny_keyrings()
         drop_capabilities()
         for signum in _RESET_SIGNALS:
             _signal.signal(signum, _signal.SIG_DFL)
@@ -174,6 +177,9 @@ def _listener(listen: Listen, log_fd: int, sockets: list[Any]) -> NoReturn:
     the jail, without the powers to undo the sandbox, and deaf to the MCP pipes."""
     try:
         prctl(PR_SET_PDEATHSIG, _signal.SIGKILL)
+        # Not dumpable: the server, the same user without CAP_SYS_PTRACE, cannot ptrace it to forge
+        # or hide what it reports.
+        prctl(_PR_SET_DUMPABLE, 0)
         _null_stdio((0, 1, 2))
         drop_capabilities()
         from fuzzgate.sandbox._listener import serve
@@ -188,6 +194,7 @@ def _relay(relay: Relay, sockets: list[Any]) -> NoReturn:
     the jail and reaches only the jail's loopback, without the powers to undo the sandbox."""
     try:
         prctl(PR_SET_PDEATHSIG, _signal.SIGKILL)
+        prctl(_PR_SET_DUMPABLE, 0)
         _null_stdio((0, 1, 2))
         drop_capabilities()
         from fuzzgate.sandbox._relay import serve

@@ -134,6 +134,50 @@ def drop_capabilities() -> None:
         raise JailError(f"capset: {os.strerror(ctypes.get_errno())}")
 
 
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+_KEYRING_CALLS = (
+    # (AUDIT_ARCH_*, the mask that folds an ABI's numbers onto the table's, add_key, request_key, keyctl)
+    (0xC000003E, 0xBFFFFFFF, (248, 249, 250)),  # x86_64, and x32 (the same numbers with bit 30 set)
+    (0x40000003, 0xFFFFFFFF, (286, 287, 288)),  # i386, which an x86_64 process can call too
+    (0xC00000B7, 0xFFFFFFFF, (217, 218, 219)),  # aarch64
+    (0x40000028, 0xFFFFFFFF, (309, 310, 311)),  # arm, aarch64's compat ABI
+)
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+_LD_ABS, _ALU_AND, _JEQ, _RET = 0x20, 0x54, 0x15, 0x06
+
+
+def deny_keyrings() -> None:
+    """Make `add_key`, `request_key` and `keyctl` fail with EPERM, for this process and all it
+    starts, as Docker's default seccomp profile does: the kernel's keyrings are not namespaced by
+    anything the jail makes (a root server would read and write the host's user keyring).
+
+    A seccomp filter; written by hand (a dozen BPF instructions) because libseccomp's Python binding
+    is not on PyPI and this process imports only the standard library."""
+    program: list[tuple[int, int, int, int]] = [(_LD_ABS, 0, 0, 4)]  # the call's architecture
+    for arch, mask, numbers in _KEYRING_CALLS:
+        block = [(_LD_ABS, 0, 0, 0), (_ALU_AND, 0, 0, mask)]  # the call's number
+        block += [(_JEQ, -1, 0, number) for number in numbers]  # -1: to the EPERM at the end
+        block.append((_RET, 0, 0, _SECCOMP_RET_ALLOW))
+        program.append((_JEQ, 0, len(block), arch))
+        program += block
+    program += [(_RET, 0, 0, _SECCOMP_RET_ALLOW), (_RET, 0, 0, _SECCOMP_RET_ERRNO | errno.EPERM)]
+    deny = len(program) - 1
+    filters = (_SockFilter * len(program))(
+        *(_SockFilter(op, deny - at - 1 if jt < 0 else jt, jf, k) for at, (op, jt, jf, k) in enumerate(program))
+    )
+    fprog = _SockFprog(len(program), filters)
+    if prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog)) != 0:
+        raise JailError(f"cannot filter the keyring calls: {os.strerror(ctypes.get_errno())}")
+
+
 # Building the view -------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ path with `-I -S`, before anything is mounted)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -59,52 +60,82 @@ def copy_scope(src: str, dst: str, *, skip: tuple[str, ...] = ()) -> None:
     shutil.copystat(src, dst, follow_symlinks=False)
 
 
-def _walk(src: str, dst: str | None, tally: _Tally) -> None:
+def _walk(top: str, top_dst: str | None, tally: _Tally) -> None:
+    """Copy (or only count) `top`'s entries into `top_dst`, one directory at a time from a stack:
+    a scope can nest deeper than Python's recursion. A directory's times are copied once everything
+    in it is (its own writes would change them)."""
     import shutil
 
-    try:
-        with os.scandir(src) as it:
-            entries = list(it)
-    except PermissionError:
-        return
-    for entry in entries:
-        if entry.path in tally.skip:
-            continue
-        target = os.path.join(dst, entry.name) if dst is not None else None
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        mode = info.st_mode
-        planted = target is not None and os.path.lexists(target)
-        if planted and not (stat.S_ISDIR(mode) and _real_dir(target)):
-            continue
-        if stat.S_ISDIR(mode):
-            if entry.name in DEPENDENCY_DIRS:
-                if target is not None:
-                    os.symlink(entry.path, target)
-                continue
-            tally.add(0)
-            if target is not None and not planted:
-                os.mkdir(target)
-            _walk(entry.path, target, tally)
-            if target is not None:
-                shutil.copystat(entry.path, target, follow_symlinks=False)
-        elif stat.S_ISREG(mode):
-            tally.add(info.st_size)
-            if target is not None:
+    stack: list[tuple[str, str | None, bool]] = [(top, top_dst, False)]
+    while stack:
+        src, dst, done = stack.pop()
+        if done:
+            if dst is not None:
                 try:
-                    shutil.copy2(entry.path, target, follow_symlinks=False)
-                except PermissionError:
-                    continue
-        elif stat.S_ISLNK(mode):
-            tally.add(0)
+                    shutil.copystat(src, dst, follow_symlinks=False)
+                except OSError as exc:
+                    if exc.errno != errno.ENAMETOOLONG:
+                        raise
+            continue
+        try:
+            with os.scandir(src) as it:
+                entries = list(it)
+        except OSError:
+            # Unreadable, or its path is past PATH_MAX: left out, as what cannot be read is.
+            continue
+        for entry in entries:
+            if entry.path in tally.skip:
+                continue
+            target = os.path.join(dst, entry.name) if dst is not None else None
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            mode = info.st_mode
+            planted = target is not None and os.path.lexists(target)
+            if planted and not (stat.S_ISDIR(mode) and _real_dir(target)):
+                continue
+            try:
+                if _copy_entry(entry, info, target, planted, tally):
+                    stack += [(entry.path, target, True), (entry.path, target, False)]
+            except OSError as exc:
+                # A path past PATH_MAX (a tree nested that deep) cannot be made: left out with it.
+                if exc.errno != errno.ENAMETOOLONG:
+                    raise
+
+
+def _copy_entry(
+    entry: os.DirEntry[str], info: os.stat_result, target: str | None, planted: bool, tally: _Tally
+) -> bool:
+    """Copy (or only count) one entry; whether it is a directory to walk into."""
+    import shutil
+
+    mode = info.st_mode
+    if stat.S_ISDIR(mode):
+        if entry.name in DEPENDENCY_DIRS:
             if target is not None:
-                os.symlink(os.readlink(entry.path), target)
-        elif stat.S_ISFIFO(mode):
-            tally.add(0)
-            if target is not None:
-                os.mkfifo(target, stat.S_IMODE(mode))
+                os.symlink(entry.path, target)
+            return False
+        tally.add(0)
+        if target is not None and not planted:
+            os.mkdir(target)
+        return True
+    if stat.S_ISREG(mode):
+        tally.add(info.st_size)
+        if target is not None:
+            try:
+                shutil.copy2(entry.path, target, follow_symlinks=False)
+            except PermissionError:
+                return False
+    elif stat.S_ISLNK(mode):
+        tally.add(0)
+        if target is not None:
+            os.symlink(os.readlink(entry.path), target)
+    elif stat.S_ISFIFO(mode):
+        tally.add(0)
+        if target is not None:
+            os.mkfifo(target, stat.S_IMODE(mode))
+    return False
 
 
 def _real_dir(path: str | None) -> bool:

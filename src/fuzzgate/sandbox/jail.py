@@ -200,7 +200,9 @@ class _LayerPaths(Protocol):
 
 
 def _unshare_args(spec: Spec, argv: list[str]) -> tuple[str, ...]:
-    namespaces = ["--mount", "--propagation", "private"]
+    # --ipc: System V IPC and POSIX message queues are the host's otherwise (a root server read,
+    # overwrote and deleted the host's shared memory and queues, and left its own behind).
+    namespaces = ["--mount", "--propagation", "private", "--ipc"]
     if not spec.network:
         namespaces.append("--net")
     if spec.userns:
