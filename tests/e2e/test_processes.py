@@ -187,3 +187,24 @@ def test_a_server_that_exits_at_start_without_a_word_is_said_so(tmp_path: Path) 
     assert "the server exited with status 1 and wrote nothing on stderr" in run.stderr, run.stderr
     assert "run the command by hand, with the same environment, to see why" in run.stderr
     _assert_clean_exit(run)
+
+
+def test_a_servers_terminal_sequences_at_start_are_shown_as_escapes_under_fuzzgates_lines(tmp_path: Path) -> None:
+    # A server that failed to start had its last stderr lines printed as they were: cursor-up and
+    # erase-line sequences wiped fuzzgate's own error line, and a green "PASS: ..." line stood where
+    # fuzzgate's lines do.
+    hostile = tmp_path / "ansi.py"
+    hostile.write_text(
+        "import sys\n"
+        "sys.stderr.write('\\x1b[1A\\x1b[2Kwiped\\n\\x1b]52;c;Y2xpcA==\\x07clip\\n')\n"
+        "sys.stderr.write('\\x1b[32mPASS: no new finding\\x1b[0m\\n')\n"
+        "sys.exit(1)\n"
+    )
+    run = fuzzgate("run", "--command", sys.executable, f"--arg={hostile}", "--budget", "5s", cwd=tmp_path)
+    assert run.code == 3, run.stderr
+    assert "\x1b" not in run.stderr and "\x07" not in run.stderr
+    lines = run.stderr.splitlines()
+    assert "  \\x1b[1A\\x1b[2Kwiped" in lines
+    assert "  \\x1b]52;c;Y2xpcA==\\x07clip" in lines
+    assert "  \\x1b[32mPASS: no new finding\\x1b[0m" in lines
+    _assert_clean_exit(run)

@@ -413,11 +413,20 @@ def _cmd_store(ns: argparse.Namespace, console: Console) -> int:
 
 
 def _print_error(console: Console, error: FuzzgateError) -> None:
-    console.print(f"[bold red]fuzzgate: {error.title}:[/] {escape(error.message)}", highlight=False)
+    """The error in its lines. A message or detail can quote a server's words (its last stderr
+    lines): their control characters are written as escapes, so a server's terminal sequences
+    cannot erase, hide or recolour fuzzgate's lines, and the detail is indented under them."""
+    from fuzzgate.check.headline import printable
+
+    def shown(text: str) -> str:
+        return "\n".join(printable(line) for line in text.splitlines())
+
+    console.print(f"[bold red]fuzzgate: {error.title}:[/] {escape(shown(error.message))}", highlight=False)
     if error.detail:
-        console.print(escape(error.detail), highlight=False)
+        detail = "\n".join(f"  {printable(line)}" for line in error.detail.splitlines())
+        console.print(escape(detail), highlight=False)
     if error.hint:
-        console.print(f"[dim]hint:[/] {escape(error.hint)}", highlight=False)
+        console.print(f"[dim]hint:[/] {escape(shown(error.hint))}", highlight=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
