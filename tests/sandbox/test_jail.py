@@ -406,7 +406,7 @@ def test_the_server_sees_only_its_own_processes_and_cannot_mount(workspace: Work
     assert report["mount"] == "EPERM"
 
 
-def test_the_hosts_ipc_objects_and_keyrings_are_out_of_reach(workspace: Workspace) -> None:
+def test_the_hosts_ipc_objects_and_keyrings_are_out_of_reach_and_memory_mounts_are_sized(workspace: Workspace) -> None:
     # A root server read, overwrote and deleted the host's SysV shared memory and message queues,
     # read and planted keys in the user keyring, and left IPC objects behind after the run.
     import ctypes
@@ -431,10 +431,13 @@ def test_the_hosts_ipc_objects_and_keyrings_are_out_of_reach(workspace: Workspac
                 # keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0), add_key to the session keyring
                 keyctl = outcome(libc.syscall({250 if x86 else 219}, 0, -4, 0))
                 add_key = outcome(libc.syscall({248 if x86 else 217}, b"user", b"k", b"v", 1, -3))
-                print(json.dumps({{"shm": shm, "made": made, "keyctl": keyctl, "add_key": add_key}}))
+                sizes = [os.statvfs(p).f_blocks * os.statvfs(p).f_frsize for p in ("/dev/shm", "/run")]
+                print(json.dumps({{"shm": shm, "made": made, "keyctl": keyctl, "add_key": add_key, "sizes": sizes}}))
                 """,
             )
         )
+        # The private tmpfs mounts hold the host's memory: sized, not half of it each.
+        assert report.pop("sizes") == [64 << 20, 16 << 20]
         assert report == {"shm": "ENOENT", "made": "ok", "keyctl": "EPERM", "add_key": "EPERM"}
         # What the server made in its own IPC namespace went with it.
         assert libc.shmget(key + 1, 0, 0) == -1

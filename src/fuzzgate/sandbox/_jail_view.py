@@ -361,7 +361,8 @@ def _private_run() -> None:
             kept = None
     for path in _RUN_DIRS:
         if os.path.isdir(path) and not os.path.islink(path):
-            _mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=755")
+            # Sized: a tmpfs holds the host's memory (by default up to half of it).
+            _mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=755,size=16m")
     if kept is not None:
         os.makedirs(os.path.dirname(resolv), exist_ok=True)
         with open(resolv, "wb") as handle:
@@ -426,7 +427,8 @@ def build_view(spec: Spec) -> None:
         _private_dev(spec.stage)
         _private_run()
         _private_tmp(spec)
-        _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777")
+        # 64 MiB, Docker's default: enough for a browser, not the host's memory.
+        _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777,size=64m")
     except OSError as exc:
         raise JailError(f"cannot mount a private {exc.filename}: {exc.strerror}") from None
     _hide_sockets(sockets)
