@@ -132,3 +132,23 @@ def test_the_stores_statistics_name_tools_redacted() -> None:
     recorder(_finished(f"get_{SECRET}", {}))
     snapshot = recorder.snapshot(Environment.detect(server=None, cwd=Path.cwd()), redact=Redactor([SECRET]))
     assert list(snapshot.tools) == [f"get_{REDACTED}"]
+
+
+def test_a_frame_label_takes_its_file_name_from_the_path_redacted_whole() -> None:
+    # An env value that is a path (whole-value only) named the raising frame's file: its last
+    # characters went into the finding's stored signature, the baseline and the store.
+    from fuzzgate.check.traceback import parse_traces, root_cause
+
+    plugin = "/opt/acme/plugin_7f3a9c2b1e4d5a6b.py"
+    stderr = (
+        "Traceback (most recent call last):\n"
+        f'  File "{plugin}", line 3, in run_plugin\n'
+        "    raise ValueError('bad')\n"
+        "ValueError: bad\n"
+    )
+    trace = root_cause(parse_traces(stderr))
+    assert trace is not None
+    redact = redactor_for(_stdio(env={"PLUGIN_PATH": plugin}), {})
+    assert trace.signature() == ("plugin_7f3a9c2b1e4d5a6b.py:run_plugin",)
+    assert trace.signature(redact.text) == (f"{REDACTED}:run_plugin",)
+    assert trace.signature(redactor_for(_stdio(), {}).text) == ("plugin_7f3a9c2b1e4d5a6b.py:run_plugin",)

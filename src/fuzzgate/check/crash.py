@@ -80,7 +80,7 @@ def crash(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
     elif after:
         when = "answered, then died before the next request"
     if trace is not None:
-        signature = ("trace", *trace.signature())
+        signature = ("trace", *trace.signature(redact.text))
         message = f"the server {when} ({what}) after {stderr_headline(outcome.stderr, redact)}"
     else:
         # The same signature whether the death came during the call or right after its reply: which

@@ -150,7 +150,7 @@ def _stderr_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     return Observation(
         Kind.INTERNAL_ERROR,
         message,
-        ("trace", *trace.signature()),
+        ("trace", *trace.signature(env.redact.text)),
         trace_details(trace, outcome, env.redact),
         outcome.concurrent > 1,
         ceiling=ceiling,
@@ -168,7 +168,7 @@ def _reply_trace(ctx: CallContext, env: CheckEnv) -> Observation | None:
     return Observation(
         Kind.INTERNAL_ERROR,
         f"stack trace in the reply: {headline(named_exception(traces, trace), env.redact)}",
-        ("reply-trace", *trace.signature()),
+        ("reply-trace", *trace.signature(env.redact.text)),
         trace_details(trace, outcome, env.redact),
     )
 

@@ -8,6 +8,7 @@ three shapes; the formats are stable and documented by their runtimes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fuzzgate.check.normalize import own_frames
@@ -54,8 +55,11 @@ class Frame:
             "/" in self.path or "\\" in self.path or self.path.endswith((".py", ".js", ".ts", ".mjs", ".cjs"))
         )
 
-    def label(self) -> str:
-        name = self.path.replace("\\", "/").rsplit("/", 1)[-1]
+    def label(self, redact: Callable[[str], str] | None = None) -> str:
+        """`file:function`, the file's name taken from the path `redact`ed whole first: a path a
+        user passed in (a secret, for all fuzzgate knows) must not leave its last characters."""
+        path = self.path if redact is None else redact(self.path)
+        name = path.replace("\\", "/").rsplit("/", 1)[-1]
         return f"{name}:{self.func}"
 
 
@@ -73,7 +77,7 @@ class Trace:
     def user_frames(self) -> tuple[Frame, ...]:
         return tuple(f for f in self.frames if not f.in_library)
 
-    def signature(self) -> tuple[str, ...]:
+    def signature(self, redact: Callable[[str], str] | None = None) -> tuple[str, ...]:
         """What identifies the bug: the frame that raised, the innermost in the server's own code
         (`normalize.own_frames`: outside libraries, or in the server's installed package), else the
         innermost of all, as `file:function` (comprehension and lambda frames are looked through).
@@ -83,10 +87,12 @@ class Trace:
         is left out too: which exception surfaces at one place depends on which value got there
         (a missing check raises `TypeError` for one wrong value and `ValueError` for another, and
         an input the schema forbids may be coerced into one it allows), and a gate that gave one
-        bug two fingerprints would call it new again on the next seed."""
+        bug two fingerprints would call it new again on the next seed.
+
+        `redact` is applied to the raising frame's path before its file name is taken from it."""
         frames = own_frames(self.frames) or self.frames
         named = [f for f in frames if f.func not in ANONYMOUS_FRAMES] or list(frames)
-        return (named[-1].label(),) if named else (self.exc_type.rsplit(".", 1)[-1],)
+        return (named[-1].label(redact),) if named else (self.exc_type.rsplit(".", 1)[-1],)
 
 
 def _clean(text: str) -> list[str]:
