@@ -163,6 +163,16 @@ BAD_VALUES = [
         "fuzzgate.toml: [target] url: expected an http:// or https:// URL, got a URL without a host",
     ),
     (
+        '[target]\nurl = "http://[::1"\n',
+        "fuzzgate.toml: [target] url: expected an http:// or https:// URL, got one that does not parse "
+        "(Invalid IPv6 URL)",
+    ),
+    (
+        '[target]\nurl = "http://127.0.0.1:99999/mcp"\n',
+        "fuzzgate.toml: [target] url: expected an http:// or https:// URL, got one that does not parse "
+        "(Port out of range 0-65535)",
+    ),
+    (
         HTTP + '[target.headers]\n"Bad Name" = "x"\n',
         'fuzzgate.toml: [target.headers]: expected header names made of letters, digits and -, got "Bad Name"',
     ),

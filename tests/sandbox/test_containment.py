@@ -65,3 +65,18 @@ def test_the_sandboxed_line_says_what_the_server_cannot_reach(tmp_path: Path) ->
     http = _contained_line(tmp_path, SandboxMode.AUTO, TargetKind.HTTP)
     assert "network its own loopback only (fuzzgate reaches it through a Unix socket relay)" in http
     assert "SSRF listener on its loopback" in http
+
+
+@pytest.mark.parametrize("sandbox", [SandboxMode.OFF, SandboxMode.AUTO])
+def test_a_working_directory_that_does_not_exist_is_a_start_error_naming_the_setting(
+    tmp_path: Path, sandbox: SandboxMode
+) -> None:
+    # It ended `run` and `tools` with a traceback (FileNotFoundError copying the scope) without the
+    # sandbox, and with a three-line overlay failure in it.
+    from fuzzgate.model.errors import TargetError
+
+    (tmp_path / "a-file").write_text("")
+    for cwd, what in ((tmp_path / "missing", "does not exist"), (tmp_path / "a-file", "is not a directory")):
+        target = TargetConfig(kind=TargetKind.STDIO, command=sys.executable, cwd=cwd, sandbox=sandbox)
+        with pytest.raises(TargetError, match=rf"its working directory \(\[target\] cwd\) {what}$"):
+            contain(target, 1)

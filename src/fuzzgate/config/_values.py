@@ -159,7 +159,14 @@ def as_url(value: object, where: str) -> str:
     # The URL may carry a token in its query, so it is described, never echoed.
     if not isinstance(value, str):
         raise mismatch(where, "an http:// or https:// URL", value)
-    parts = urlsplit(value.strip())
+    try:
+        parts = urlsplit(value.strip())
+        _ = parts.port  # raises for a port that is not a number from 0 to 65535
+    except ValueError as exc:
+        raise ConfigError(
+            f"{where}: expected an http:// or https:// URL, got one that does not parse ({exc})",
+            hint='write the full endpoint, e.g. "http://127.0.0.1:8000/mcp" (an IPv6 host in brackets: http://[::1]:8000/mcp)',
+        ) from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         if "://" not in value:
             found = "a string without http:// or https://"

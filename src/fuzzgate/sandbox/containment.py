@@ -117,6 +117,13 @@ def contain(target: TargetConfig, seed: int, *, labels: Sequence[str] = ()) -> C
     `labels` name the scope directories in each layer (`Workspace`)."""
     if target.command is None:
         return None
+    if target.cwd is not None and not target.cwd.is_dir():
+        what = "is not a directory" if target.cwd.exists() else "does not exist"
+        # The path is not shown: it may hold a `${VAR}` expansion, and nothing here redacts.
+        raise TargetError(
+            f"could not start the server: its working directory ([target] cwd) {what}",
+            hint="[target] cwd names the directory the server runs in, relative to the config file",
+        )
     http = target.kind is TargetKind.HTTP
     reason = None if target.sandbox is SandboxMode.OFF else sandbox_unavailable()
     if target.sandbox is SandboxMode.REQUIRED and reason is not None:
