@@ -130,6 +130,8 @@ def test_unreadable_files_are_skipped_with_their_reason_and_the_rest_loads(tmp_p
         "ac-later.json": json.dumps({"format": 2, "tool": "x", "arguments": {}}).encode(),
         "ad-list.json": b"[1, 2]",
         "ae-noargs.json": json.dumps({"format": 1, "tool": "x"}).encode(),
+        # More digits than Python converts: a ValueError of its own, which ended `run` and `corpus list`.
+        "ag-hugeint.json": b'{"format": 1, "tool": "x", "arguments": {"n": ' + b"9" * 5001 + b"}}",
     }
     for name, data in bad.items():
         (store.path / name).write_bytes(data)
@@ -147,6 +149,7 @@ def test_unreadable_files_are_skipped_with_their_reason_and_the_rest_loads(tmp_p
     assert reasons[str(store.path / "ad-list.json")] == "not a JSON object"
     assert reasons[str(store.path / "ae-noargs.json")].startswith("malformed entry (KeyError")
     assert reasons[str(store.path / "af-dir.json")] == "a directory, not an entry file"
+    assert reasons[str(store.path / "ag-hugeint.json")].startswith("not usable JSON (Exceeds the limit (4300 digits)")
 
 
 def test_a_directory_of_only_unreadable_files_is_cold_and_says_so(tmp_path: Path) -> None:

@@ -268,6 +268,7 @@ def test_an_empty_corpus_is_cold_with_a_reason(store: SharedStore) -> None:
         (b"[1, 2]", "not a JSON object"),
         (b'{"format": 2}', "format 2"),
         (b'{"format": 1, "target": "srv"}', "malformed"),
+        (b'{"format": 1, "n": ' + b"9" * 5001 + b"}", "not usable JSON (Exceeds the limit (4300 digits)"),
     ],
 )
 def test_corrupt_values_are_skipped_with_a_reason(store: SharedStore, value: bytes, reason: str) -> None:

@@ -82,6 +82,9 @@ def read_entry(data: bytes) -> CorpusEntry:
         raise CorpusFormatError(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
         raise CorpusFormatError("not usable JSON (nested too deeply)") from None
+    except ValueError as exc:
+        # Python's own limits on what it parses (an integer of more than 4,300 digits).
+        raise CorpusFormatError(f"not usable JSON ({str(exc).partition(';')[0]})") from None
     return CorpusEntry.from_json(obj)
 
 

@@ -54,6 +54,9 @@ def load(value: bytes) -> dict[str, Any]:
         raise RecordError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
     except RecursionError:
         raise RecordError("not usable JSON (nested too deeply)") from None
+    except ValueError as exc:
+        # Python's own limits on what it parses (an integer of more than 4,300 digits).
+        raise RecordError(f"not usable JSON ({str(exc).partition(';')[0]})") from None
     if not isinstance(obj, dict):
         raise RecordError("not a JSON object")
     if obj.get("format") != STORE_FORMAT:
