@@ -231,3 +231,11 @@ def test_work_names_an_also_config_that_is_a_fifo_instead_of_hanging(tmp_path: P
 def test_init_refuses_a_path_under_a_file(tmp_path: Path) -> None:
     (tmp_path / "file").touch()
     usage_line(cli("init", "file/fuzzgate.toml", cwd=tmp_path), "file is not a directory")
+
+
+def test_report_refuses_a_secret_pattern_that_does_not_compile(tmp_path: Path) -> None:
+    # `run` refused it; `report` ended with re.error's traceback.
+    SharedStore.open(str(tmp_path / "store")).add_corpus("calc", entries("divide", 2))
+    done = cli("report", "--store", "store", "--secret-pattern", "(", "--out", "page.html", cwd=tmp_path)
+    usage_line(done, "--secret-pattern: expected a regular expression")
+    assert not (tmp_path / "page.html").exists()

@@ -238,8 +238,10 @@ def _cmd_merge(ns: argparse.Namespace, console: Console) -> int:
 
 def _cmd_report(ns: argparse.Namespace, console: Console) -> int:
     from fuzzgate.cli.report import report_command
+    from fuzzgate.config import flag_secret_patterns
 
-    return report_command(console, ns.store, ns.out, target=ns.target, secret_patterns=tuple(ns.secret_pattern or ()))
+    patterns = flag_secret_patterns(ns.secret_pattern or ())
+    return report_command(console, ns.store, ns.out, target=ns.target, secret_patterns=patterns)
 
 
 def _cmd_work(ns: argparse.Namespace, console: Console) -> int:

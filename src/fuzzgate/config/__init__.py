@@ -19,7 +19,7 @@ from __future__ import annotations
 from fuzzgate.config._durations import format_duration, parse_duration, parse_size
 from fuzzgate.config._overrides import OVERRIDE_FLAGS, Overrides
 from fuzzgate.config._schema import CONFIG_FILE_NAMES
-from fuzzgate.config.load import CONFIG_ENV_VARS, find_config, load_config
+from fuzzgate.config.load import CONFIG_ENV_VARS, find_config, flag_secret_patterns, load_config
 from fuzzgate.config.model import Config, FeedbackMode, GenerationMode, ProtocolMode, TargetConfig, TargetKind
 from fuzzgate.config.starter import starter_config
 
@@ -35,6 +35,7 @@ __all__ = [
     "TargetConfig",
     "TargetKind",
     "find_config",
+    "flag_secret_patterns",
     "format_duration",
     "load_config",
     "parse_duration",

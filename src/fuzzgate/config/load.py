@@ -7,7 +7,7 @@ section and key (or the flag), and an unknown key is a warning, with the nearest
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
@@ -249,6 +249,12 @@ def _fuzzgate_settings(settings: _Settings, config: Config) -> Config:
 
 def _globs(value: object, where: str, from_flag: bool) -> tuple[str, ...]:
     return as_str_list(value, where, item="a glob pattern", from_flag=from_flag)
+
+
+def flag_secret_patterns(values: Sequence[str]) -> tuple[str, ...]:
+    """`--secret-pattern` of a command that reads no config file (`report`), checked as `run`
+    checks it: a pattern that does not compile is a usage error."""
+    return as_regex_list(list(values), OVERRIDE_FLAGS["secret_patterns"], secret=True, from_flag=True)
 
 
 def _secret_patterns(settings: _Settings) -> tuple[str, ...]:
