@@ -208,3 +208,17 @@ def test_a_servers_terminal_sequences_at_start_are_shown_as_escapes_under_fuzzga
     assert "  \\x1b]52;c;Y2xpcA==\\x07clip" in lines
     assert "  \\x1b[32mPASS: no new finding\\x1b[0m" in lines
     _assert_clean_exit(run)
+
+
+def test_the_wait_for_a_server_that_never_answers_initialize_fits_the_budgets_promise(tmp_path: Path) -> None:
+    # The wait was the rest of the budget plus its whole margin (10 s here), with stopping the
+    # server and writing the outputs after it: a 5 s budget ended after 16 s against a promised 15.
+    # The wait now ends where the promise leaves time for those: budget + margin - 2.5 s at most.
+    run = fuzzgate(
+        "run", "--command", sys.executable, f"--arg={HOSTILE}", "--arg=--never-initialize", "--budget", "1s",
+        cwd=tmp_path,
+    )
+    assert run.code == 3, run.stderr
+    waited = float(run.stderr.split("no answer to initialize within ", 1)[1].split("s", 1)[0])
+    assert waited <= 1 + 10 - 2.5, run.stderr
+    _assert_clean_exit(run)

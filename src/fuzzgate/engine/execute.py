@@ -65,7 +65,7 @@ from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.findings import Finding, Repro
 from fuzzgate.model.outcome import OutcomeStatus
-from fuzzgate.plan.budget import TimeBox, margin_s
+from fuzzgate.plan.budget import TimeBox
 from fuzzgate.plan.focus import focus, reached_files
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
 from fuzzgate.sandbox.containment import UNCONTAINED_HTTP, Containment, contain, unheld_of
@@ -81,6 +81,9 @@ the worker's default): all tools share one generation worker, so a schema too co
 for holds the others up until then."""
 DEADLINE_REFRESH_S = 0.05
 """How stale fuzzing's deadline may be: it moves by seconds (a finding offered, a replay done)."""
+UNANSWERED_START_STOP_S = 1.0
+"""Kept back from the wait for a server's first `initialize` answer, beyond the run's own reserve:
+stopping a server that never answered takes its input's half second, a SIGTERM and its jail."""
 
 
 class Engine:
@@ -284,7 +287,12 @@ class Engine:
         box = self.timebox
         # The server may start within the margin too: a budget spent before it is up gives a run
         # with no calls (said in the notes), not a start-up failure, unless even the margin is spent.
-        startup_s = min(settings.server.startup_timeout_ms / 1000, box.remaining() + margin_s(settings.budget_s))
+        # Up to the latest the run may end, less stopping the server and writing the outputs: a
+        # server that never answers `initialize` must not take the run past its promise (it took
+        # 16 s of a 5 s budget). Such a server is stopped the slow way (its input closed, half a
+        # second, then SIGTERM and its jail torn down): a second more is kept for that.
+        latest = box.latest_end() - UNANSWERED_START_STOP_S - time.monotonic()
+        startup_s = min(settings.server.startup_timeout_ms / 1000, max(0.1, latest))
         keeper = ServerKeeper(
             replace(settings.server, startup_timeout_ms=math.ceil(startup_s * 1000)),
             self.canaries,
