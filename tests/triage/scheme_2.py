@@ -10,6 +10,7 @@ the `fuzzgate` command with the scheme installed, for end-to-end tests.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 from fuzzgate.check.traceback import Frame
 from fuzzgate.model.findings import Kind
@@ -22,8 +23,9 @@ def upgrade_from_1(kind: Kind, signature: tuple[str, ...]) -> tuple[str, ...]:
     return signature
 
 
-def label(self: Frame) -> str:
-    return f"{self.path.replace(chr(92), '/').rsplit('/', 1)[-1]}#{self.func}"
+def label(self: Frame, redact: Callable[[str], str] | None = None) -> str:
+    path = self.path if redact is None else redact(self.path)
+    return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}#{self.func}"
 
 
 SCHEME_2 = fingerprint.Scheme("fuzzgate/next", upgrade=upgrade_from_1)
