@@ -250,6 +250,10 @@ def _cmd_work(ns: argparse.Namespace, console: Console) -> int:
 
     # --budget bounds the whole work (none by default); each cycle's engine run gets --cycle.
     total, ns.budget = ns.budget, None
+    for flag, value in (("--cycles", ns.cycles), ("--tools", ns.tools)):
+        if value is not None and value < 1:
+            # 0 or less did nothing (--cycles) or meant every tool (--tools), silently.
+            raise UsageError(f"{flag}: expected a whole number of at least 1, got {value}")
     options = WorkOptions(
         cycle_s=parse_duration(ns.cycle, what="--cycle"),
         budget_s=None if total is None else parse_duration(total, what="--budget"),
