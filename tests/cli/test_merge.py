@@ -18,6 +18,7 @@ from fuzzgate.plan.shards import shard_of
 from fuzzgate.record.results import BaselineState, RunReport, Status, SurfaceEntry, Verdict
 from fuzzgate.report import json_report
 from fuzzgate.report.sarif import MAX_RUNS
+from tests.model.disk_full import fill_after
 from tests.report.report_factory import make_finding, sample_report
 
 
@@ -239,6 +240,24 @@ def test_the_command_reads_directories_and_exits_like_run(whole: RunReport, tmp_
     assert "merged calc from 2 shards" in console.export_text()
     with pytest.raises(UsageError, match="one of the directories merged"):
         merge_command(console, dirs, out=dirs[0], fail_on=None)
+
+
+def test_a_full_disk_leaves_the_previous_merge_and_is_one_clear_error(
+    whole: RunReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dirs = []
+    for index, shard in enumerate(split(whole, 2), start=1):
+        json_report.write(shard, tmp_path / f"shard-{index}")
+        dirs.append(tmp_path / f"shard-{index}")
+    out = tmp_path / "merged"
+    console = Console(record=True, width=200)
+    merge_command(console, dirs, out=out, fail_on=None, quiet=True)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    fill_after(monkeypatch, 2)
+    with pytest.raises(UsageError, match=r"the outputs could not be written to .*No space left on device") as raised:
+        merge_command(console, dirs, out=out, fail_on=Severity.CRITICAL, quiet=True)
+    assert raised.value.exit_code == ExitCode.USAGE
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
 def test_a_missing_or_corrupt_report_is_one_clear_error(tmp_path: Path) -> None:

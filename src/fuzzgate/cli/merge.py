@@ -36,7 +36,7 @@ from fuzzgate.cli import interrupt
 from fuzzgate.config.model import Shard
 from fuzzgate.model.corpus import slug
 from fuzzgate.model.errors import ReportError, UsageError
-from fuzzgate.model.files import check_output_directory, write_atomic
+from fuzzgate.model.files import check_output_directory, write_all, write_failed
 from fuzzgate.model.findings import Finding, JSONValue, Severity, Surface
 from fuzzgate.plan.shards import shard_of
 from fuzzgate.record.results import (
@@ -412,9 +412,10 @@ def _index(targets: list[MergedTarget], slugs: list[str]) -> dict[str, JSONValue
 
 
 def write_outputs(targets: list[MergedTarget], out_dir: Path, repo_root: Path) -> list[Path]:
+    """Every file of the merge or none (`write_all`): a full disk leaves the previous outputs as
+    they were. Raises `OSError`."""
     files = render_outputs(targets, out_dir, repo_root)
-    for path, text in files.items():
-        write_atomic(path, text)
+    write_all(files)
     stale = out_dir / json_report.REPORT_FILE
     if len(targets) > 1 and stale.is_file():
         stale.unlink()
@@ -435,7 +436,11 @@ def merge_command(
     repo_root = repository_root(Path.cwd())
     with interrupt.deferred():
         # A signal waits until the last file is written: a merge never leaves half its outputs.
-        written = write_outputs(targets, out, repo_root)
+        try:
+            written = write_outputs(targets, out, repo_root)
+        except OSError as exc:
+            # Checked before (`check_output_directory`); what changed since is said in one line.
+            raise write_failed("the outputs", out, exc, hint="choose another --out, or fix its permissions") from None
     reporter = ConsoleReporter(console)
     for target in targets:
         report = target.report

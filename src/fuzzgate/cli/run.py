@@ -27,7 +27,7 @@ from fuzzgate.engine.base_check import BaseRevision
 from fuzzgate.model.commands import prune_command
 from fuzzgate.model.corpus import CorpusEntry
 from fuzzgate.model.errors import ExitCode, FuzzgateError, UsageError
-from fuzzgate.model.files import check_output_directory
+from fuzzgate.model.files import check_output_directory, write_failed
 from fuzzgate.model.findings import Finding, Surface
 from fuzzgate.plan.budget import TimeBox, process_start
 from fuzzgate.plan.focus import Changes, compare_checkouts, read_changes
@@ -182,9 +182,8 @@ def _gate(
             write_outputs(report, config.out_dir, repo_root)
         except OSError as exc:
             # Checked before the run (`check_output_directory`); what changed since is said in one line.
-            raise UsageError(
-                f"the outputs could not be written to {config.out_dir} ({exc.strerror or exc})",
-                hint="choose another --out, or fix its permissions",
+            raise write_failed(
+                "the outputs", config.out_dir, exc, hint="choose another --out, or fix its permissions"
             ) from None
         emit(RunFinished(report))
         reporter.summary(report, _config_here(config, cwd))
@@ -323,15 +322,22 @@ def _save_corpus(
 
 
 def write_outputs(report: RunReport, out_dir: Path, repo_root: Path) -> None:
+    """Every output (`OUTPUT_FILES`) or none: rendered whole, then written as one set
+    (`write_all`), so a full disk leaves the previous run's outputs as they were. Raises `OSError`."""
+    from fuzzgate.model.files import write_all
     from fuzzgate.report import json_report
-    from fuzzgate.report.junit import write_junit
-    from fuzzgate.report.sarif import write_sarif
-    from fuzzgate.report.summary import write_summary
+    from fuzzgate.report.junit import JUNIT_FILENAME, render_junit
+    from fuzzgate.report.sarif import SARIF_FILENAME, render_sarif
+    from fuzzgate.report.summary import SUMMARY_FILENAME, render_summary
 
-    json_report.write(report, out_dir)
-    write_sarif(report, repo_root, out_dir)
-    write_junit(report, repo_root, out_dir)
-    write_summary(report, repo_root, out_dir)
+    write_all(
+        {
+            out_dir / json_report.REPORT_FILE: json_report.render(report),
+            out_dir / SARIF_FILENAME: render_sarif(report, repo_root),
+            out_dir / JUNIT_FILENAME: render_junit(report, repo_root),
+            out_dir / SUMMARY_FILENAME: render_summary(report, repo_root),
+        }
+    )
 
 
 def _github_extras(report: RunReport, repo_root: Path) -> None:

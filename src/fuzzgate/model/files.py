@@ -1,6 +1,7 @@
 """Writing files so that a run killed at any moment leaves the old file or the new one, never half
-of one. Reports, baseline entries and starter configs all go through here. Also the two checks of
-a user's paths every command shares: reading only regular files (a FIFO would block the reader
+of one, and a set of files (a run's outputs) so that a failure leaves the old set or the new one,
+never a mix. Reports, baseline entries and starter configs all go through here. Also the two checks
+of a user's paths every command shares: reading only regular files (a FIFO would block the reader
 forever) and, before any work starts, that an output directory can be written."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import errno
 import os
 import stat
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from fuzzgate.model.errors import UsageError
@@ -19,11 +21,71 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     """Write `data` to `path` so that readers (and a run killed half-way) see the old file or the
     new one, never a mix: temp file in the same directory, fsync, rename over. Creates the parent
     directory. Raises `OSError`; on failure nothing but the old file is left behind."""
-    if isinstance(data, str):
-        # A lone surrogate (fuzzed input a server echoed) cannot be UTF-8; as `\udXXX` it stays
-        # readable, and in a JSON string it is the very escape that decodes back to it.
-        data = data.encode("utf-8", "backslashreplace")
     path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _write_temporary(path, _encoded(data))
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_directory(path.parent)
+
+
+def write_all(files: Mapping[Path, bytes | str]) -> None:
+    """Write every file of `files` or none of them: each goes to a temp file beside it (fsynced),
+    and only once all are written are they renamed over the old ones, in the mapping's order.
+    A failure while writing (a full disk, a directory that cannot be written) removes the temp
+    files and the directories this call created, and leaves every old file as it was; a rename
+    within a directory takes no space, so it is not what a full disk stops. Raises `OSError`."""
+    created: list[Path] = []
+    written: dict[Path, str] = {}
+    try:
+        for path, data in files.items():
+            created += _make_directories(path.parent)
+            written[path] = _write_temporary(path, _encoded(data))
+        for path, tmp in list(written.items()):
+            os.replace(tmp, path)
+            del written[path]
+    except BaseException:
+        for tmp in written.values():
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        for directory in reversed(created):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        raise
+    for directory in dict.fromkeys(path.parent for path in files):
+        _fsync_directory(directory)
+
+
+def write_failed(what: str, where: Path, error: OSError, *, hint: str) -> UsageError:
+    """The one line (exit 2) for `what` that could not be written to `where` after the checks
+    before the work passed: the disk filled, or the directory changed since."""
+    return UsageError(f"{what} could not be written to {where} ({error.strerror or error})", hint=hint)
+
+
+def _encoded(data: bytes | str) -> bytes:
+    # A lone surrogate (fuzzed input a server echoed) cannot be UTF-8; as `\udXXX` it stays
+    # readable, and in a JSON string it is the very escape that decodes back to it.
+    return data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data
+
+
+def _make_directories(directory: Path) -> list[Path]:
+    """Create `directory` and its missing parents; the ones created, outermost first."""
+    missing: list[Path] = []
+    while not os.path.lexists(directory) and directory.parent != directory:
+        missing.append(directory)
+        directory = directory.parent
+    created: list[Path] = []
+    for path in reversed(missing):
+        path.mkdir(exist_ok=True)
+        created.append(path)
+    return created
+
+
+def _write_temporary(path: Path, data: bytes) -> str:
+    """A temp file beside `path` holding `data`, on disk (fsynced); removed if writing it fails."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:
@@ -32,12 +94,11 @@ def write_atomic(path: Path, data: bytes | str) -> None:
             os.fsync(out.fileno())
         # mkstemp creates 0600; reports and baseline files are meant to be read and committed.
         os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_directory(path.parent)
+    return tmp
 
 
 def _fsync_directory(directory: Path) -> None:
