@@ -192,12 +192,15 @@ def _cmd_init(ns: argparse.Namespace, console: Console) -> int:
     if path.exists() and not ns.force:
         raise UsageError(f"{path} already exists", hint="pass --force to overwrite it")
     from fuzzgate.cli.starter import starter_file
-    from fuzzgate.model.files import check_output_directory, write_atomic
+    from fuzzgate.model.files import check_output_directory, write_atomic, write_failed
 
     check_output_directory(path.parent, what="directory of the config file", files=(path.name,))
     command, url = ns.target_command, ns.url
     text = starter_file("http" if ns.http or url else "stdio", command, tuple(ns.target_args or ()), url)
-    write_atomic(path, text)
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise write_failed("the config file", path, exc, hint="choose another path, or make room there") from None
     edit = "" if command is not None or url is not None else "edit [target], then "
     console.print(escape(f"wrote {path}: {edit}run `fuzzgate tools` to see what would be fuzzed"))
     return ExitCode.OK

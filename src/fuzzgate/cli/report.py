@@ -14,7 +14,7 @@ from rich.markup import escape
 from fuzzgate.check.secrets import Redactor, url_secrets
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import ExitCode, UsageError
-from fuzzgate.model.files import check_output_directory, write_atomic
+from fuzzgate.model.files import check_output_directory, write_atomic, write_failed
 from fuzzgate.report.html import render_html
 from fuzzgate.report.html_data import StoreData, TargetData
 from fuzzgate.store.shared import SharedStore, StoreError, is_url
@@ -69,13 +69,18 @@ def report_command(
     console: Console, spec: str, out: Path | None, *, target: str | None = None, secret_patterns: tuple[str, ...] = ()
 ) -> int:
     """Draw the page of the store at `spec` into `out` (default `DEFAULT_OUT`), atomically. A store
-    that cannot be read raises `StoreError` (exit 2) before anything is written."""
+    that cannot be read raises `StoreError` (exit 2) before anything is written; a page that cannot
+    be written, `UsageError` (exit 2), the previous page left as it was."""
     out = out or DEFAULT_OUT
     check_output_directory(out.parent, what="directory of --out", files=(out.name,))
     with open_for_reading(spec) as store:
         data = read_store(store, target)
     page = render_html(data, Redactor(url_secrets(spec), secret_patterns))
-    write_atomic(out, page)
+    try:
+        write_atomic(out, page)
+    except OSError as exc:
+        # Checked before the store was read; what changed since (a full disk) is said in one line.
+        raise write_failed("the page", out, exc, hint="choose another --out, or make room there") from None
     findings = sum(len(t.findings) for t in data.targets)
     console.print(
         escape(

@@ -136,7 +136,10 @@ def _gate(
     sinks: list[EventSink] = [reporter]
     tracer: TraceWriter | None = None
     if trace is not None:
-        tracer = TraceWriter(trace, engine.redact)
+        try:
+            tracer = TraceWriter(trace, engine.redact)
+        except OSError as exc:
+            raise write_failed("the trace", trace, exc, hint="choose another --trace, or make room there") from None
         sinks.append(tracer)
     shared = RunStore(config.store, config.target.display_name) if config.store is not None else None
     if shared is not None:
@@ -170,6 +173,8 @@ def _gate(
         draft = replace(build_report(config, choice, result, known, repo_root), corpus=corpus)
         if base_note is not None:
             draft = replace(draft, notes=(*draft.notes, base_note))
+        if tracer is not None and tracer.failure is not None:
+            draft = replace(draft, notes=(*draft.notes, tracer.failure))
         report = redact_report(draft, engine.redact)
         if shared is not None:
             # Never fails the gate: what the store took, or why it took nothing, is one note.
