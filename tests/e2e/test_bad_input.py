@@ -245,3 +245,13 @@ def test_report_refuses_a_secret_pattern_that_does_not_compile(tmp_path: Path) -
 def test_work_refuses_counts_below_one(tmp_path: Path, flags: tuple[str, ...]) -> None:
     # `--cycles 0` exited 0 having done nothing; `--tools 0` meant every tool.
     usage_line(cli("work", "--store", "store", *flags, "--command", "x", cwd=tmp_path), f"{flags[0]}: expected")
+
+
+@pytest.mark.parametrize("name", ["n9.yaml", "fuzzgate.YML"])
+def test_init_refuses_a_yaml_name_it_would_write_toml_into(tmp_path: Path, name: str) -> None:
+    line = usage_line(cli("init", name, cwd=tmp_path), f"{name}: init writes TOML", "read as YAML")
+    assert "usage error" in line
+    assert os.listdir(tmp_path) == []
+    (tmp_path / name).write_text("mine: 1\n")
+    usage_line(cli("init", "--force", name, cwd=tmp_path), "init writes TOML")
+    assert (tmp_path / name).read_text() == "mine: 1\n"

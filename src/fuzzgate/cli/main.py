@@ -188,10 +188,12 @@ def _cmd_replay(ns: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_init(ns: argparse.Namespace, console: Console) -> int:
+    from fuzzgate.cli.starter import check_starter_path, starter_file
+
     path: Path = ns.path
+    check_starter_path(path)
     if path.exists() and not ns.force:
         raise UsageError(f"{path} already exists", hint="pass --force to overwrite it")
-    from fuzzgate.cli.starter import starter_file
     from fuzzgate.model.files import check_output_directory, write_atomic, write_failed
 
     check_output_directory(path.parent, what="directory of the config file", files=(path.name,))

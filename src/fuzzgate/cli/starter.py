@@ -1,6 +1,9 @@
 """`fuzzgate init --command CMD --arg ARG` (or `--url URL`): the starter file with the target a
 user tried with flags, so that trying a server and committing its config are one step apart.
 
+The starter is TOML: a path the loader reads as YAML (`.yaml`, `.yml`) is refused before anything
+is written.
+
 The file is committed with the repository, so a value that looks like a secret (a built-in secret
 pattern, a URL's password) is refused with the way to keep it out (`${NAME}`), and the text is read
 back with the loader before it is written: what `init` writes, `run` reads as given.
@@ -16,7 +19,7 @@ from typing import Literal
 
 from fuzzgate.check.secrets import BUILTIN_PATTERNS, url_secrets
 from fuzzgate.config import Overrides, load_config, starter_config
-from fuzzgate.config._schema import CONFIG_FILE_NAMES
+from fuzzgate.config._schema import CONFIG_FILE_NAMES, YAML_SUFFIXES
 from fuzzgate.model.errors import ConfigError, UsageError
 
 _SECRET_HINT = "keep it in an environment variable and write ${NAME} for it in the file"
@@ -35,6 +38,17 @@ def starter_file(kind: Literal["stdio", "http"], command: str | None, args: Sequ
     text = starter_config(kind, command=command, args=tuple(args), url=url)
     _read_back(text)
     return text
+
+
+def check_starter_path(path: Path) -> None:
+    """Refuse a name the loader reads as YAML: the starter is TOML (its comments and `${NAME}`
+    explanations are TOML's), and written there it would not load."""
+    if path.suffix.lower() in YAML_SUFFIXES:
+        raise UsageError(
+            f"{path}: init writes TOML, and a {path.suffix} file is read as YAML",
+            hint=f"name it {path.with_suffix('.toml').name} (fuzzgate looks for fuzzgate.toml), "
+            "or write the YAML file yourself (docs/configuration.md, 'Formats')",
+        )
 
 
 def _check(flag: str, value: str) -> None:
