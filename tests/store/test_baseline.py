@@ -158,6 +158,7 @@ CORRUPT: dict[str, tuple[bytes, str]] = {
     "bad json": (b'{"kind": "crash",', "is not valid JSON"),
     "empty": (b"", "is not valid JSON"),
     "not utf-8": (b'{"message": "\xff\xfe"}', "is not UTF-8"),
+    "nested too deeply": (b"[" * 100_000 + b"]" * 100_000, "is not usable JSON (nested too deeply)"),
     "array": (_dumps([1, 2]), "holds an array, not a JSON object"),
     "marker true": (_dumps(_with(fuzzgate_baseline=True)), "reads formats 1 to 2"),
     "marker zero": (_dumps(_with(fuzzgate_baseline=0)), "reads formats 1 to 2"),

@@ -19,6 +19,7 @@ from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.model.errors import ExitCode, ReportError, UsageError
 from fuzzgate.model.files import read_regular
 from fuzzgate.model.findings import Finding
+from fuzzgate.model.json_fields import UnusableJSON, parse_json
 from fuzzgate.plan.seed import choose_seed
 from fuzzgate.report import json_report
 from fuzzgate.store.baseline import Baseline, BaselineEntry
@@ -49,10 +50,10 @@ def _entry_finding(entry: BaselineEntry) -> Recorded:
 
 def _findings_from_file(path: Path) -> list[Recorded]:
     try:
-        data = json.loads(read_regular(path).decode("utf-8"))
+        data = parse_json(read_regular(path))
     except OSError as exc:
         raise ReportError(f"{path}: not a readable JSON file ({exc.strerror or exc})") from None
-    except (UnicodeDecodeError, ValueError) as exc:
+    except UnusableJSON as exc:
         raise ReportError(f"{path}: not a readable JSON file ({exc})") from None
     try:
         if isinstance(data, dict) and "findings" in data:

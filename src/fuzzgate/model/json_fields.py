@@ -1,15 +1,42 @@
-"""Checked reads of parsed JSON for the readers of fuzzgate's files (`findings.py`'s codec, the
-baseline's entries): each failure is a `ValueError` saying, in words for a user, which field is
-missing or of which wrong type."""
+"""Checked reads of fuzzgate's JSON files (`report.json`, baseline entries, corpus entries, the
+shared store's records, a repro given to `replay`): `parse_json`, the one parser of their bytes, and
+the checks of parsed fields `findings.py`'s codec and the baseline's entries use. Each failure is a
+`ValueError` saying, in words for a user, what is wrong: text that is not JSON, or JSON too deeply
+nested to use; a field missing or of the wrong type."""
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from typing import Any, TypeVar
 
 JSONValue = Any
 
 _T = TypeVar("_T")
+
+
+class UnusableJSON(ValueError):
+    """Bytes that are not JSON fuzzgate can use; the message says why (`not valid JSON (...)`)."""
+
+
+def parse_json(data: bytes) -> JSONValue:
+    """The JSON value `data` holds, or `UnusableJSON` saying why there is none. JSON nested deeper
+    than Python's recursion limit, or holding an integer longer than Python converts, is refused
+    here too: the parser would raise `RecursionError` or a `ValueError` of its own, which no reader
+    of a user's file should see."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnusableJSON(f"not UTF-8 text (bad byte at offset {exc.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UnusableJSON(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise UnusableJSON("not usable JSON (nested too deeply)") from None
+    except ValueError as exc:
+        # Python's own limits on what it parses (an integer of more than 4,300 digits).
+        raise UnusableJSON(f"not usable JSON ({str(exc).partition(';')[0]})") from None
 
 
 def required(data: dict[str, JSONValue], key: str, prefix: str = "") -> JSONValue:

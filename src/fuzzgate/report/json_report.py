@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fuzzgate.model.errors import ReportError
 from fuzzgate.model.files import read_regular, write_atomic
+from fuzzgate.model.json_fields import UnusableJSON, parse_json
 from fuzzgate.record.results import RunReport
 
 REPORT_FILE = "report.json"
@@ -24,12 +25,12 @@ def write(report: RunReport, out_dir: Path) -> Path:
 
 def read(path: Path) -> RunReport:
     try:
-        data = json.loads(read_regular(path).decode("utf-8"))
+        data = parse_json(read_regular(path))
     except FileNotFoundError:
         raise ReportError(f"{path}: no such report", hint="run `fuzzgate run` first, or pass --out") from None
     except OSError as exc:
         raise ReportError(f"{path}: not a readable report ({exc.strerror or exc})") from None
-    except (UnicodeDecodeError, ValueError) as exc:
+    except UnusableJSON as exc:
         raise ReportError(f"{path}: not a readable report ({exc})") from None
     try:
         return RunReport.from_json(data)

@@ -28,7 +28,7 @@ from pathlib import Path
 from fuzzgate.model.commands import accept_command
 from fuzzgate.model.errors import BaselineError
 from fuzzgate.model.findings import Details, Finding, JSONValue, Kind, Repro, Severity, Surface
-from fuzzgate.model.json_fields import enum_field, expect, json_type, required
+from fuzzgate.model.json_fields import UnusableJSON, enum_field, expect, json_type, parse_json, required
 from fuzzgate.model.json_fields import location as location_field
 from fuzzgate.store.database import CorpusDatabase, DirectoryDatabase
 from fuzzgate.triage.fingerprint import (
@@ -160,14 +160,9 @@ class BaselineEntry:
     def from_bytes(cls, data: bytes) -> BaselineEntry:
         """Parse a baseline file. Raises `ValueError` saying what is wrong, in words for a user."""
         try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"is not UTF-8 text (bad byte at offset {exc.start})") from None
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            where = f"line {exc.lineno} column {exc.colno}"
-            raise ValueError(f"is not valid JSON ({exc.msg} at {where})") from None
+            obj = parse_json(data)
+        except UnusableJSON as exc:
+            raise ValueError(f"is {exc}") from None
         return cls.from_json(obj)
 
     @classmethod

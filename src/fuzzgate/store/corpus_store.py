@@ -30,6 +30,7 @@ from fuzzgate.model.corpus import CorpusEntry, CorpusFormatError, slug
 from fuzzgate.model.errors import BaselineError, FuzzgateError
 from fuzzgate.model.files import read_regular
 from fuzzgate.model.findings import Surface
+from fuzzgate.model.json_fields import UnusableJSON, parse_json
 from fuzzgate.store.database import DirectoryDatabase
 
 MAX_ENTRIES_PER_TOOL = 256
@@ -73,18 +74,9 @@ def read_entry(data: bytes) -> CorpusEntry:
     if len(data) > MAX_ENTRY_BYTES:
         raise CorpusFormatError(f"larger than {MAX_ENTRY_BYTES} bytes, not an entry")
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CorpusFormatError(f"not UTF-8 text (bad byte at offset {exc.start})") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CorpusFormatError(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    except RecursionError:
-        raise CorpusFormatError("not usable JSON (nested too deeply)") from None
-    except ValueError as exc:
-        # Python's own limits on what it parses (an integer of more than 4,300 digits).
-        raise CorpusFormatError(f"not usable JSON ({str(exc).partition(';')[0]})") from None
+        obj = parse_json(data)
+    except UnusableJSON as exc:
+        raise CorpusFormatError(str(exc)) from None
     return CorpusEntry.from_json(obj)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from fuzzgate import __version__
 from fuzzgate.model.findings import Finding, JSONValue
+from fuzzgate.model.json_fields import UnusableJSON, parse_json
 
 STORE_FORMAT = 1
 """The version of the store's layout and of every JSON value in it; a value of another format is
@@ -47,16 +48,9 @@ def dump(data: Mapping[str, JSONValue]) -> bytes:
 def load(value: bytes) -> dict[str, Any]:
     """Parse a stored value into a format-1 JSON object, or raise `RecordError` saying why not."""
     try:
-        obj = json.loads(value.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise RecordError(f"not UTF-8 text (bad byte at offset {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-    except RecursionError:
-        raise RecordError("not usable JSON (nested too deeply)") from None
-    except ValueError as exc:
-        # Python's own limits on what it parses (an integer of more than 4,300 digits).
-        raise RecordError(f"not usable JSON ({str(exc).partition(';')[0]})") from None
+        obj = parse_json(value)
+    except UnusableJSON as exc:
+        raise RecordError(str(exc)) from None
     if not isinstance(obj, dict):
         raise RecordError("not a JSON object")
     if obj.get("format") != STORE_FORMAT:

@@ -1,0 +1,59 @@
+"""Files a user hands fuzzgate that it cannot use (`report.json`, baseline entries, a repro given to
+`replay`, a shard's report) are one error line naming the file and exit 2, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import CliRun, fuzzgate
+
+pytestmark = pytest.mark.e2e
+
+DEEP = "[" * 100_000 + "]" * 100_000
+"""Valid JSON nested far past Python's recursion limit."""
+
+FINGERPRINT = "0123456789abcdef0123"
+
+
+def refused(run: CliRun, file: str) -> str:
+    """The one error line of `run`, which must name `file` and exit 2."""
+    assert run.code == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr and "internal error" not in run.stderr, run.stderr
+    (line,) = [line for line in run.stderr.splitlines() if line.startswith("fuzzgate:")]
+    assert file in line, line
+    return line
+
+
+def test_replay_of_a_deeply_nested_file(tmp_path: Path) -> None:
+    (tmp_path / "deep.json").write_text(DEEP)
+    line = refused(fuzzgate("replay", "deep.json", "--command", "x", cwd=tmp_path), "deep.json")
+    assert "nested too deeply" in line
+
+
+@pytest.mark.parametrize("action", ["list", "upgrade"])
+def test_a_deeply_nested_baseline_entry(tmp_path: Path, action: str) -> None:
+    baseline = tmp_path / ".fuzzgate" / "baseline"
+    baseline.mkdir(parents=True)
+    (baseline / f"{FINGERPRINT}.json").write_text(DEEP)
+    line = refused(fuzzgate("baseline", action, "--command", "x", cwd=tmp_path), f"{FINGERPRINT}.json")
+    assert "nested too deeply" in line
+
+
+def test_accept_of_a_deeply_nested_report(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.json").write_text(DEEP)
+    args = ("baseline", "accept", "--command", "x", "--out", "out", "--baseline", "bl")
+    line = refused(fuzzgate(*args, cwd=tmp_path), "report.json")
+    assert "nested too deeply" in line
+    assert not (tmp_path / "bl").exists()
+
+
+def test_merge_of_a_deeply_nested_shard_report(tmp_path: Path) -> None:
+    for shard in ("sh1", "sh2"):
+        (tmp_path / shard).mkdir()
+        (tmp_path / shard / "report.json").write_text(DEEP)
+    line = refused(fuzzgate("merge", "sh1", "sh2", "--out", "merged", cwd=tmp_path), "report.json")
+    assert "nested too deeply" in line
+    assert not (tmp_path / "merged").exists()
