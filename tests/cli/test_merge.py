@@ -273,6 +273,13 @@ def test_a_missing_or_corrupt_report_is_one_clear_error(tmp_path: Path) -> None:
     (tmp_path / "bad" / "report.json").write_text("{")
     with pytest.raises(ReportError, match="not a readable report"):
         read_report(tmp_path / "bad")
+    (tmp_path / "bad" / "report.json").write_text("[]")
+    with pytest.raises(ReportError, match="holds an array, not a JSON object"):
+        read_report(tmp_path / "bad")
+    timing_an_array = {**sample_report(tmp_path).to_json(), "timing": ["startup"]}
+    (tmp_path / "bad" / "report.json").write_text(json.dumps(timing_an_array))
+    with pytest.raises(ReportError, match="not a fuzzgate report"):
+        read_report(tmp_path / "bad")
 
 
 def test_a_single_unsharded_report_passes_through(whole: RunReport) -> None:

@@ -57,3 +57,28 @@ def test_merge_of_a_deeply_nested_shard_report(tmp_path: Path) -> None:
     line = refused(fuzzgate("merge", "sh1", "sh2", "--out", "merged", cwd=tmp_path), "report.json")
     assert "nested too deeply" in line
     assert not (tmp_path / "merged").exists()
+
+
+def test_accept_of_a_report_that_is_not_an_object(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.json").write_text("[]")
+    args = ("baseline", "accept", "--command", "x", "--out", "out", "--baseline", "bl")
+    line = refused(fuzzgate(*args, cwd=tmp_path), "report.json")
+    assert "holds an array, not a JSON object" in line
+    assert not (tmp_path / "bl").exists()
+
+
+def test_replay_of_a_fingerprint_with_a_report_that_is_not_an_object(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.json").write_text("[]")
+    line = refused(fuzzgate("replay", FINGERPRINT, "--command", "x", "--out", "out", cwd=tmp_path), "report.json")
+    assert "holds an array, not a JSON object" in line
+
+
+def test_merge_of_a_shard_report_that_is_not_an_object(tmp_path: Path) -> None:
+    for shard, text in (("sh1", "[]"), ("sh2", "{}")):
+        (tmp_path / shard).mkdir()
+        (tmp_path / shard / "report.json").write_text(text)
+    line = refused(fuzzgate("merge", "sh1", "sh2", "--out", "merged", cwd=tmp_path), "sh1")
+    assert "holds an array, not a JSON object" in line
+    assert not (tmp_path / "merged").exists()

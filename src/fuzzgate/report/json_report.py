@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fuzzgate.model.errors import ReportError
 from fuzzgate.model.files import read_regular, write_atomic
-from fuzzgate.model.json_fields import UnusableJSON, parse_json
+from fuzzgate.model.json_fields import UnusableJSON, json_type, parse_json
 from fuzzgate.record.results import RunReport
 
 REPORT_FILE = "report.json"
@@ -32,7 +32,15 @@ def read(path: Path) -> RunReport:
         raise ReportError(f"{path}: not a readable report ({exc.strerror or exc})") from None
     except UnusableJSON as exc:
         raise ReportError(f"{path}: not a readable report ({exc})") from None
+    if not isinstance(data, dict):
+        raise ReportError(f"{path}: not a fuzzgate report (holds {json_type(data)}, not a JSON object)")
     try:
         return RunReport.from_json(data)
-    except (KeyError, TypeError, ValueError) as exc:
+    except KeyError as exc:
         raise ReportError(f"{path}: not a fuzzgate report (missing or bad field {exc})") from None
+    except _MALFORMED as exc:
+        raise ReportError(f"{path}: not a fuzzgate report (a field of the wrong shape: {exc})") from None
+
+
+_MALFORMED = (TypeError, ValueError, AttributeError, ArithmeticError)
+"""What converting a field of the wrong shape raises: `.get` of an array, `int(1e999)`, ..."""
