@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import CliRun, fuzzgate
+from tests.report.test_report_versions import RELEASED_REPORT
 
 pytestmark = pytest.mark.e2e
 
@@ -82,3 +84,32 @@ def test_merge_of_a_shard_report_that_is_not_an_object(tmp_path: Path) -> None:
     line = refused(fuzzgate("merge", "sh1", "sh2", "--out", "merged", cwd=tmp_path), "sh1")
     assert "holds an array, not a JSON object" in line
     assert not (tmp_path / "merged").exists()
+
+
+def _released_report() -> dict[str, object]:
+    data: dict[str, object] = json.loads(RELEASED_REPORT.read_text())
+    return data
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"fingerprint_scheme": "fuzzgate/9"}, '"fingerprint_scheme": "fuzzgate/9", which this fuzzgate does not know'),
+        ({"report_version": 99}, "written by a newer fuzzgate (report_version 99; this fuzzgate reads 1)"),
+        ({"report_version": "1"}, 'not a fuzzgate report ("report_version" is "1")'),
+        ({"findings": None}, 'no "findings"'),
+        ({"findings": {}}, '"findings" is an object, not an array'),
+    ],
+)
+def test_accept_refuses_a_report_it_would_misread_and_writes_nothing(
+    tmp_path: Path, change: dict[str, object], said: str
+) -> None:
+    data = {**_released_report(), **change}
+    if data["findings"] is None:
+        del data["findings"]
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.json").write_text(json.dumps(data))
+    args = ("baseline", "accept", "--command", "x", "--out", "out", "--baseline", "bl")
+    line = refused(fuzzgate(*args, cwd=tmp_path), "report.json")
+    assert said in line
+    assert not (tmp_path / "bl").exists()
