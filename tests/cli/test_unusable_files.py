@@ -113,3 +113,12 @@ def test_accept_refuses_a_report_it_would_misread_and_writes_nothing(
     line = refused(fuzzgate(*args, cwd=tmp_path), "report.json")
     assert said in line
     assert not (tmp_path / "bl").exists()
+
+
+@pytest.mark.parametrize("action", ["list", "upgrade"])
+def test_a_baseline_entry_that_links_to_nothing_is_named(tmp_path: Path, action: str) -> None:
+    baseline = tmp_path / ".fuzzgate" / "baseline"
+    baseline.mkdir(parents=True)
+    (baseline / f"{FINGERPRINT}.json").symlink_to("/nonexistent")
+    line = refused(fuzzgate("baseline", action, "--command", "x", cwd=tmp_path), f"{FINGERPRINT}.json")
+    assert "symbolic link to a missing file" in line

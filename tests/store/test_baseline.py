@@ -217,6 +217,15 @@ def test_a_directory_named_like_an_entry_is_an_error(tmp_path: Path) -> None:
         Baseline.open(tmp_path).entries()
 
 
+def test_a_link_to_nothing_named_like_an_entry_is_an_error_never_ignored(tmp_path: Path) -> None:
+    Baseline.open(tmp_path).record(make_finding("ok11"))
+    (tmp_path / "a1b2c3d4.json").symlink_to("/nonexistent")
+    for read in (Baseline.entries, Baseline.findings, Baseline.upgrade):
+        with pytest.raises(BaselineError, match="symbolic link to a missing file") as caught:
+            read(Baseline.open(tmp_path))
+        assert str(tmp_path / "a1b2c3d4.json") in caught.value.message
+
+
 def test_a_file_instead_of_the_baseline_directory_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "baseline").write_text("{}")
     with pytest.raises(BaselineError, match="not a directory"):

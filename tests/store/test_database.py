@@ -200,6 +200,15 @@ def test_a_directory_where_an_entry_should_be_is_an_error_naming_it(tmp_path: Pa
     assert str(tmp_path / "k.json") in caught.value.message
 
 
+def test_a_link_to_a_missing_file_where_an_entry_should_be_is_an_error_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "k.json").symlink_to(tmp_path / "nowhere.json")
+    db = DirectoryDatabase(tmp_path)
+    assert list(db.keys()) == [b"k"]
+    with pytest.raises(BaselineError, match="is a symbolic link to a missing file") as caught:
+        list(db.fetch(b"k"))
+    assert str(tmp_path / "k.json") in caught.value.message
+
+
 def test_a_file_where_the_directory_should_be_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "baseline").write_text("oops")
     with pytest.raises(BaselineError, match="not a directory") as caught:

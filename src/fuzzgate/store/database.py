@@ -134,6 +134,9 @@ class DirectoryDatabase(CorpusDatabase):
         try:
             return read_regular(file)
         except FileNotFoundError:
+            # A link to nothing is an entry someone meant to be there: named, never "no entry".
+            if file.is_symlink():
+                raise _unreadable(file, "is a symbolic link to a missing file") from None
             return None
         except IsADirectoryError:
             raise _unreadable(file, "is a directory, not a file") from None
