@@ -2,7 +2,7 @@
 project (so it runs on a throwaway layer of it): the finding's traceback location names the
 project's file (not the layer), accepting a second run of the same bug leaves the baseline file
 byte for byte, `baseline prune` replays the entry as a prompt and keeps it while it still fails,
-and keeps it unreplayed when the server cannot start."""
+and refuses with exit 3, keeping it, when the server cannot start."""
 
 from __future__ import annotations
 
@@ -87,12 +87,16 @@ def test_prune_replays_the_prompt_entry_as_a_prompt_and_keeps_it(accepted: tuple
     assert (baseline / f"{prompt['fingerprint']}.json").read_bytes() == entry
 
 
-def test_prune_keeps_an_entry_whose_server_cannot_start(accepted: tuple[Path, CliRun, bytes]) -> None:
+def test_prune_exits_3_and_keeps_every_entry_when_the_server_cannot_start(
+    accepted: tuple[Path, CliRun, bytes],
+) -> None:
     project, run, entry = accepted
     [prompt] = run.findings(surface="prompt", name="summarize")
     baseline = project.parent / "baseline"
+    before = sorted(p.name for p in baseline.iterdir())
     prune = fuzzgate("baseline", "prune", "--command", sys.executable, "--arg=-c", "--arg=raise SystemExit(3)",
                      "--baseline", str(baseline), cwd=project)  # fmt: skip
-    assert prune.code == 0, prune.stdout + prune.stderr
-    assert f"kept {prompt['fingerprint']}" in prune.stdout and "not replayed: could not start" in prune.stdout
+    assert prune.code == 3, prune.stdout + prune.stderr
+    assert "could not start" in prune.stderr and "pruned" not in prune.stdout
+    assert sorted(p.name for p in baseline.iterdir()) == before
     assert (baseline / f"{prompt['fingerprint']}.json").read_bytes() == entry

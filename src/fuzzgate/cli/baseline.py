@@ -56,6 +56,11 @@ def baseline_command(action: str, config: Config, console: Console, *, pre_exist
     entries = [f for f in baseline.findings() if f.fingerprint not in stranded]
 
     results = interrupt.run(lambda: replay_findings(EngineSettings.of(config), entries, config.replays))
+    unstarted = [r for r in results if r.not_replayed is not None]
+    start_error = next((r.not_replayed for r in unstarted), None)
+    if start_error is not None and not any(r.attempts > 0 for r in results):
+        # No server answered a replay: nothing could be shown fixed, and exit 0 would read as done.
+        raise start_error
     answered = [(subject_label(r.finding.surface, r.finding.tool), r.outcomes) for r in results if r.attempts > 0]
     degraded = uniform_error(answered)
     if degraded is not None:
@@ -69,7 +74,6 @@ def baseline_command(action: str, config: Config, console: Console, *, pre_exist
     # the selection refuses was not shown fixed: it stays.
     removed = [r.finding for r in results if r.attempts > 0 and not r.still_fails and r.not_replayed is None]
     refused = [r for r in results if r.refused is not None]
-    unstarted = [r for r in results if r.not_replayed is not None]
     redact = redactor_for_findings(config, entries)
     for finding in removed:
         baseline.remove(finding.fingerprint)
