@@ -3,13 +3,20 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from fuzzgate.cli.baseline import baseline_command
+from fuzzgate.model.errors import BaselineError
 from tests.e2e.conftest import CliRun, fuzzgate
 from tests.report.test_report_versions import RELEASED_REPORT
+from tests.report.test_report_versions import _config as released_config
 
 pytestmark = pytest.mark.e2e
 
@@ -122,3 +129,24 @@ def test_a_baseline_entry_that_links_to_nothing_is_named(tmp_path: Path, action:
     (baseline / f"{FINGERPRINT}.json").symlink_to("/nonexistent")
     line = refused(fuzzgate("baseline", action, "--command", "x", cwd=tmp_path), f"{FINGERPRINT}.json")
     assert "symbolic link to a missing file" in line
+
+
+def test_accept_on_a_full_disk_writes_no_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "out").mkdir()
+    shutil.copy(RELEASED_REPORT, tmp_path / "out" / "report.json")
+    synced = 0
+    real_fsync = os.fsync
+
+    def fsync_until_full(fd: int) -> None:
+        nonlocal synced
+        synced += 1
+        if synced == 5:
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync_until_full)
+    console = Console(file=io.StringIO(), width=200)
+    with pytest.raises(BaselineError, match="No space left on device"):
+        baseline_command("accept", released_config(tmp_path), console)
+    # Nothing written: the baseline directory the accept would have made is not left behind either.
+    assert not (tmp_path / "baseline").exists() or os.listdir(tmp_path / "baseline") == []

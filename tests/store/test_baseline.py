@@ -338,3 +338,29 @@ def test_a_malformed_prefix_is_a_clear_error(tmp_path: Path, prefix: object) -> 
     path.write_text(json.dumps(data))
     with pytest.raises(BaselineError, match="prefix"):
         Baseline.open(tmp_path).findings()
+
+
+def test_accepting_findings_on_a_full_disk_writes_none_of_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    baseline = Baseline.open(tmp_path)
+    baseline.record(make_finding("aaaa1111", name="kept"))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    synced = 0
+    real_fsync = os.fsync
+
+    def fsync_until_full(fd: int) -> None:
+        nonlocal synced
+        synced += 1
+        if synced == 3:  # the third new entry: the disk is full
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync_until_full)
+    findings = [make_finding(f"bbbb{n}000", name=f"tool{n}") for n in range(4)]
+    with pytest.raises(BaselineError, match="No space left on device") as caught:
+        Baseline.open(tmp_path).record_all(findings)
+    assert "none of the 4 files was written" in caught.value.message
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # no entry, no temporary
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    recorded = Baseline.open(tmp_path).record_all(findings)
+    stored = [e.fingerprint for e in Baseline.open(tmp_path).entries()]
+    assert stored == ["aaaa1111", *(e.fingerprint for e in recorded)]

@@ -42,10 +42,11 @@ def baseline_command(action: str, config: Config, console: Console, *, pre_exist
         if pre_existing:
             findings = [f for f in findings if report.state_of(f) is BaselineState.PRE_EXISTING]
         redact = redactor_for_findings(config, findings)
-        for finding in findings:
-            baseline.record(
-                redact_finding(finding, redact), scheme=report.fingerprint_scheme, generated_by=report.generated_by()
-            )
+        baseline.record_all(
+            [redact_finding(finding, redact) for finding in findings],
+            scheme=report.fingerprint_scheme,
+            generated_by=report.generated_by(),
+        )
         which = " pre-existing" if pre_existing else ""
         console.print(f"recorded {len(findings)}{which} finding(s) in {config.baseline_dir}")
         return ExitCode.OK

@@ -85,8 +85,12 @@ def _make_directories(directory: Path) -> list[Path]:
 
 
 def _write_temporary(path: Path, data: bytes) -> str:
-    """A temp file beside `path` holding `data`, on disk (fsynced); removed if writing it fails."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """A temp file beside `path` holding `data`, on disk (fsynced); removed if writing it fails. An
+    `OSError` names `path` (its `filename`), not the temp file."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
@@ -94,9 +98,11 @@ def _write_temporary(path: Path, data: bytes) -> str:
             os.fsync(out.fileno())
         # mkstemp creates 0600; reports and baseline files are meant to be read and committed.
         os.chmod(tmp, 0o644)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
         raise
     return tmp
 

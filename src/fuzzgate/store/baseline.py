@@ -22,6 +22,7 @@ is recorded when an entry is recorded, and never rewritten by reading or upgradi
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -292,17 +293,33 @@ class Baseline:
         `generated_by`: store its entry, replacing any other entry for the same bug, including one
         recorded under an older scheme. Recording the same finding again leaves the stored bytes
         as they were."""
-        entry = BaselineEntry.of(finding, scheme=scheme, generated_by=generated_by)
-        self._store(entry)
-        upgraded = entry.upgraded()
-        if upgraded is not None:
+        return self.record_all([finding], scheme=scheme, generated_by=generated_by)[0]
+
+    def record_all(
+        self, findings: Sequence[Finding], *, scheme: str | None = None, generated_by: GeneratorVersions | None = None
+    ) -> list[BaselineEntry]:
+        """`record` each of `findings`, all or none: every entry is written (`save_all`: staged,
+        then renamed into place) before any file it replaces is removed, so a failure while writing
+        (a full disk) leaves the baseline as it was, where the database can stage its writes."""
+        entries = [BaselineEntry.of(f, scheme=scheme, generated_by=generated_by) for f in findings]
+        values = {_key(entry.fingerprint): entry.to_bytes() for entry in entries}
+        # Read before the first write: an unreadable entry stops the accept with nothing written.
+        older = self._older_records()
+        stale = {key: [old for old in self.db.fetch(key) if old != value] for key, value in values.items()}
+        self.db.save_all(values)
+        for key, olds in stale.items():
+            for old in olds:
+                self.db.delete(key, old)
+        for entry in entries:
+            upgraded = entry.upgraded()
+            if upgraded is None:
+                continue
             # One bug, one file: the same bug's file under an older scheme's fingerprint goes.
-            older = self._older_records()
             for stored in older.pop(upgraded.fingerprint, set()) - {entry.fingerprint}:
                 self._delete(stored)
             if upgraded.fingerprint != entry.fingerprint:
                 older[upgraded.fingerprint] = {entry.fingerprint}
-        return entry
+        return entries
 
     def remove(self, fingerprint: str) -> bool:
         """Forget the entry for `fingerprint` (a fixed bug), stored under it or re-derived to it;

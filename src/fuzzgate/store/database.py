@@ -7,6 +7,7 @@ The contract every `CorpusDatabase` keeps:
 - `save(key, value)` is idempotent: saving a value that is already there does nothing.
 - `fetch(key)` yields the values saved under `key`, or nothing; it never creates anything.
 - `delete(key, value)` removes that one value; deleting an absent value does nothing.
+- `save_all(items)` saves several values at once, all or none where the backend can.
 - `move(src, dest, value)` leaves `value` under `dest` and not under `src`, whether or not it was
   under `src` before.
 - `keys()` lists the keys that hold at least one value.
@@ -21,11 +22,11 @@ from __future__ import annotations
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from fuzzgate.model.errors import BaselineError
-from fuzzgate.model.files import read_regular, write_atomic
+from fuzzgate.model.files import read_regular, write_all, write_atomic
 
 
 class CorpusDatabase(ABC):
@@ -34,6 +35,13 @@ class CorpusDatabase(ABC):
     @abstractmethod
     def save(self, key: bytes, value: bytes) -> None:
         """Store `value` under `key`. Saving a value that is already there does nothing."""
+
+    def save_all(self, items: Mapping[bytes, bytes]) -> None:
+        """`save` each value under its key, all or none where the backend can stage its writes
+        (`DirectoryDatabase`): a failure part-way leaves the database as it was. Elsewhere the
+        values are saved in turn, and a failure leaves those saved before it."""
+        for key, value in items.items():
+            self.save(key, value)
 
     @abstractmethod
     def fetch(self, key: bytes) -> Iterable[bytes]:
@@ -155,6 +163,16 @@ class DirectoryDatabase(CorpusDatabase):
                 hint=f"check that {self.path} is a writable directory",
             ) from exc
 
+    def save_all(self, items: Mapping[bytes, bytes]) -> None:
+        files = {self._file(key): value for key, value in items.items() if self._read(key) != value}
+        try:
+            write_all(files)
+        except OSError as exc:
+            raise BaselineError(
+                f"{exc.filename} cannot be written ({exc.strerror or exc}); none of the {len(files)} files was written",
+                hint=f"check that {self.path} is a writable directory with room for them",
+            ) from exc
+
     def fetch(self, key: bytes) -> Iterable[bytes]:
         value = self._read(key)
         return [] if value is None else [value]
@@ -200,6 +218,9 @@ class ReadOnlyDatabase(CorpusDatabase):
     def save(self, key: bytes, value: bytes) -> None:
         pass
 
+    def save_all(self, items: Mapping[bytes, bytes]) -> None:
+        pass
+
     def fetch(self, key: bytes) -> Iterable[bytes]:
         return self.db.fetch(key)
 
@@ -228,6 +249,10 @@ class MultiplexedDatabase(CorpusDatabase):
     def save(self, key: bytes, value: bytes) -> None:
         for db in self.dbs:
             db.save(key, value)
+
+    def save_all(self, items: Mapping[bytes, bytes]) -> None:
+        for db in self.dbs:
+            db.save_all(items)
 
     def fetch(self, key: bytes) -> Iterable[bytes]:
         return _unique(value for db in self.dbs for value in db.fetch(key))
