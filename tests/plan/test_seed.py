@@ -38,6 +38,16 @@ def test_github_sha_on_push(tmp_path: Path) -> None:
     assert choice.seed == sha_to_seed(MERGE)
 
 
+@pytest.mark.parametrize("text", ["[]", '{"pull_request": []}', '{"pull_request": {"head": "x"}}', "[" * 100000])
+def test_an_event_file_of_another_shape_falls_back_to_the_sha(tmp_path: Path, text: str) -> None:
+    # A list, a field of another type, or JSON nested past the recursion limit ended the run with
+    # a traceback before anything started.
+    event = tmp_path / "event.json"
+    event.write_text(text + "]" * text.count("[") if text.startswith("[[") else text)
+    choice = choose_seed(None, None, {"GITHUB_EVENT_PATH": str(event), "GITHUB_SHA": MERGE}, tmp_path)
+    assert choice.seed == sha_to_seed(MERGE)
+
+
 def test_git_head_then_zero(tmp_path: Path) -> None:
     import subprocess
 

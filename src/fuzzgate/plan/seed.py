@@ -6,7 +6,6 @@ moves, so the head SHA from the event file comes first.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from collections.abc import Mapping
@@ -15,6 +14,7 @@ from pathlib import Path
 
 from fuzzgate.model.errors import UsageError
 from fuzzgate.model.files import read_regular
+from fuzzgate.model.json_fields import parse_json
 
 _HEX_SHA = re.compile(r"^[0-9a-fA-F]{7,64}$")
 SEED_BITS = 64
@@ -52,11 +52,13 @@ def _pull_request_head(environ: Mapping[str, str]) -> str | None:
     if not path:
         return None
     try:
-        event = json.loads(read_regular(Path(path)).decode("utf-8"))
+        event = parse_json(read_regular(Path(path)))
     except (OSError, ValueError):
         return None
-    head = (event.get("pull_request") or {}).get("head") or {}
-    sha = head.get("sha")
+    # The event file is the runner's, but read as any file is: of any shape, nested any depth.
+    pull_request = event.get("pull_request") if isinstance(event, dict) else None
+    head = pull_request.get("head") if isinstance(pull_request, dict) else None
+    sha = head.get("sha") if isinstance(head, dict) else None
     return sha if isinstance(sha, str) and _HEX_SHA.match(sha) else None
 
 
