@@ -222,3 +222,18 @@ def test_the_wait_for_a_server_that_never_answers_initialize_fits_the_budgets_pr
     waited = float(run.stderr.split("no answer to initialize within ", 1)[1].split("s", 1)[0])
     assert waited <= 1 + 10 - 2.5, run.stderr
     _assert_clean_exit(run)
+
+
+def test_a_server_logging_on_stdout_that_never_answers_is_told_where_logs_belong(tmp_path: Path) -> None:
+    # Only "no answer to initialize within 2s": the usual cause, logs on the MCP channel, went unsaid.
+    noisy = tmp_path / "noisy.py"
+    noisy.write_text(
+        "import sys\nfor line in sys.stdin:\n    sys.stdout.write('Server ready\\x1b[0m\\n')\n    sys.stdout.flush()\n"
+    )
+    run = fuzzgate(
+        "run", "--command", sys.executable, f"--arg={noisy}", "--startup-timeout", "2s", "--budget", "5s", cwd=tmp_path
+    )
+    assert run.code == 3, run.stderr
+    assert "it wrote 1 line(s) on stdout that are not JSON-RPC (the first: 'Server ready\\x1b[0m')" in run.stderr
+    assert "a server's logs belong on stderr" in run.stderr
+    _assert_clean_exit(run)

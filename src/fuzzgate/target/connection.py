@@ -20,11 +20,13 @@ from mcp.shared.exceptions import MCPError
 
 from fuzzgate import __version__
 from fuzzgate.check.environment import SandboxCause, sandbox_cause
+from fuzzgate.check.headline import printable
 from fuzzgate.check.secrets import Redactor, redactor_for
 from fuzzgate.config.model import TargetKind
 from fuzzgate.config.views import ServerSettings
 from fuzzgate.model.errors import TargetError
 from fuzzgate.model.findings import Step
+from fuzzgate.model.outcome import AnomalyKind
 from fuzzgate.target.output import OutputChecker
 
 if TYPE_CHECKING:
@@ -176,6 +178,21 @@ def served_process(
     return ServedProcess(launch, address_of(target.url), redactor_for(config, extra_env), relay)
 
 
+def _stdout_noise(process: OwnedProcess | None) -> str | None:
+    """What a stdio server wrote on stdout that is not JSON-RPC before it ever answered: its logs on
+    the MCP channel, the usual reason a server that works by hand never answers `initialize`."""
+    if not isinstance(process, ServerProcess) or process.first_reply_mark is not None:
+        return None
+    lines = [a for a in process.wire.since(0) if a.kind is AnomalyKind.NON_JSON]
+    if not lines:
+        return None
+    # The excerpt is the server's words, redacted where it was cut (`stdio._excerpt`).
+    return (
+        f"it wrote {len(lines)} line(s) on stdout that are not JSON-RPC (the first: '{printable(lines[0].excerpt)}'); "
+        "stdout is the MCP channel: a server's logs belong on stderr"
+    )
+
+
 def _startup_error(
     config: ServerSettings, process: OwnedProcess | None, reason: str, redact: Redactor, *, jailed: bool = False
 ) -> TargetError:
@@ -187,6 +204,9 @@ def _startup_error(
         what = " ".join([target.command or "", *target.args]).strip()
         tail = process.stderr.tail(STDERR_TAIL_LINES) if process else []
         detail = redact("\n".join(tail)) if tail else None
+        noise = _stdout_noise(process)
+        if noise is not None:
+            reason = f"{reason}; {noise}"
         if process is not None and process.returncode is not None:
             reason = f"{reason}; the server exited with status {process.returncode}"
             if not tail:
