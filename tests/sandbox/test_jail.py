@@ -723,9 +723,10 @@ _PATHS = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x
     listen=st.none() | st.tuples(st.integers(1, 65535), st.integers(0, 1000)),
     network=st.booleans(),
     command=st.lists(_PATHS, min_size=1, max_size=3),
+    hide=st.lists(_PATHS, max_size=3),
 )
 def test_the_spec_reaches_the_jail_whole(
-    relay: tuple[str, int] | None, listen: tuple[int, int] | None, network: bool, command: list[str]
+    relay: tuple[str, int] | None, listen: tuple[int, int] | None, network: bool, command: list[str], hide: list[str]
 ) -> None:
     spec = Spec(
         writable=["/w"],
@@ -740,9 +741,10 @@ def test_the_spec_reaches_the_jail_whole(
         userns=False,
         listen=Listen(*listen) if listen else None,
         relay=Relay(*relay) if relay else None,
+        hide=hide,
     )
     parsed, argv = parse([*spec.to_args(), "--", *command])
-    assert argv == command and parsed.network == network
+    assert argv == command and parsed.network == network and parsed.hide == hide
     got_relay = (parsed.relay.directory, parsed.relay.port) if parsed.relay is not None else None
     got_listen = (parsed.listen.port, parsed.listen.fd) if parsed.listen is not None else None
     assert (got_relay, got_listen) == (relay, listen)

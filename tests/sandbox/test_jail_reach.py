@@ -51,6 +51,15 @@ print(json.dumps({
 }))
 """
 
+RELATIVE_BINDER = """
+import socket, sys
+sock = socket.socket(socket.AF_UNIX)
+sock.bind("rel.sock")
+sock.listen(8)
+print("bound", flush=True)
+sys.stdin.read()
+"""
+
 NOBODY = 65534
 GROUP = 4242
 """A supplementary group of the normal user, as `docker` is for a CI user."""
@@ -140,6 +149,13 @@ def test_host_sockets_and_devices_are_out_of_reach(
         "home": _listen(home / ".gnupg" / "S.gpg-agent", held),
         "scope": _listen(project / "db.sock", held),
     }
+    # Bound by a relative path: /proc/net/unix says "rel.sock", not where; it was reachable.
+    (area / "rel").mkdir()
+    binder = subprocess.Popen(
+        [sys.executable, "-c", RELATIVE_BINDER], cwd=area / "rel", stdout=subprocess.PIPE, stdin=subprocess.PIPE
+    )
+    assert binder.stdout is not None and binder.stdout.readline() == b"bound\n"
+    sockets["relative"] = str(area / "rel" / "rel.sock")
     # The same block device, made where the read-only view shows it: outside /dev and in the scope.
     rdev = os.stat(loop_device).st_rdev
     for place in (area / "srv" / "disk", project / "disk"):
@@ -166,8 +182,10 @@ def test_host_sockets_and_devices_are_out_of_reach(
         report = _report(subprocess.run(argv, capture_output=True, cwd=layer.cwd, timeout=60))
     finally:
         workspace.close()
+        binder.kill()
+        binder.wait()
     assert report["sockets"]["run"] == "ENOENT"
-    for name in ("elsewhere", "home", "scope"):
+    for name in ("elsewhere", "home", "scope", "relative"):
         assert report["sockets"][name] == "ECONNREFUSED", name
     assert report["devices"] == {"loop": "ENOENT", "elsewhere": "EACCES", "scope": "EACCES"}
     assert report["dev"] == sorted([*_jail_view.DEVICES, "fd", "stdin", "stdout", "stderr", "ptmx", "pts", "shm"])

@@ -53,8 +53,8 @@ class Spec:
     """Everything the init needs, passed as arguments (`to_args`, `parse`)."""
 
     __slots__ = (
-        "chdir", "env", "layer", "listen", "network", "overlays", "relay", "stage", "tmp_upper", "tmp_work",
-        "userns", "writable",
+        "chdir", "env", "hide", "layer", "listen", "network", "overlays", "relay", "stage", "tmp_upper",
+        "tmp_work", "userns", "writable",
     )  # fmt: skip
 
     def __init__(
@@ -72,11 +72,15 @@ class Spec:
         userns: bool,
         listen: Listen | None = None,
         relay: Relay | None = None,
+        hide: list[str] | None = None,
     ) -> None:
         self.writable, self.overlays, self.layer, self.stage = writable, overlays, layer, stage
         self.tmp_upper, self.tmp_work = tmp_upper, tmp_work
         self.chdir, self.env, self.network, self.userns = chdir, env, network, userns
         self.listen, self.relay = listen, relay
+        # Host sockets to hide besides those /proc/net/unix names by their full path: those bound
+        # by a relative one, which fuzzgate found where they are (`_jail_view.relative_sockets`).
+        self.hide = hide or []
 
     def to_args(self) -> list[str]:
         args = ["--layer", self.layer, "--stage", self.stage, "--tmp", self.tmp_upper, self.tmp_work]
@@ -95,6 +99,8 @@ class Spec:
             args += ["--listen", str(self.listen.port), str(self.listen.fd)]
         if self.relay is not None:
             args += ["--relay", self.relay.directory, str(self.relay.port)]
+        for path in self.hide:
+            args += ["--hide", path]
         return args
 
 
@@ -102,6 +108,7 @@ def parse(args: list[str]) -> tuple[Spec, list[str]]:
     """`Spec.to_args() + ["--", COMMAND, ARGS...]` back into the spec and the command line."""
     values: dict[str, str] = {}
     writable: list[str] = []
+    hide: list[str] = []
     overlays: list[Overlay] = []
     env: dict[str, str] = {}
     flags: set[str] = set()
@@ -117,6 +124,9 @@ def parse(args: list[str]) -> tuple[Spec, list[str]]:
             i += 3
         elif option == "--writable":
             writable.append(args[i + 1])
+            i += 2
+        elif option == "--hide":
+            hide.append(args[i + 1])
             i += 2
         elif option == "--overlay":
             on_failure, lower, upper, work, target = args[i + 1 : i + 6]
@@ -152,6 +162,7 @@ def parse(args: list[str]) -> tuple[Spec, list[str]]:
         userns="--userns" in flags,
         listen=listen,
         relay=relay,
+        hide=hide,
     )
     return spec, command
 

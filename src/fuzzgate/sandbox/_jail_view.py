@@ -381,6 +381,38 @@ def _host_sockets() -> list[str]:
     return sorted(p for p in paths if p.startswith("/"))
 
 
+def relative_sockets() -> list[str]:
+    """Where the Unix sockets bound by a relative path in this process's network namespace are
+    (`/proc/net/unix` says `rel.sock`, not where): the path taken from the working directory of a
+    process holding the socket, found by its inode among the descriptors this process may read.
+    Run by fuzzgate itself (`jail.jailed`), outside any user namespace the jail makes, which could
+    read no other process's descriptors; the jail hides what it names with the rest (`--hide`)."""
+    try:
+        with open("/proc/self/net/unix", "rb") as handle:
+            lines = handle.read().splitlines()[1:]
+    except OSError:
+        return []
+    rows = [fields for fields in (line.split(None, 7) for line in lines) if len(fields) == 8]
+    wanted = {
+        f"socket:[{fields[6].decode()}]": os.fsdecode(fields[7])
+        for fields in rows
+        if not fields[7].startswith((b"/", b"@"))
+    }
+    if not wanted:
+        return []
+    found: set[str] = set()
+    for pid in (entry for entry in os.listdir("/proc") if entry.isdigit()):
+        try:
+            links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+            held = [wanted[link] for link in links if link in wanted]
+            if held:
+                cwd = os.readlink(f"/proc/{pid}/cwd")
+                found.update(os.path.normpath(os.path.join(cwd, path)) for path in held)
+        except OSError:
+            continue
+    return sorted(found)
+
+
 def _hide_sockets(paths: list[str]) -> None:
     """Bind an empty file over every socket in `paths` the server would still see: a read-only
     mount does not stop connect(). Private /tmp, /run and /dev hide most already."""
@@ -422,7 +454,7 @@ def build_view(spec: Spec) -> None:
     for entry in spec.overlays:
         _overlay(entry, userns=spec.userns)
         writable.add(entry.target)
-    sockets = _host_sockets()
+    sockets = sorted({*_host_sockets(), *spec.hide})
     try:
         _private_dev(spec.stage)
         _private_run()

@@ -53,6 +53,7 @@ from typing import Protocol
 from fuzzgate.model.errors import TargetError
 from fuzzgate.sandbox import _jail_init, _jail_spec
 from fuzzgate.sandbox._jail_spec import Listen, Overlay, Relay, Spec
+from fuzzgate.sandbox._jail_view import relative_sockets
 from fuzzgate.sandbox.removal import remove_tree
 from fuzzgate.sandbox.workspace import Layer, overlay_upper, workdir_base
 
@@ -238,6 +239,7 @@ def _spec(layer: _LayerPaths, scope: Sequence[Path], *, network: bool, userns: b
         env={"HOME": str(layer.home), "TMPDIR": "/tmp"},
         network=network,
         userns=userns,
+        hide=relative_sockets(),
     )
 
 
