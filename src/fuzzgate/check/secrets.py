@@ -112,7 +112,9 @@ class Redactor:
     encodings (`encodings`); the built-in and the user's patterns are matched as written. Redact a
     text whole *before* cutting, escaping or excerpting it: once a secret is cut in two or escaped,
     no whole value matches any more. `cut` does both in that order; `open_end` is for the rare text
-    whose end fuzzgate never sees (an over-long stderr line).
+    whose end fuzzgate never sees (an over-long stderr line). The `strong` values, known to be
+    secrets, are also redacted in part (`FRAGMENT_LEN`), for the cuts made where no redactor was
+    at hand (a mutation's half of a value, a file name taken from a path).
     """
 
     def __init__(self, values: Iterable[str], patterns: Iterable[str] = (), strong: Iterable[str] = ()) -> None:
