@@ -318,6 +318,32 @@ def test_syntax_errors_name_file_line_and_column(load: Loader, text: str, name: 
     assert "\n" not in caught.value.message
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "target:\n  command: a\n  command: b\n",
+            "fuzzgate.yaml: line 3, column 3: key 'command' is set twice in one mapping (first at line 2)",
+        ),
+        (
+            "target:\n  command: a\n  env:\n    - x\n    - {A: 1, A: 2}\n",
+            "fuzzgate.yaml: line 5, column 14: key 'A' is set twice in one mapping (first at line 5)",
+        ),
+    ],
+)
+def test_a_yaml_key_set_twice_is_an_error(load: Loader, text: str, message: str) -> None:
+    # YAML's loader kept the last one silently (TOML refuses it): the first setting went unused.
+    with pytest.raises(ConfigError) as caught:
+        load(text, "fuzzgate.yaml")
+    assert caught.value.message == message
+
+
+def test_a_yaml_merge_key_is_not_a_key_set_twice(load: Loader) -> None:
+    text = "defaults: &d {command: srv, args: [a]}\ntarget:\n  <<: *d\n  args: [b]\n"
+    # The mapping's own `args` overrides the merged one, as YAML means it: no key is set twice.
+    assert load(text, "fuzzgate.yaml")[0].target.args == ("b",)
+
+
 def test_yaml_syntax_error_does_not_quote_the_offending_line(load: Loader) -> None:
     with pytest.raises(ConfigError) as caught:
         load("target:\n  command: srv\n  env: {TOKEN: hunter2\n", "fuzzgate.yaml", environ={})

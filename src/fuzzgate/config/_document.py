@@ -130,10 +130,36 @@ def _parse_toml(text: str, display: str) -> dict[str, object]:
         ) from None
 
 
+def _refuse_duplicate_keys(root: yaml.Node, display: str) -> None:
+    """A key written twice in one mapping is an error, as TOML makes it: YAML's loader keeps the
+    last one silently, so the first setting would be ignored without a word."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, yaml.Node] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    first = seen.setdefault(key.value, key)
+                    if first is not key:
+                        mark = key.start_mark
+                        raise ConfigError(
+                            f"{display}: line {mark.line + 1}, column {mark.column + 1}: key {key.value!r} is "
+                            f"set twice in one mapping (first at line {first.start_mark.line + 1})",
+                            hint="keep one of the two; YAML would silently use the last",
+                        )
+                stack.append(value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+
+
 def _parse_yaml(text: str, display: str) -> tuple[dict[str, object], int]:
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            # Before constructing, which merges `<<: *anchor` keys into the mapping's own.
+            _refuse_duplicate_keys(node, display)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
