@@ -224,11 +224,17 @@ def test_more_targets_than_github_takes_runs_are_refused_before_writing(whole: R
     assert not out.exists()
 
 
-def test_the_command_reads_directories_and_exits_like_run(whole: RunReport, tmp_path: Path) -> None:
+def _shard_dirs(whole: RunReport, tmp_path: Path) -> list[Path]:
+    """`whole` split in two shards, each written where `merge` reads a run's output directory."""
     dirs = []
     for index, shard in enumerate(split(whole, 2), start=1):
         json_report.write(shard, tmp_path / f"shard-{index}")
         dirs.append(tmp_path / f"shard-{index}")
+    return dirs
+
+
+def test_the_command_reads_directories_and_exits_like_run(whole: RunReport, tmp_path: Path) -> None:
+    dirs = _shard_dirs(whole, tmp_path)
     console = Console(record=True, width=200)
     out = tmp_path / "merged"
     assert merge_command(console, dirs, out=out, fail_on=None, quiet=True) == ExitCode.FINDINGS
@@ -245,10 +251,7 @@ def test_the_command_reads_directories_and_exits_like_run(whole: RunReport, tmp_
 def test_a_full_disk_leaves_the_previous_merge_and_is_one_clear_error(
     whole: RunReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    dirs = []
-    for index, shard in enumerate(split(whole, 2), start=1):
-        json_report.write(shard, tmp_path / f"shard-{index}")
-        dirs.append(tmp_path / f"shard-{index}")
+    dirs = _shard_dirs(whole, tmp_path)
     out = tmp_path / "merged"
     console = Console(record=True, width=200)
     merge_command(console, dirs, out=out, fail_on=None, quiet=True)
@@ -291,10 +294,7 @@ def test_a_single_unsharded_report_passes_through(whole: RunReport) -> None:
 def test_under_github_actions_the_merge_writes_the_summary_and_annotations(
     whole: RunReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    dirs = []
-    for index, shard in enumerate(split(whole, 2), start=1):
-        json_report.write(shard, tmp_path / f"shard-{index}")
-        dirs.append(tmp_path / f"shard-{index}")
+    dirs = _shard_dirs(whole, tmp_path)
     step_summary = tmp_path / "step-summary.md"
     step_summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
