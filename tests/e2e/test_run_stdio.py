@@ -199,3 +199,9 @@ def test_replay_by_fingerprint_and_adhoc(buggy_run: tuple[CliRun, Path]) -> None
     assert "still fails" in again.stdout
     ok = fuzzgate("replay", "--tool", "echo", "--arguments", '{"text": "hi"}', *target, cwd=cwd)
     assert ok.code == 0, ok.stdout + ok.stderr
+    # A tool the server does not list is named as such, nothing sent: the server's "unknown tool"
+    # answer once read as "handled the request correctly", exit 0.
+    unknown = fuzzgate("replay", "--tool", "ech0", "--arguments", '{"text": "hi"}', *target, cwd=cwd)
+    assert unknown.code == 2, unknown.stdout + unknown.stderr
+    assert "the server lists no ech0" in unknown.stdout + unknown.stderr
+    assert "echo" in unknown.stdout + unknown.stderr  # the hint names what it lists

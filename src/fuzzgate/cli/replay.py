@@ -14,6 +14,7 @@ from fuzzgate.check.secrets import REDACTED, Redactor, canary_environment, redac
 from fuzzgate.cli import interrupt
 from fuzzgate.config.model import Config
 from fuzzgate.config.views import ServerSettings
+from fuzzgate.engine.replay import NotListed
 from fuzzgate.engine.session import replay_call, replay_findings, run_canaries
 from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.model.errors import ExitCode, ReportError, UsageError
@@ -135,9 +136,13 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
 
 def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, object]) -> int:
     choice = choose_seed(None, config.seed, os.environ, Path.cwd())
-    # A tool the selection refuses raises `plan.selection.NotSelected` (exit 2) before anything is sent.
-    observations = interrupt.run(lambda: replay_call(EngineSettings.of(config), tool, args, choice.seed))
     redact = redactor_for(ServerSettings.of(config), run_canaries(config.target, choice.seed))
+    # A tool the selection refuses raises `plan.selection.NotSelected` (exit 2) before anything is
+    # sent; so does one the server does not list (`NotListed`), whose listing is the server's words.
+    try:
+        observations = interrupt.run(lambda: replay_call(EngineSettings.of(config), tool, args, choice.seed))
+    except NotListed as unlisted:
+        raise UsageError(redact.text(unlisted.message), hint=redact.text(unlisted.hint or "")) from None
     for observation in observations:
         console.print(f"[red]fails[/]: {observation.kind.value}: {escape(redact.text(observation.message))}")
     if not observations:

@@ -18,6 +18,8 @@ from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.spare import Connector
 from fuzzgate.engine.steps import StepResult, observe, send_step
 from fuzzgate.generate.dictionary import reply_values
+from fuzzgate.model.commands import subject_label
+from fuzzgate.model.errors import UsageError
 from fuzzgate.model.findings import Finding, Kind, Repro, Step, Surface
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 from fuzzgate.plan.selection import Admission, NotSelected
@@ -44,6 +46,7 @@ async def replay_once(
     admission: Admission | None = None,
     outcomes: list[CallOutcome] | None = None,
     watch: bool = False,
+    listed_only: bool = False,
 ) -> tuple[bool, list[Observation]]:
     """Send the repro (`finding.repro` unless another is given) to a fresh server: the calls of its
     prefix in order, then the failing call. Whether the same bug showed again, and what was seen.
@@ -61,13 +64,20 @@ async def replay_once(
         if admission is None:
             admission = Admission.of(settings.selection, await discover(connection, settings.target.timeout_ms / 1000))
         refused = admission.refusal(calls)
+        unlisted = listed_only and (repro.surface, finding.tool) not in admission.listed
         watched = watch or finding.kind is Kind.CRASH
         result = (
-            None if refused is not None else await _send_repro(connection, settings.target, finding, repro, watched)
+            None
+            if refused is not None or unlisted
+            else await _send_repro(connection, settings.target, finding, repro, watched)
         )
     # Raised once the connection is closed, so it is not wrapped in its task group's exceptions.
     if refused is not None:
         raise NotSelected(refused)
+    if unlisted:
+        raise NotListed(
+            repro.surface, finding.tool, sorted(name for surface, name in admission.listed if surface is repro.surface)
+        )
     if result is None:
         return False, []
     if outcomes is not None:
@@ -78,6 +88,19 @@ async def replay_once(
         for o in observations
     )
     return same, observations
+
+
+class NotListed(UsageError):
+    """A call to replay names a tool (or resource, prompt) the server does not list; nothing was sent."""
+
+    title = "not sent"
+
+    def __init__(self, surface: Surface, name: str, listed: list[str]) -> None:
+        shown = ", ".join(listed[:20]) + (f" and {len(listed) - 20} more" if len(listed) > 20 else "")
+        super().__init__(
+            f"the server lists no {subject_label(surface, name)}",
+            hint=f"it lists: {shown}" if listed else "it lists none: `fuzzgate tools` shows what it offers",
+        )
 
 
 async def _send_repro(

@@ -205,6 +205,12 @@ async def replay_call(
     )
     async with contained(settings, seed) as servers:
         _, observations = await replay_once(
-            servers.settings.verification, servers.oracles, probe, servers.canaries, servers.connector, watch=True
+            servers.settings.verification,
+            servers.oracles,
+            probe,
+            servers.canaries,
+            servers.connector,
+            watch=True,
+            listed_only=True,
         )
     return tuple(observations)
