@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from fuzzgate.cli.main import main
+from fuzzgate.cli.entry import main
 
 raise SystemExit(main())

@@ -53,3 +53,42 @@ def test_a_signal_stops_the_run_with_its_exit_code(tmp_path: Path, signum: int, 
     while _processes_running(str(script)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _processes_running(str(script)) == []
+
+
+_SLOW_IMPORT = """
+import sys, time, importlib.abc
+
+class HoldCommands(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "fuzzgate.cli.main":
+            open(sys.argv[1], "w").close()
+            time.sleep(60)
+        return None
+
+sys.meta_path.insert(0, HoldCommands())
+from fuzzgate.cli.entry import main
+raise SystemExit(main(["tools", "--command", "true"]))
+"""
+
+
+def test_ctrl_c_while_the_commands_are_imported_is_one_line(tmp_path: Path) -> None:
+    """The commands take a few tenths of a second to import; a Ctrl-C then printed Python's traceback."""
+    importing = tmp_path / "importing"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_IMPORT, str(importing)],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not importing.exists():
+            time.sleep(0.05)
+        assert importing.exists(), "the commands' import never started"
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert stderr.strip() == "fuzzgate: interrupted before the command started; nothing was written"
+    assert stdout == ""

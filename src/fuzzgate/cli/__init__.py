@@ -12,7 +12,9 @@ once (`EngineSettings.of(config)`, `ServerSettings.of(config)`, `config.target`)
 
 One module per command family:
 
-- `main.py`: `fuzzgate` itself (`python -m fuzzgate`): the parser, `init`, and the dispatch to the
+- `entry.py`: the `fuzzgate` console script and `python -m fuzzgate`: `main.py` imported under a
+  Ctrl-C guard (exit 130, one line, during the imports too).
+- `main.py`: `fuzzgate` itself: the parser, `init`, and the dispatch to the
   modules below; installs the workflow-command filter under GitHub Actions.
 - `run.py`: `run` (replay the baseline, fuzz, classify, write every output; the target's corpus
   loaded before and what it kept saved after, never an entry holding a secret) and `tools`.
