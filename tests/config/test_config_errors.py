@@ -93,6 +93,10 @@ BAD_VALUES = [
         "fuzzgate.toml: [fuzzgate] max_string: expected a size of at least 1 byte, got 0",
     ),
     (
+        STDIO + '[fuzzgate]\nmax_string = "1025KiB"\n',
+        'fuzzgate.toml: [fuzzgate] max_string: expected a size of at most 1MiB, got "1025KiB"',
+    ),
+    (
         STDIO + "[fuzzgate]\nreplays = 21\n",
         "fuzzgate.toml: [fuzzgate] replays: expected an integer from 0 to 20, got 21",
     ),

@@ -78,7 +78,7 @@ def test_flags_win_over_the_file(load: Loader) -> None:
         out=Path("flag-out"),
         secret_patterns=("flag-[a-z]+",),
         slow="250ms",
-        max_string="2MiB",
+        max_string="512KiB",
         replays="0",
         protocol="2026-07-28",
         startup_timeout=90,
@@ -100,7 +100,7 @@ def test_flags_win_over_the_file(load: Loader) -> None:
     assert config.baseline_dir == Path("flag-baseline")
     assert config.secret_patterns == ("file-[0-9]+", "flag-[a-z]+")  # added, not replaced
     assert config.slow_ms == 250
-    assert config.max_string == 2 * 1024 * 1024
+    assert config.max_string == 512 * 1024
     assert config.replays == 0
     assert config.protocol is ProtocolMode.MODERN
     assert config.startup_timeout_ms == 90_000

@@ -203,12 +203,15 @@ def as_millis(value: object, where: str) -> int:
     return millis
 
 
-def as_size(value: object, where: str, *, low: int = 1) -> int:
+def as_size(value: object, where: str, *, low: int = 1, high: tuple[int, str, str] | None = None) -> int:
+    """A size in bytes, at least `low`; `high` is (the most, how it is written, why no more)."""
     if not isinstance(value, str | int):
         raise mismatch(where, SIZE_EXPECTED, value, hint=SIZE_HINT)
     size = parse_size(value, what=where)
     if size < low:
         raise mismatch(where, f"a size of at least {low} byte{'s' if low != 1 else ''}", value, hint=SIZE_HINT)
+    if high is not None and size > high[0]:
+        raise mismatch(where, f"a size of at most {high[1]}", value, hint=high[2])
     return size
 
 
