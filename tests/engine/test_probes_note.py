@@ -29,3 +29,33 @@ def test_the_note_counts_the_probes_and_names_the_tools_that_ran_short() -> None
     skipped = _plan("s", 16, 0)
     skipped.skip_reason = "input schema not supported"
     assert probes_note([skipped]) is None
+
+
+def _silent_run_notes(*, discovered_in_time: bool) -> tuple[str, ...]:
+    """The notes of a run in which no tool got a call."""
+    from fuzzgate.engine.result import run_notes
+    from fuzzgate.plan.selection import Selection
+
+    never = _plan("a", 0, 0)
+    return run_notes(
+        (),
+        corpus=None,
+        cut_off=(),
+        observe=0.0,
+        calls=0,
+        unsendable=0,
+        client_failed=0,
+        client_failure=None,
+        selection=Selection((never,), ()),
+        discovered_in_time=discovered_in_time,
+    )
+
+
+def test_a_run_that_sent_nothing_says_whether_the_budget_went_before_discovery_or_after() -> None:
+    # A run whose listing came in time spent its budget on what follows (generation at a huge
+    # max_string): it said start-up and discovery took it.
+    after = _silent_run_notes(discovered_in_time=True)[0]
+    assert after.startswith("the budget was spent before any call was sent, after the server's start-up and discovery")
+    assert "generating the first cases" in after
+    before = _silent_run_notes(discovered_in_time=False)[0]
+    assert before == "the budget was spent before fuzzing began (server start-up and discovery took it)"

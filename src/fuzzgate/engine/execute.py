@@ -125,6 +125,8 @@ class Engine:
         self._watched: list[Watched] = []
         self._startup_s = 0.0
         """How long the first server took to start (its layer, jail, collector and handshake)."""
+        self._discovered_in_time = False
+        """Whether the server's listing was read before fuzzing's deadline: the budget went after it."""
         self.spares: Spares | None = None
         """The run's warm spares (`engine.spare`), for restarts and replays."""
         self._deadline = (-math.inf, 0.0)
@@ -326,6 +328,7 @@ class Engine:
                 except TimeoutError:
                     raise TargetError("listing the server's tools did not finish within the budget") from None
                 box.mark("discovery")
+                self._discovered_in_time = time.monotonic() < self._fuzz_deadline()
                 # Once per server, before any tool call: the start-up banner and the protocol probes
                 # (in share 1 only of a sharded run: the server as a whole is share 1's).
                 if settings.selection.shard is None or settings.selection.shard.index == 1:
@@ -400,6 +403,7 @@ class Engine:
             client_failed=client_failed,
             client_failure=loop.client_failure,
             selection=selection,
+            discovered_in_time=self._discovered_in_time,
         )
         environment = self.server_facts.environment
         notes = (*notes, *(environment_note(cause, environment[cause]) for cause in sorted(environment)))

@@ -139,9 +139,11 @@ def run_notes(
     client_failed: int,
     client_failure: str | None,
     selection: Selection,
+    discovered_in_time: bool = False,
 ) -> tuple[str, ...]:
     """The run's notes: verification's, then the corpus entries not replayed and the calls cut off;
-    led by what makes the run inconclusive or says why tools got no case."""
+    led by what makes the run inconclusive or says why tools got no case. `discovered_in_time`: the
+    server's listing was read before fuzzing's deadline, so what spent the budget came after it."""
     notes = list(verified)
     if corpus is not None and corpus.not_replayed:
         share = f"{REPLAY_SHARE:.0%}"
@@ -159,7 +161,15 @@ def run_notes(
     if not selection.plans and calls == 0:
         notes.insert(0, nothing_selected_note(selection.entries))
     elif never and calls == 0 and not (unsendable or client_failed):
-        notes.insert(0, "the budget was spent before fuzzing began (server start-up and discovery took it)")
+        if discovered_in_time:
+            spent = (
+                "the budget was spent before any call was sent, after the server's start-up and discovery "
+                "(the protocol probes, the coverage collector's start or generating the first cases took it; "
+                "a longer --budget, or a smaller --max-string, leaves fuzzing time)"
+            )
+        else:
+            spent = "the budget was spent before fuzzing began (server start-up and discovery took it)"
+        notes.insert(0, spent)
     elif never:
         text = f"{len(never)} of {len(selection.plans)} tools got no case within the budget"
         fuzzed = [p for p in selection.plans if p.skip_reason is None]
