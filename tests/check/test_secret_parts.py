@@ -58,6 +58,31 @@ def test_no_run_of_eight_characters_of_a_strong_secret_survives(start: int, size
     assert not any(SECRET[i : i + FRAGMENT_LEN] in out for i in range(len(SECRET) - FRAGMENT_LEN + 1))
 
 
+HIDDEN = ["\x1b[0m", "\x1b[38;5;196m", "\x1b]0;title\x07", "\x1b]8;;\x1b\\", "\u200b", "\ufeff", "\x00", "\u202e"]
+"""What a terminal does not show, that a server could write inside a secret."""
+TOKEN = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0" + "a" * 16
+
+
+@given(st.sampled_from([SECRET, TOKEN]), st.data())
+def test_a_secret_split_by_what_a_terminal_hides_is_redacted(secret: str, data: st.DataObject) -> None:
+    """A known value (not a strong one: no fragments) and a pattern's token, each with hidden
+    characters at one or two places: what the text reads as holds no secret."""
+    cuts = sorted(data.draw(st.lists(st.integers(1, len(secret) - 1), min_size=1, max_size=2, unique=True)))
+    pieces = [secret[a:b] for a, b in zip([0, *cuts], [*cuts, len(secret)], strict=True)]
+    split = "".join(piece + data.draw(st.sampled_from(HIDDEN)) for piece in pieces[:-1]) + pieces[-1]
+    out = Redactor([SECRET]).text(f"token: {split} (end)")
+    shown = out
+    for hidden in HIDDEN:
+        shown = shown.replace(hidden, "")
+    assert secret not in shown and REDACTED in out
+
+
+def test_a_text_whose_hidden_characters_split_no_secret_keeps_them() -> None:
+    coloured = "\x1b[31mValueError\x1b[0m: bad input"
+    assert Redactor([SECRET]).text(coloured) == coloured
+    assert Redactor([SECRET]).text(f"{coloured} {SECRET}") == f"{coloured} {REDACTED}"
+
+
 def test_only_values_known_to_be_secrets_are_redacted_in_part() -> None:
     settings = _stdio(env={"API_KEY": SECRET, "DATA_DIR": "/srv/data/projects", "MODE": "production-eu-1"})
     redact = redactor_for(settings, {})

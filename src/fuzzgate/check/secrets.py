@@ -48,6 +48,16 @@ _TOKEN_END = re.compile(r"[A-Za-z0-9_+/=.~-]{1,128}\Z")
 that no pattern matches any more (a cut `ghp_...` is no longer 36 characters long)."""
 
 
+_HIDDEN = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
+"""What a terminal does not show: escape sequences (CSI, OSC, two-character), the other control
+characters but tab and line ends, and the invisible format characters (zero-width, bidi, soft
+hyphen, BOM). A secret with one of them inside reads whole in a CI log, yet no value or pattern
+matches it as written."""
+
+
 def canary_environment(seed: int) -> dict[str, str]:
     """Canary values for the server's environment: deterministic per seed, unguessable by a fuzzer."""
     return {name: "fzgcanary" + hashlib.sha256(f"{name}:{seed}".encode()).hexdigest()[:24] for name in CANARY_NAMES}
@@ -134,6 +144,16 @@ class Redactor:
     def __call__(self, text: str | None) -> str | None:
         if not text:
             return text
+        redacted = self._redacted(text)
+        if _HIDDEN.search(redacted) is None:
+            return redacted
+        # A secret split by what a terminal hides (`sk-live-\x1b[0m0123...`) is matched in the text
+        # as it reads; such a text loses its hidden characters, which mean nothing in a report.
+        shown = _HIDDEN.sub("", redacted)
+        again = self._redacted(shown)
+        return again if again != shown else redacted
+
+    def _redacted(self, text: str) -> str:
         for value in self._values:
             text = text.replace(value, REDACTED)
         for pattern in self._patterns:
