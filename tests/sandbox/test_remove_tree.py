@@ -98,3 +98,35 @@ def test_a_scope_nested_past_path_max_is_copied_as_far_as_paths_go(tmp_path: Pat
         # Not left to pytest's own clean-up, which recurses per level too.
         remove_tree(scope)
         remove_tree(copy)
+
+
+def test_what_vanishes_while_the_scope_is_copied_is_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scope is a live directory: another process removed a file (and a directory) between the
+    copy's listing and its copying, and `fuzzgate tools` in `/tmp` ended with a traceback, exit 4."""
+    import shutil
+
+    from fuzzgate.sandbox import _scope_copy
+
+    scope = tmp_path / "scope"
+    (scope / "gone_dir").mkdir(parents=True)
+    (scope / "gone_dir" / "inner.txt").write_text("x")
+    (scope / "gone.txt").write_text("x")
+    (scope / "kept.txt").write_text("kept")
+    real_copy2, real_copystat = shutil.copy2, shutil.copystat
+
+    def copy2(src: str, dst: str, **kwargs: Any) -> Any:
+        if src.endswith("gone.txt"):
+            os.unlink(src)  # removed after it was listed
+        return real_copy2(src, dst, **kwargs)
+
+    def copystat(src: str, dst: str, **kwargs: Any) -> Any:
+        if src.endswith("gone_dir"):
+            shutil.rmtree(src)  # removed once its entries were copied
+        return real_copystat(src, dst, **kwargs)
+
+    monkeypatch.setattr(shutil, "copy2", copy2)
+    monkeypatch.setattr(shutil, "copystat", copystat)
+    copy = tmp_path / "copy"
+    _scope_copy.copy_scope(str(scope), str(copy))
+    assert (copy / "kept.txt").read_text() == "kept"
+    assert not (copy / "gone.txt").exists()

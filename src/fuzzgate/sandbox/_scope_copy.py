@@ -22,6 +22,12 @@ DEPENDENCY_DIRS = frozenset(
 server's to write. Writes through such a link reach the original."""
 
 
+_LEFT_OUT = frozenset({errno.ENAMETOOLONG, errno.ENOENT})
+"""Entries a copy leaves out: a path past PATH_MAX (a tree nested that deep) cannot be made, and
+what another process removed while the copy walked (a scope is a live directory: a build's, a
+test run's, `/tmp`) is no longer there to copy. Both ended the run with a traceback."""
+
+
 class ScopeTooLarge(Exception):
     def __init__(self, path: str) -> None:
         super().__init__(path)
@@ -74,7 +80,7 @@ def _walk(top: str, top_dst: str | None, tally: _Tally) -> None:
                 try:
                     shutil.copystat(src, dst, follow_symlinks=False)
                 except OSError as exc:
-                    if exc.errno != errno.ENAMETOOLONG:
+                    if exc.errno not in _LEFT_OUT:
                         raise
             continue
         try:
@@ -99,8 +105,7 @@ def _walk(top: str, top_dst: str | None, tally: _Tally) -> None:
                 if _copy_entry(entry, info, target, planted, tally):
                     stack += [(entry.path, target, True), (entry.path, target, False)]
             except OSError as exc:
-                # A path past PATH_MAX (a tree nested that deep) cannot be made: left out with it.
-                if exc.errno != errno.ENAMETOOLONG:
+                if exc.errno not in _LEFT_OUT:
                     raise
 
 
