@@ -51,3 +51,11 @@ def test_a_prefix_of_baseline_is_a_usage_error_from_the_real_cli() -> None:
     assert run.returncode == 2
     assert "unrecognized arguments: --basel somewhere" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("command", [["run"], ["tools"], ["replay"], ["baseline", "list"], ["corpus", "list"]])
+def test_verbose_is_taken_before_or_after_the_command(command: list[str]) -> None:
+    assert build_parser().parse_args([*command, "-v"]).verbose is True
+    assert build_parser().parse_args([*command, "--verbose"]).verbose is True
+    assert build_parser().parse_args(["-v", *command]).verbose is True
+    assert build_parser().parse_args(command).verbose is False

@@ -24,6 +24,9 @@ Handler = Callable[[argparse.Namespace, Console], int]
 
 
 def _add_config_flags(p: argparse.ArgumentParser) -> None:
+    # Also after the command (`fuzzgate run -v`), as the README lists it among these; suppressed as
+    # a default so that `fuzzgate -v run` keeps it.
+    p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for errors")
     g = p.add_argument_group("configuration (each overrides the config file)")
     g.add_argument("--config", type=Path, help="config file (default: looked up, see README)")
     g.add_argument("--budget", help="time budget for fuzzing, e.g. 60s, 5m (default 60s)")
