@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -471,6 +472,11 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return ExitCode.USAGE
     handler: Handler = ns.handler
+    if not ns.verbose:
+        # A library's log record with no handler configured reaches stderr through logging's last
+        # resort: the MCP SDK's client logs a traceback ("Error parsing SSE message") when a
+        # session fuzzgate closes still has a reply streaming in, which says nothing about the server.
+        logging.getLogger().addHandler(logging.NullHandler())
     _reanchor_cwd()
     from fuzzgate.sandbox.process_tree import become_subreaper
 
