@@ -11,6 +11,7 @@ from fuzzgate.check.crash import HANG_ALIVE_SEVERITY
 from fuzzgate.check.internal_error import CAUGHT_SEVERITY
 from fuzzgate.check.observation import Observation
 from fuzzgate.check.registry import CallContext
+from fuzzgate.check.sdk import PYTHON_SDK, TYPESCRIPT_SDK, Sdk, ServerFacts
 from fuzzgate.check.secrets import Redactor, SecretScanner
 from fuzzgate.model.findings import DEFAULT_SEVERITY, Kind, Repro, Severity, Surface
 from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
@@ -197,6 +198,34 @@ def test_a_prompt_that_raised_answered_with_its_message_by_the_sdk_1x_is_at_most
     observation = _prompt(CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text=text, rpc_code=0, stderr=stderr))
     assert observation.kind is Kind.INTERNAL_ERROR and observation.ceiling is CAUGHT_SEVERITY
     assert observation.message.startswith("caught ") and "JSON-RPC error 0 carrying its message" in observation.message
+
+
+TYPESCRIPT = Sdk(TYPESCRIPT_SDK, "1.32.2")
+
+
+def _on_typescript(surface: Surface, sdk: Sdk | None = TYPESCRIPT) -> Observation:
+    # What server-everything's resource-prompt answers for a resource type it does not serve.
+    text = "Invalid resourceType: . Must be Text or Blob."
+    outcome = CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text=text, rpc_code=-32603)
+    oracles = Oracles(slow_s=30.0, scanner=SecretScanner([], {}), server=ServerFacts(sdk=sdk))
+    ctx = CallContext("resource-prompt", {"resourceType": "", "resourceId": ""}, True, outcome, surface=surface)
+    (observation,) = oracles.observe_call(ctx)
+    return observation
+
+
+def test_a_prompt_that_threw_answered_with_its_message_by_the_typescript_sdk_is_at_most_low() -> None:
+    observation = _on_typescript(Surface.PROMPT)
+    assert observation.kind is Kind.INTERNAL_ERROR and observation.ceiling is CAUGHT_SEVERITY
+    assert observation.message.startswith("caught an exception, answered with JSON-RPC error -32603")
+    assert "TypeScript SDK answers a prompt that threw" in observation.message
+    assert observation.message.endswith("Invalid resourceType: . Must be Text or Blob.")
+
+
+def test_an_internal_error_of_a_typescript_tool_or_of_an_unknown_sdks_prompt_keeps_its_severity() -> None:
+    assert _on_typescript(Surface.TOOL).ceiling is None
+    unknown = _on_typescript(Surface.PROMPT, sdk=None)
+    assert unknown.ceiling is None and unknown.message.startswith("JSON-RPC internal error -32603")
+    assert _on_typescript(Surface.PROMPT, sdk=Sdk(PYTHON_SDK, "2.3.0")).ceiling is None
 
 
 def test_a_prompt_the_sdk_2x_answers_as_an_unexpected_exception_keeps_its_severity() -> None:

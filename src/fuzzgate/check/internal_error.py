@@ -40,6 +40,7 @@ says for `internal_error`: the caller got a proper answer; the traceback only sa
 
 _ANSWERED = (OutcomeStatus.OK, OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR)
 _PROMPT_ANSWER = "JSON-RPC error {code} carrying its message (how the Python SDK 1.x answers a prompt that raised)"
+_TS_PROMPT_ANSWER = "JSON-RPC error {code} carrying its message (how the TypeScript SDK answers a prompt that threw)"
 
 
 def _echoed(trace: Trace, arguments: dict[str, Any]) -> bool:
@@ -215,14 +216,7 @@ def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
     if ctx.surface is Surface.PROMPT and SDK_PROMPT_ANSWERED.fullmatch(outcome.text.strip()):
         # A prompt on the Python SDK 1.x refusing a value by raising, with no traceback to read
         # (an HTTP server): answered with its own message, as a caught exception is.
-        return Observation(
-            Kind.INTERNAL_ERROR,
-            f"caught an exception, answered with {_PROMPT_ANSWER.format(code=outcome.rpc_code)}: "
-            f"{redact.cut(outcome.text, RPC_MESSAGE_CHARS)}",
-            rpc_signature(ctx, redact.text(outcome.text)),
-            outcome_details(outcome, redact),
-            ceiling=CAUGHT_SEVERITY,
-        )
+        return _prompt_caught(ctx, env, _PROMPT_ANSWER)
     issue = envelope_rejection(outcome.text)
     if issue is not None:
         # The SDK refused the request around the arguments: one low finding of the server, whatever
@@ -235,6 +229,11 @@ def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
             server_wide=True,
             cause=Cause.SDK,
         )
+    if ctx.surface is Surface.PROMPT and env.server.sdk is not None and env.server.sdk.package == TYPESCRIPT_SDK:
+        # The TypeScript SDK answers whatever a prompt's handler threw -32603 with its message: a
+        # prompt has no `isError` reply, so throwing is how it refuses a value (a tool's throw the
+        # SDK answers `isError`, no finding), as on the Python SDK 1.x.
+        return _prompt_caught(ctx, env, _TS_PROMPT_ANSWER)
     # Normalized from the redacted message, which `normalize_message` cuts: a secret must
     # not reach a signature in part, and the bug keeps its fingerprint whatever its value.
     return Observation(
@@ -243,6 +242,20 @@ def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
         f"{redact.cut(outcome.text, RPC_MESSAGE_CHARS)}",
         rpc_signature(ctx, redact.text(outcome.text)),
         outcome_details(outcome, redact),
+    )
+
+
+def _prompt_caught(ctx: CallContext, env: CheckEnv, answer: str) -> Observation:
+    """A prompt that raised, answered by its SDK with the exception's own message and no traceback
+    to read: at most low, as a caught exception is."""
+    outcome, redact = ctx.outcome, env.redact
+    return Observation(
+        Kind.INTERNAL_ERROR,
+        f"caught an exception, answered with {answer.format(code=outcome.rpc_code)}: "
+        f"{redact.cut(outcome.text, RPC_MESSAGE_CHARS)}",
+        rpc_signature(ctx, redact.text(outcome.text)),
+        outcome_details(outcome, redact),
+        ceiling=CAUGHT_SEVERITY,
     )
 
 
