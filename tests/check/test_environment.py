@@ -61,3 +61,30 @@ def test_only_a_jailed_servers_refused_connection_is_a_note() -> None:
     assert observed == [] and facts.environment == {SandboxCause.NETWORK: {"notify"}}
     observed, facts = _observe(jailed=False)
     assert [o.kind for o in observed] == [Kind.INTERNAL_ERROR] and facts.environment == {}  # type: ignore[attr-defined]
+
+
+def _answer(status: OutcomeStatus, text: str, jailed: bool = True) -> tuple[list[object], ServerFacts]:
+    facts = ServerFacts(jailed=jailed)
+    oracles = Oracles(slow_s=2.0, scanner=SecretScanner([], {}), server=facts)
+    outcome = CallOutcome(status, 0.05, text=text, rpc_code=-32000 if status is OutcomeStatus.RPC_ERROR else None)
+    return list(oracles.observe_call(CallContext("create_entities", {"entities": []}, True, outcome))), facts
+
+
+# What server-memory answers for every write when its memory.jsonl lies beside its code.
+READ_ONLY_ANSWER = "EROFS: read-only file system, open '/srv/node_modules/server-memory/dist/memory.jsonl'"
+
+
+@pytest.mark.parametrize("status", [OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR])
+def test_a_read_only_error_a_jailed_server_answered_properly_is_named_in_the_note(status: OutcomeStatus) -> None:
+    observed, facts = _answer(status, READ_ONLY_ANSWER)
+    assert observed == [] and facts.environment == {SandboxCause.READ_ONLY: {"create_entities"}}
+
+
+def test_an_answered_error_is_no_note_without_the_jail_or_for_another_cause() -> None:
+    observed, facts = _answer(OutcomeStatus.TOOL_ERROR, READ_ONLY_ANSWER, jailed=False)
+    assert observed == [] and facts.environment == {}
+    # A fetching tool answers so for the made-up hosts fuzzing sends, whatever network it has.
+    observed, facts = _answer(OutcomeStatus.TOOL_ERROR, "Failed to fetch http://a.example/: Connection refused")
+    assert observed == [] and facts.environment == {}
+    observed, facts = _answer(OutcomeStatus.OK, READ_ONLY_ANSWER)
+    assert facts.environment == {}

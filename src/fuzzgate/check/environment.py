@@ -84,6 +84,22 @@ def environment_note(cause: SandboxCause, tools: set[str]) -> str:
     )
 
 
+def answered_read_only(facts: ServerFacts, tool: str, outcome: CallOutcome) -> bool:
+    """Whether the jailed server answered a call properly (an `isError` reply, a JSON-RPC error)
+    with an error naming the read-only file system: no finding, but recorded for the run's note
+    under `tool`, as an error the sandbox caused is. A server that keeps its data outside its scope
+    (server-memory's `memory.jsonl` beside its own code) fails every write so, and a run that says
+    nothing passes a server whose writes it never got past. Only this cause: a refused connection
+    or a name that does not resolve is what a fetching tool answers for the hosts fuzzing makes up
+    with any network, which the jail did not cause."""
+    if not facts.jailed or outcome.status not in (OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR):
+        return False
+    if sandbox_cause(outcome.text) is not SandboxCause.READ_ONLY:
+        return False
+    facts.environment.setdefault(SandboxCause.READ_ONLY, set()).add(tool)
+    return True
+
+
 def waited_on_sandbox(facts: ServerFacts, tool: str, outcome: CallOutcome) -> bool:
     """Whether a call the jailed server never answered (it lived on) was waiting on the network the
     jail does not give: its stderr during the call names a refused, unreachable or unresolvable

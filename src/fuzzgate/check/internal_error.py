@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from fuzzgate.check.environment import sandbox_cause
+from fuzzgate.check.environment import answered_read_only, sandbox_cause
 from fuzzgate.check.headline import UNTYPED, headline, named_exception
 from fuzzgate.check.normalize import abstract_arguments, normalize_message
 from fuzzgate.check.observation import Observation, outcome_details, trace_details
@@ -292,3 +292,5 @@ def internal_error(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
             if not _caused_by_sandbox(ctx, env, observation):
                 yield observation
             return
+    # No exception, but an error the server answered properly may still be the sandbox's.
+    answered_read_only(env.server, ctx.tool or "?", ctx.outcome)
