@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,3 +160,25 @@ def test_coverage_is_sampled_once_a_tool_stops_reaching_anything_new(tmp_path: P
     )  # fmt: skip
     assert every.code == 0, every.stdout + every.stderr
     assert "sampling" not in every.report["feedback"], "--coverage-sampling 1 measures every call"
+
+
+def test_a_resource_read_only_by_its_corpus_entry_counts_as_tested(tmp_path: Path) -> None:
+    """The second run reads the fixed resource when it replays its corpus entry, and then never
+    again (the same request to a server in the same state is not sent twice): that resource was
+    tested, and the run passes as the first one did, rather than "1 of the 1 ... got no call"
+    (inconclusive, exit 4) on a corpus of its own making."""
+    server = Path(__file__).resolve().parents[1] / "servers" / "surfaces.py"
+    flags = ("--command", sys.executable, f"--arg={server}", "--arg=--clean", "--include=config://*")
+    reports = []
+    for out in ("first", "second"):
+        run = fuzzgate(
+            "run", *flags, "--budget", "8s", "--seed", "1", "--corpus", str(tmp_path / "corpus"),
+            cwd=tmp_path, out=tmp_path / out, measured=out == "first",
+        )  # fmt: skip
+        assert run.code == 0, run.stdout + run.stderr
+        reports.append(json.loads((tmp_path / out / "report.json").read_text()))
+    second = reports[1]
+    assert second["corpus"]["replayed"] == 1, second["corpus"]
+    assert second["verdict"] == "pass" and not [n for n in second["notes"] if "got no" in n], second["notes"]
+    (entry,) = [e for e in second["entries"] if e["status"] == "fuzzed"]
+    assert entry["name"] == "config://settings" and entry["cases"] + entry["corpus_calls"] >= 1, entry

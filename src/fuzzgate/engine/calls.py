@@ -378,6 +378,8 @@ class CallLoop:
             # Seeds, their prefixes and shrink candidates are the corpus's calls, not the tool's
             # scheduled cases: `--cases` bounds those.
             plan.calls += 1
+        elif outcome.status not in NOT_SENT:
+            plan.corpus_calls += 1
         plan.answered(case, outcome.duration_s, outcome.status not in NOT_SENT, outcome.status is OutcomeStatus.OK)
         scheduler.record(plan, outcome.duration_s)
         # Read now, before the next call runs in the server: what the collector measured is this call's.

@@ -100,7 +100,7 @@ def _ran(plan: ToolPlan) -> SurfaceEntry:
     # A fuzzed tool's reason is its note (a guarded tool fuzzed in the sandbox says why).
     reason = plan.note if plan.skip_reason is None else plan.skip_reason
     sent, planned = plan.probe_counts()
-    return SurfaceEntry(plan.info.surface, plan.info.name, status, reason, plan.calls, planned, sent)
+    return SurfaceEntry(plan.info.surface, plan.info.name, status, reason, plan.calls, planned, sent, plan.corpus_calls)
 
 
 def feedback_summary(feedback: Feedback, sampling: CoverageSampling | None = None) -> FeedbackSummary:
@@ -157,7 +157,7 @@ def run_notes(
         notes.insert(0, unsent_note(calls, unsendable, client_failed, client_failure))
     if (short := probes_note(selection.plans)) is not None:
         notes.insert(0, short)
-    never = [p for p in selection.plans if p.calls == 0 and p.skip_reason is None]
+    never = [p for p in selection.plans if p.calls == 0 and p.corpus_calls == 0 and p.skip_reason is None]
     if not selection.plans and calls == 0:
         notes.insert(0, nothing_selected_note(selection.entries))
     elif never and calls == 0 and not (unsendable or client_failed):

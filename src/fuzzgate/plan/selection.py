@@ -55,6 +55,10 @@ class ToolPlan:
     calls: int = 0
     """Cases whose call finished (a call the deadline cut off is not one; nor is a case the tool
     was skipped at): what the report counts, so `--cases` with it sends at least the same requests."""
+    corpus_calls: int = 0
+    """Calls of its corpus entries (a seed's replay, its prefix, a shrink candidate) that reached the
+    server, not counted in `calls`: a resource read once when its entry was replayed is tested, and
+    the same request is not sent again while the server's state is unchanged."""
     used_s: float = 0.0
     generator: CaseGenerator | None = None
     probe_source: Callable[[ToolInfo, dict[str, Any]], list[ProbeCase]] | None = None

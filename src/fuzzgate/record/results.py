@@ -74,6 +74,8 @@ class SurfaceEntry:
     """The probes planned for it (`fuzzgate.generate.probes`, `fuzzgate.generate.cost`)."""
     probes_sent: int = 0
     """Of those, the ones that reached the server."""
+    corpus_calls: int = 0
+    """Calls of its corpus entries that reached the server, not counted in `cases`."""
 
     def to_json(self) -> dict[str, JSONValue]:
         return {
@@ -84,6 +86,7 @@ class SurfaceEntry:
             "cases": self.cases,
             "probes_planned": self.probes_planned,
             "probes_sent": self.probes_sent,
+            "corpus_calls": self.corpus_calls,
         }
 
     @classmethod
@@ -96,6 +99,7 @@ class SurfaceEntry:
             cases=int(data.get("cases", 0)),
             probes_planned=int(data.get("probes_planned", 0)),
             probes_sent=int(data.get("probes_sent", 0)),
+            corpus_calls=int(data.get("corpus_calls", 0)),
         )
 
     def probes_line(self) -> str:
@@ -378,9 +382,9 @@ class RunReport:
 
     def untested(self) -> tuple[int, int]:
         """Of the tools, resources and prompts this run was to fuzz (not blocked, skipped or another
-        shard's), how many got no call at all, and how many there were."""
+        shard's), how many got no call at all (their corpus entries' included), and how many there were."""
         fuzzed = [e for e in self.entries if e.status is Status.FUZZED]
-        return sum(1 for e in fuzzed if e.cases == 0 and e.probes_sent == 0), len(fuzzed)
+        return sum(1 for e in fuzzed if e.cases == 0 and e.probes_sent == 0 and e.corpus_calls == 0), len(fuzzed)
 
     def fuzzed_nothing(self) -> bool:
         """No call reached the server though the run had something of its own to fuzz: every tool,
