@@ -59,3 +59,15 @@ def test_verbose_is_taken_before_or_after_the_command(command: list[str]) -> Non
     assert build_parser().parse_args([*command, "--verbose"]).verbose is True
     assert build_parser().parse_args(["-v", *command]).verbose is True
     assert build_parser().parse_args(command).verbose is False
+
+
+def test_a_server_flag_given_to_arg_without_the_equals_sign_says_how_to_write_it() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "fuzzgate", "tools", "--command", "mcp-server-git", "--arg", "--repository", "."],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2
+    assert "argument --arg: expected one argument" in run.stderr
+    assert "written --arg=VALUE" in run.stderr and "Traceback" not in run.stderr

@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from rich.console import Console
 from rich.markup import escape
@@ -288,6 +288,12 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        if message == "argument --arg: expected one argument":
+            # `--arg --repository` (the server's own flag) is how a server's command line is first typed.
+            message += " (a server argument that starts with - is written --arg=VALUE: --arg=--repository)"
+        super().error(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
