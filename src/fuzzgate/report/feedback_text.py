@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fuzzgate.record.results import RunReport
+from fuzzgate.record.results import RunReport, Status
 
 
 def feedback_line(report: RunReport) -> str | None:
@@ -63,4 +63,6 @@ def probes_line(report: RunReport) -> str | None:
     short = report.probes_short()
     if not short:
         return f"{sent} of {planned} sent"
-    return f"{sent} of {planned} sent ({len(short)} of {len(report.entries)} could not send all theirs: see the notes)"
+    # Of those fuzzed, as the note counts them: a blocked or skipped tool was never to send any.
+    fuzzed = sum(1 for e in report.entries if e.status is Status.FUZZED)
+    return f"{sent} of {planned} sent ({len(short)} of {fuzzed} could not send all theirs: see the notes)"
