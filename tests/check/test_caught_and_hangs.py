@@ -203,9 +203,10 @@ def test_a_prompt_that_raised_answered_with_its_message_by_the_sdk_1x_is_at_most
 TYPESCRIPT = Sdk(TYPESCRIPT_SDK, "1.32.2")
 
 
-def _on_typescript(surface: Surface, sdk: Sdk | None = TYPESCRIPT) -> Observation:
-    # What server-everything's resource-prompt answers for a resource type it does not serve.
-    text = "Invalid resourceType: . Must be Text or Blob."
+def _on_typescript(
+    surface: Surface, sdk: Sdk | None = TYPESCRIPT, text: str = "Invalid resourceType: . Must be Text or Blob."
+) -> Observation:
+    # By default what server-everything's resource-prompt answers for a resource type it does not serve.
     outcome = CallOutcome(OutcomeStatus.RPC_ERROR, 0.01, text=text, rpc_code=-32603)
     oracles = Oracles(slow_s=30.0, scanner=SecretScanner([], {}), server=ServerFacts(sdk=sdk))
     ctx = CallContext("resource-prompt", {"resourceType": "", "resourceId": ""}, True, outcome, surface=surface)
@@ -219,6 +220,19 @@ def test_a_prompt_that_threw_answered_with_its_message_by_the_typescript_sdk_is_
     assert observation.message.startswith("caught an exception, answered with JSON-RPC error -32603")
     assert "TypeScript SDK answers a prompt that threw" in observation.message
     assert observation.message.endswith("Invalid resourceType: . Must be Text or Blob.")
+
+
+def test_what_the_javascript_engine_threw_in_a_typescript_prompt_keeps_its_severity() -> None:
+    """A prompt's code that fell over is not a prompt refusing a value."""
+    for text in (
+        "Cannot read properties of undefined (reading 'length')",
+        "args.style.toUpperCase is not a function",
+        "Unexpected token 'x', \"xyz\" is not valid JSON",
+        "Maximum call stack size exceeded",
+    ):
+        observation = _on_typescript(Surface.PROMPT, text=text)
+        assert observation.ceiling is None, text
+        assert observation.message.startswith("JSON-RPC internal error -32603"), text
 
 
 def test_an_internal_error_of_a_typescript_tool_or_of_an_unknown_sdks_prompt_keeps_its_severity() -> None:

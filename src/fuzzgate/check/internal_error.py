@@ -19,6 +19,7 @@ Messages name the exception by its type and the first line of its message (`head
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -41,6 +42,15 @@ says for `internal_error`: the caller got a proper answer; the traceback only sa
 _ANSWERED = (OutcomeStatus.OK, OutcomeStatus.TOOL_ERROR, OutcomeStatus.RPC_ERROR)
 _PROMPT_ANSWER = "JSON-RPC error {code} carrying its message (how the Python SDK 1.x answers a prompt that raised)"
 _TS_PROMPT_ANSWER = "JSON-RPC error {code} carrying its message (how the TypeScript SDK answers a prompt that threw)"
+_JS_ENGINE_ERROR = re.compile(
+    r"Cannot read propert|Cannot set propert|Cannot destructure|is not a function|is not defined|is not iterable"
+    r"|is not a constructor|Cannot convert undefined or null|Cannot access '.*' before initialization"
+    r"|Assignment to constant|Maximum call stack size exceeded|Invalid array length|Invalid string length"
+    r"|Unexpected token|Unexpected end of JSON input|is not valid JSON|Cannot mix BigInt"
+    r"|Do not know how to serialize a BigInt|Converting circular structure to JSON|toFixed\(\) digits"
+)
+"""Messages of the errors V8 itself throws (TypeError, ReferenceError, RangeError, SyntaxError from
+JSON.parse): a prompt's code that fell over, not a prompt refusing a value, whatever SDK answered it."""
 
 
 def _echoed(trace: Trace, arguments: dict[str, Any]) -> bool:
@@ -229,10 +239,16 @@ def _rpc_internal_error(ctx: CallContext, env: CheckEnv) -> Observation | None:
             server_wide=True,
             cause=Cause.SDK,
         )
-    if ctx.surface is Surface.PROMPT and env.server.sdk is not None and env.server.sdk.package == TYPESCRIPT_SDK:
+    if (
+        ctx.surface is Surface.PROMPT
+        and env.server.sdk is not None
+        and env.server.sdk.package == TYPESCRIPT_SDK
+        and _JS_ENGINE_ERROR.search(outcome.text) is None
+    ):
         # The TypeScript SDK answers whatever a prompt's handler threw -32603 with its message: a
         # prompt has no `isError` reply, so throwing is how it refuses a value (a tool's throw the
-        # SDK answers `isError`, no finding), as on the Python SDK 1.x.
+        # SDK answers `isError`, no finding), as on the Python SDK 1.x. What the JavaScript engine
+        # threw (`Cannot read properties of undefined`) is the prompt's bug, and keeps its severity.
         return _prompt_caught(ctx, env, _TS_PROMPT_ANSWER)
     # Normalized from the redacted message, which `normalize_message` cuts: a secret must
     # not reach a signature in part, and the bug keeps its fingerprint whatever its value.
