@@ -199,6 +199,9 @@ def test_replay_by_fingerprint_and_adhoc(buggy_run: tuple[CliRun, Path]) -> None
     assert "still fails" in again.stdout
     ok = fuzzgate("replay", "--tool", "echo", "--arguments", '{"text": "hi"}', *target, cwd=cwd)
     assert ok.code == 0, ok.stdout + ok.stderr
+    # What the server answered is shown: an error it reported properly is no finding, yet the user
+    # sees it (a write refused with EROFS).
+    assert "reply (ok, " in ok.stdout and "\n  hi\n" in ok.stdout
     # A tool the server does not list is named as such, nothing sent: the server's "unknown tool"
     # answer once read as "handled the request correctly", exit 0.
     unknown = fuzzgate("replay", "--tool", "ech0", "--arguments", '{"text": "hi"}', *target, cwd=cwd)

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from fuzzgate.check.headline import printable
 from fuzzgate.check.secrets import REDACTED, Redactor, canary_environment, redactor_for
 from fuzzgate.cli import interrupt
 from fuzzgate.config.model import Config
@@ -21,6 +22,7 @@ from fuzzgate.model.errors import ExitCode, ReportError, UsageError
 from fuzzgate.model.files import read_regular
 from fuzzgate.model.findings import Finding
 from fuzzgate.model.json_fields import UnusableJSON, parse_json
+from fuzzgate.model.outcome import CallOutcome
 from fuzzgate.plan.seed import choose_seed
 from fuzzgate.report import json_report
 from fuzzgate.store.baseline import Baseline, BaselineEntry
@@ -140,11 +142,32 @@ def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, o
     # A tool the selection refuses raises `plan.selection.NotSelected` (exit 2) before anything is
     # sent; so does one the server does not list (`NotListed`), whose listing is the server's words.
     try:
-        observations = interrupt.run(lambda: replay_call(EngineSettings.of(config), tool, args, choice.seed))
+        observations, outcome = interrupt.run(lambda: replay_call(EngineSettings.of(config), tool, args, choice.seed))
     except NotListed as unlisted:
         raise UsageError(redact.text(unlisted.message), hint=redact.text(unlisted.hint or "")) from None
+    if outcome is not None:
+        console.print(_reply_lines(outcome, redact), highlight=False)
     for observation in observations:
         console.print(f"[red]fails[/]: {observation.kind.value}: {escape(redact.text(observation.message))}")
     if not observations:
         console.print(f"[green]no finding[/]: {escape(redact.text(tool))} handled the request correctly")
     return ExitCode.FINDINGS if observations else ExitCode.OK
+
+
+REPLY_LINES = 12
+REPLY_CHARS = 1200
+"""How much of the reply `replay --tool` shows: enough to see what the server answered (an
+`EROFS` it reported as an error, a value it echoed), not a whole document."""
+
+
+def _reply_lines(outcome: CallOutcome, redact: Redactor) -> str:
+    """The server's answer to the one call, redacted whole, then cut and escaped (its bytes are
+    hostile: control characters are written as escapes), indented under a heading line."""
+    code = f" {outcome.rpc_code}" if outcome.rpc_code is not None else ""
+    head = f"reply ({outcome.status.value}{code}, {outcome.duration_s * 1000:.0f} ms)"
+    text = redact.cut(outcome.text, REPLY_CHARS, "...")
+    lines = text.splitlines()
+    shown = [f"  {printable(line)}" for line in lines[:REPLY_LINES]]
+    if len(lines) > REPLY_LINES:
+        shown.append(f"  ... ({len(lines) - REPLY_LINES} more lines)")
+    return escape("\n".join([f"{head}:" if shown else f"{head}: (no text)", *shown]))

@@ -191,9 +191,9 @@ async def replay_findings(settings: EngineSettings, findings: Iterable[Finding],
 
 async def replay_call(
     settings: EngineSettings, tool: str, arguments: dict[str, Any], seed: int
-) -> tuple[Observation, ...]:
-    """Call `tool` once with `arguments` on a fresh server (with the canaries of `seed`), and what
-    the oracles see in the outcome."""
+) -> tuple[tuple[Observation, ...], CallOutcome | None]:
+    """Call `tool` once with `arguments` on a fresh server (with the canaries of `seed`): what the
+    oracles see in the outcome, and the outcome (None when the server did not take the call)."""
     probe = Finding(
         kind=next(iter(settings.severity)),
         severity=settings.fail_on,
@@ -203,6 +203,7 @@ async def replay_call(
         fingerprint="",
         repro=Repro(seed=seed, case_index=0, arguments=arguments, transport=settings.target.kind.value),
     )
+    outcomes: list[CallOutcome] = []
     async with contained(settings, seed) as servers:
         _, observations = await replay_once(
             servers.settings.verification,
@@ -212,5 +213,6 @@ async def replay_call(
             servers.connector,
             watch=True,
             listed_only=True,
+            outcomes=outcomes,
         )
-    return tuple(observations)
+    return tuple(observations), (outcomes[0] if outcomes else None)
