@@ -108,3 +108,43 @@ def test_a_given_target_reads_back_as_given_whatever_its_characters(command: str
             warnings: list[str] = []
             target = load_config(path, Overrides(), {"X": "no"}, warn=warnings.append).target
             assert (target.command, target.args, target.url) == (command, tuple(args), url) and warnings == []
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "name"),
+    [
+        (
+            "node",
+            ["/srv/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "/tmp"],
+            "server-filesystem",
+        ),
+        ("node", ["dist/index.js"], "my-repo"),
+        ("node", ["/a/pkg/build/src/main.js"], "pkg"),
+        ("npx", ["-y", "@modelcontextprotocol/server-everything@2.0.0", "stdio"], "server-everything"),
+        ("uvx", ["mcp-server-git", "--repository", "."], "mcp-server-git"),
+        ("uvx", ["mcp-server-fetch==2025.1"], "mcp-server-fetch"),
+        ("python", ["-m", "mcp_server_time"], "mcp_server_time"),
+        ("python", ["weather_server.py"], None),
+        (None, [], None),
+    ],
+)
+def test_init_names_a_server_whose_derived_name_names_none(
+    command: str | None, args: list[str], name: str | None
+) -> None:
+    """Every Node server was `index` (from `dist/index.js`) and every npx one `npx`: the name keys
+    the corpus directory, the SARIF category and the shared store, so two servers collided."""
+    from fuzzgate.config.starter import starter_name
+
+    assert starter_name(command, args, Path("/work/my-repo")) == name
+
+
+def test_the_name_init_writes_is_the_one_a_run_uses(tmp_path: Path) -> None:
+    path = tmp_path / "fuzzgate.toml"
+    args = ("/srv/server-filesystem/dist/index.js",)
+    path.write_text(starter_config("stdio", command="node", args=args, name="server-filesystem"), encoding="utf-8")
+    warnings: list[str] = []
+    config = load_config(path, Overrides(), {}, warn=warnings.append)
+    assert config.target.display_name == "server-filesystem" and warnings == []
+    unnamed = tmp_path / "unnamed.toml"
+    unnamed.write_text(starter_config("stdio", command="node", args=args), encoding="utf-8")
+    assert load_config(unnamed, Overrides(), {}, warn=warnings.append).target.display_name == "index"

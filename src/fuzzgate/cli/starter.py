@@ -20,6 +20,7 @@ from typing import Literal
 from fuzzgate.check.secrets import BUILTIN_PATTERNS, url_secrets
 from fuzzgate.config import Overrides, load_config, starter_config
 from fuzzgate.config._schema import CONFIG_FILE_NAMES, YAML_SUFFIXES
+from fuzzgate.config.starter import starter_name
 from fuzzgate.model.errors import ConfigError, UsageError
 
 _SECRET_HINT = "keep it in an environment variable and write ${NAME} for it in the file"
@@ -35,7 +36,9 @@ def starter_file(kind: Literal["stdio", "http"], command: str | None, args: Sequ
             _check(flag, value)
     if url is not None and url_secrets(url):
         raise UsageError("--url: holds a password, and the config file is committed", hint=_SECRET_HINT)
-    text = starter_config(kind, command=command, args=tuple(args), url=url)
+    # A script named `index.js` names no server: the name comes from where it lies instead.
+    name = starter_name(command, args, Path.cwd())
+    text = starter_config(kind, command=command, args=tuple(args), url=url, name=name)
     _read_back(text)
     return text
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
 
+from fuzzgate.config.model import TargetConfig, TargetKind
 from fuzzgate.model.findings import DEFAULT_SEVERITY
 
 _HEADER = """\
@@ -136,11 +138,62 @@ _HTTP_COMMAND = '# command = "python"\n# args = ["server.py", "--transport", "ht
 _HTTP_URL = 'url = "http://127.0.0.1:8000/mcp"\n'
 
 
+_GENERIC_STEMS = frozenset({"index", "main", "server", "app", "cli", "__main__", "run", "start", "mcp", "stdio"})
+"""Script names that name no server: `node dist/index.js` made every Node server `index`, and the
+name keys the corpus directory, the SARIF category, the JUnit suite and the shared store."""
+_BUILD_DIRS = frozenset({"dist", "build", "lib", "src", "bin", "out", "esm", "cjs", ".", ".."})
+"""Directories between a package and its script, skipped when naming it from where it lies."""
+_NAME_LINE = '# name = "my-server"\n'
+
+
+_LAUNCHERS = frozenset({"npx", "uvx", "pipx", "bunx", "pnpx"})
+"""Commands that run a package named in their arguments: the derived name was the launcher's."""
+
+
+def starter_name(command: str | None, args: Sequence[str], cwd: Path) -> str | None:
+    """The name `init` writes for a given target whose derived name names no server: a launcher's
+    package (`npx -y @modelcontextprotocol/server-everything` is `server-everything`, `python -m
+    mcp_server_git` is `mcp_server_git`), or for a script whose own name is generic
+    (`_GENERIC_STEMS`) the directory it belongs to, past build directories
+    (`.../server-filesystem/dist/index.js` is `server-filesystem`). None when the derived one will do."""
+    if command is None:
+        return None
+    words = [a for a in args if not a.startswith("-")]
+    launcher = Path(command).name
+    if launcher in _LAUNCHERS and words:
+        return _package_name(words[0])
+    if launcher.startswith("python") and "-m" in args[:-1]:
+        return args[args.index("-m") + 1]
+    derived = TargetConfig(kind=TargetKind.STDIO, command=command, args=tuple(args)).display_name
+    script = next((a for a in reversed([command, *args]) if a.endswith((".py", ".js", ".ts"))), None)
+    if derived not in _GENERIC_STEMS or script is None:
+        return None
+    where = Path(script) if Path(script).is_absolute() else cwd / script
+    for part in reversed(where.parent.parts[1:]):
+        if part not in _BUILD_DIRS and part not in _GENERIC_STEMS:
+            return part
+    return None
+
+
+def _package_name(spec: str) -> str:
+    """A package's name without its scope or version: `@scope/name@1.2` and `name==1.2` are `name`."""
+    name = spec.rpartition("/")[2] if spec.startswith("@") else spec
+    for separator in ("@", "==", ">=", "["):
+        name = name.partition(separator)[0] or name
+    return name
+
+
 def starter_config(
-    kind: Literal["stdio", "http"], *, command: str | None = None, args: Sequence[str] = (), url: str | None = None
+    kind: Literal["stdio", "http"],
+    *,
+    command: str | None = None,
+    args: Sequence[str] = (),
+    url: str | None = None,
+    name: str | None = None,
 ) -> str:
     """The starter `fuzzgate.toml` for a server reached over `kind`; `command` and `args` (the
-    command serving an HTTP target) and `url`, when given, in place of the examples."""
+    command serving an HTTP target), `url` and the server's `name`, when given, in place of the
+    examples."""
     severity = "\n".join(f'# {finding.value} = "{level.value}"' for finding, level in DEFAULT_SEVERITY.items())
     target = _STDIO_TARGET if kind == "stdio" else _HTTP_TARGET
     if command is not None:
@@ -148,7 +201,8 @@ def starter_config(
         target = target.replace(_STDIO_COMMAND if kind == "stdio" else _HTTP_COMMAND, given)
     if url is not None:
         target = target.replace(_HTTP_URL, f"url = {toml_string(url)}\n")
-    return _HEADER + target + _FUZZGATE + _WALLFACER.format(severity=severity)
+    settings = _FUZZGATE if name is None else _FUZZGATE.replace(_NAME_LINE, f"name = {toml_string(name)}\n")
+    return _HEADER + target + settings + _WALLFACER.format(severity=severity)
 
 
 def toml_string(value: str) -> str:
