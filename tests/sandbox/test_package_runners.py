@@ -90,3 +90,26 @@ def test_npx_with_a_package_in_no_cache_fails_at_once_with_the_fix(tmp_path: Pat
     assert "\n" not in error.message and "no answer to initialize" not in error.message
     assert error.hint is not None and error.hint.startswith("run the command once outside the sandbox")
     assert error.detail is not None and "ENOTCACHED" in error.detail
+
+
+def test_a_package_installed_above_the_scope_is_found(tmp_path: Path) -> None:
+    """`npx mcp-server-everything` in a directory whose parent has it installed: the launcher finds
+    it by hand, not from fuzzgate's copy of the scope, and "install it" was no advice."""
+    from fuzzgate.sandbox.jail import installed_above
+
+    project = tmp_path / "servers" / "everything"
+    project.mkdir(parents=True)
+    modules = tmp_path / "servers" / "node_modules"
+    (modules / ".bin").mkdir(parents=True)
+    (modules / ".bin" / "mcp-server-everything").write_text("")
+    (modules / "@modelcontextprotocol" / "server-memory").mkdir(parents=True)
+    (modules / "@modelcontextprotocol" / "server-memory" / "package.json").write_text("{}")
+    scope = (project,)
+    assert installed_above("npx", ["-y", "mcp-server-everything", "stdio"], scope) == tmp_path / "servers"
+    assert installed_above("npx", ["@modelcontextprotocol/server-memory@1.0.0"], scope) == tmp_path / "servers"
+    assert installed_above("npm", ["exec", "mcp-server-everything"], scope) == tmp_path / "servers"
+    # Not installed above, not a Node launcher, or no package named: nothing to say.
+    assert installed_above("npx", ["mcp-server-other"], scope) is None
+    assert installed_above("uvx", ["mcp-server-everything"], scope) is None
+    assert installed_above("node", ["index.js"], scope) is None
+    assert installed_above("npx", ["-y"], scope) is None

@@ -127,6 +127,30 @@ def package_runner(command: str | None, args: Sequence[str]) -> str | None:
     return " ".join((name, *words))
 
 
+_NODE_RUNNERS = frozenset({"npx", "pnpx", "bunx", "npm", "pnpm", "yarn", "bun"})
+
+
+def installed_above(command: str | None, args: Sequence[str], scope: Sequence[Path]) -> Path | None:
+    """The directory above the scope whose `node_modules` holds the package a Node launcher runs
+    (`npx mcp-server-everything` with it installed in the scope's parent), or None. The launcher
+    looks for it from its working directory upward, and the server runs in fuzzgate's copy of the
+    scope, which has none of the user's directories above it: it then fetches the package, which
+    fails offline, and "install it" is no advice for what is installed."""
+    runner = package_runner(command, args)
+    if runner is None or runner.split()[0] not in _NODE_RUNNERS:
+        return None
+    words = [a for a in args[len(runner.split()) - 1 :] if not a.startswith("-")]
+    if not words:
+        return None
+    package = words[0][:1] + words[0][1:].partition("@")[0]  # `@scope/name@1.2` is `@scope/name`
+    for top in scope:
+        for above in top.parents:
+            modules = above / "node_modules"
+            if (modules / ".bin" / Path(package).name).exists() or (modules / package / "package.json").is_file():
+                return above
+    return None
+
+
 def offline_miss(stderr: Sequence[str]) -> bool:
     """Whether a package manager told to stay offline in the jail (`OFFLINE_ENV`) said the package
     it was to run is in no cache."""

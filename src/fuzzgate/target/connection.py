@@ -40,12 +40,14 @@ from fuzzgate.sandbox.jail import (
     NETWORK_AT_START_HINT,
     PACKAGE_RUNNER_AT_START_HINT,
     READ_ONLY_AT_START_HINT,
+    installed_above,
     nested_sandbox,
     offline_miss,
     package_runner,
 )
 from fuzzgate.sandbox.owned_process import LaunchSpec, OwnedProcess
 from fuzzgate.sandbox.relay import RelayDir, address_of
+from fuzzgate.sandbox.scope import infer_scope
 from fuzzgate.target.client_side import ClientSide
 from fuzzgate.target.head_start import EarlyStart
 from fuzzgate.target.http_server import ServedProcess, ServerNotReady, served_transport, where
@@ -220,6 +222,17 @@ def _startup_error(
         if jailed and nested_sandbox(tail):
             reason = f"{reason}; it builds a sandbox of its own (namespaces), which fuzzgate's sandbox does not allow"
             hint = f"{NESTED_SANDBOX_HINT}; its last stderr lines follow"
+        above = installed_above(target.command, target.args, infer_scope(target)) if runner is not None else None
+        if above is not None:
+            # `npx mcp-server-everything` installed in the scope's parent: found by hand, not from the copy.
+            reason = (
+                f"{reason}; `{runner}` looks for the package from its working directory upward, it is installed "
+                f"in {above / 'node_modules'}, above the server's scope, and fuzzgate runs the server in a copy "
+                "of that scope"
+            )
+            hint = redact.text(f'add that directory to the scope: [target] scope = ["{above}"]') + (
+                "; its last stderr lines follow" if tail else ""
+            )
         elif jailed and runner is not None and (not tail or offline_miss(tail) or cause in _UNREACHABLE):
             # `npx -y @modelcontextprotocol/server-everything` with nothing cached.
             reason = (
