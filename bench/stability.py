@@ -39,6 +39,12 @@ SEEDS = (
 same ones."""
 
 
+SANDBOX_OFF = ("--sandbox", "off")
+"""The servers report their ground truth on a Unix socket outside their scope, which fuzzgate's
+sandbox keeps them from (each instrumented bug then fails as a sandbox error and gates nothing):
+as in budget_curve.py, the servers that take no `--root` run without it."""
+
+
 def accept(out: Path, baseline: Path) -> None:
     subprocess.run(
         [FUZZGATE, "baseline", "accept", "--out", str(out), "--baseline", str(baseline), "--command", "true"],
@@ -77,12 +83,12 @@ def stability(server: str, budget: float) -> dict[str, Any]:
     root = fresh_dir(WORK / "stability" / server)
     baseline = root / "baseline"
     runs = []
-    first = run_fuzzgate_on(server, budget, SEEDS[0], fresh_dir(root / "seed-1"), baseline)
+    first = run_fuzzgate_on(server, budget, SEEDS[0], fresh_dir(root / "seed-1"), baseline, extra=SANDBOX_OFF)
     accept(root / "seed-1" / "out", baseline)
     base = fingerprints_by_bug(first)
     log(f"  seed 1: {len(first['findings'])} findings accepted into the baseline")
     for i, seed in enumerate(SEEDS[1:], start=2):
-        run = run_fuzzgate_on(server, budget, seed, fresh_dir(root / f"seed-{i}"), baseline)
+        run = run_fuzzgate_on(server, budget, seed, fresh_dir(root / f"seed-{i}"), baseline, extra=SANDBOX_OFF)
         spurious = classify_new(run, base)
         runs.append(
             {
