@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzgate.model.corpus import CorpusEntry
+from fuzzgate.model.corpus import CorpusEntry, CorpusFormatError
 from fuzzgate.model.findings import Step, Surface
+from tests.strategies import complete
 
 _text = st.text(max_size=12)
 _json = st.recursive(
@@ -17,7 +19,8 @@ _json = st.recursive(
 _arguments = st.dictionaries(_text, _json, max_size=3)
 
 
-@given(
+entries = complete(
+    CorpusEntry,
     tool=_text,
     arguments=_arguments,
     surface=st.sampled_from(Surface),
@@ -27,20 +30,20 @@ _arguments = st.dictionaries(_text, _json, max_size=3)
     features=st.integers(0, 10**6),
     environment=st.dictionaries(_text, _text, max_size=3),
     files=st.lists(_text.filter(bool), max_size=4, unique=True).map(lambda f: tuple(sorted(f))),
+    duration_s=st.none() | st.floats(min_value=0, max_value=86_400, allow_nan=False),
 )
-def test_every_field_survives_json(
-    tool: str,
-    arguments: dict[str, object],
-    surface: Surface,
-    prefix: tuple[Step, ...],
-    origin: str,
-    signal: str,
-    features: int,
-    environment: dict[str, str],
-    files: tuple[str, ...],
-) -> None:
-    entry = CorpusEntry(tool, arguments, surface, prefix, origin, signal, features, environment, files)  # type: ignore[arg-type]
+
+
+@given(entries)
+def test_every_field_survives_json(entry: CorpusEntry) -> None:
     assert CorpusEntry.from_json(json.loads(json.dumps(entry.to_json()))) == entry
+
+
+@pytest.mark.parametrize("duration", [-1, "3s", True, float("inf"), [1]])
+def test_a_duration_that_is_not_seconds_is_refused(duration: object) -> None:
+    data = {"format": 1, "tool": "t", "arguments": {}, "feedback": {"duration_s": duration}}
+    with pytest.raises(CorpusFormatError, match="duration_s"):
+        CorpusEntry.from_json(data)
 
 
 def test_an_entry_without_files_reads_as_before() -> None:

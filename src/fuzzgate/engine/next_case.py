@@ -72,7 +72,7 @@ async def next_case(
         if chained is not None:
             return chained
         if live is not None and scheduler.running():
-            stepped = live.next_step(time.monotonic() >= replay_end)
+            stepped = live.next_step(replay_end - time.monotonic())
             replay_done()
             if stepped is not None:
                 owner, step = stepped

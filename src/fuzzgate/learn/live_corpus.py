@@ -85,6 +85,11 @@ _UNKEPT = (
 ToolKey = tuple[Surface, str]
 
 
+def _seconds(outcome: CallOutcome) -> float:
+    """A call's duration as an entry records it: milliseconds are all a replay decision needs."""
+    return round(outcome.duration_s, 3)
+
+
 def _key(plan: ToolPlan) -> ToolKey:
     return (plan.info.surface, plan.info.name)
 
@@ -190,18 +195,21 @@ class LiveCorpus:
 
     # --- what to send ------------------------------------------------------------------------------
 
-    def next_step(self, replay_over: bool) -> tuple[ToolPlan, Case] | None:
+    def next_step(self, replay_left_s: float) -> tuple[ToolPlan, Case] | None:
         """The next call of a seed, a shrink or an extended sequence; None when none waits (or the
-        one under way waits for its reply)."""
+        one under way waits for its reply). `replay_left_s` is what is left of the replay share: a
+        seed whose call took longer when it was kept waits for a run with the time (a 10 s
+        operation replayed in a 20 s run's 4 s share took most of its fuzzing)."""
         if self._pending is not None:
             if self._pending.busy is not None:
                 return None
             return self._advance(self._pending)
-        if self._seeds and replay_over:
+        if self._seeds and replay_left_s <= 0:
             self._stats = replace(self._stats, skipped=self._stats.skipped + len(self._seeds))
             self._seeds.clear()
         while self._seeds:
-            pending = self._seed_pending(self._seeds.popleft())
+            entry = self._seeds.popleft()
+            pending = None if (entry.duration_s or 0.0) > replay_left_s else self._seed_pending(entry)
             if pending is not None:
                 self._pending = pending
                 return self._advance(pending)
@@ -337,7 +345,7 @@ class LiveCorpus:
         if case.origin.startswith(_SKIPPED_ORIGINS) or outcome.status in _UNKEPT:
             return
         if observed.new:
-            self._keep(plan, case, observed, tuple(prefix)[-MAX_PREFIX:])
+            self._keep(plan, case, observed, tuple(prefix)[-MAX_PREFIX:], outcome)
 
     def _finished(
         self, pending: _Pending, plan: ToolPlan, case: Case, outcome: CallOutcome, observed: Observed, step: Step
@@ -345,7 +353,12 @@ class LiveCorpus:
         if pending.kind == "seed":
             self._stats = replace(self._stats, replayed=self._stats.replayed + 1)
             if observed.new and pending.seed is not None and outcome.status not in _UNKEPT:
-                reseeded = replace(pending.seed, prefix=tuple(pending.sent), files=files_of(observed.features))
+                reseeded = replace(
+                    pending.seed,
+                    prefix=tuple(pending.sent),
+                    files=files_of(observed.features),
+                    duration_s=_seconds(outcome),
+                )
                 live = _Live(reseeded, observed.new, new=False)
                 self._add(plan, live)
                 self._stats = replace(self._stats, kept=self._stats.kept + 1)
@@ -364,7 +377,7 @@ class LiveCorpus:
         if pending.parent is not None:
             self._credit(pending.parent, bool(observed.new))
         if observed.new and outcome.status not in _UNKEPT:
-            self._keep(plan, case, observed, tuple(pending.sent)[-MAX_PREFIX:])
+            self._keep(plan, case, observed, tuple(pending.sent)[-MAX_PREFIX:], outcome)
 
     def _parent_of(self, plan: ToolPlan, case: Case) -> _Live | None:
         held = self._parents.pop(id(case), None)
@@ -377,7 +390,9 @@ class LiveCorpus:
         else:
             parent.energy = max(MIN_ENERGY, parent.energy * 0.95)
 
-    def _keep(self, plan: ToolPlan, case: Case, observed: Observed, prefix: tuple[Step, ...]) -> None:
+    def _keep(
+        self, plan: ToolPlan, case: Case, observed: Observed, prefix: tuple[Step, ...], outcome: CallOutcome
+    ) -> None:
         entry = CorpusEntry(
             tool=plan.info.name,
             arguments=case.arguments,
@@ -388,6 +403,7 @@ class LiveCorpus:
             features=len(observed.new),
             environment=self._environment,
             files=files_of(observed.features),
+            duration_s=_seconds(outcome),
         )
         live = _Live(entry, observed.new)
         if not self._add(plan, live):

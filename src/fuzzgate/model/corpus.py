@@ -57,6 +57,10 @@ class CorpusEntry:
     """The files of the server's own code its call ran, as the coverage collector names them (sorted;
     empty without coverage): what tells which tools a change reaches (`fuzzgate.plan.focus`).
     Written as `feedback.files`, which a fuzzgate that predates it ignores."""
+    duration_s: float | None = None
+    """How long its call took when it was kept (None when not recorded): a seed that takes longer
+    than what is left of the replay share waits for a run with the time (`learn.live_corpus`).
+    Written as `feedback.duration_s`, which a fuzzgate that predates it ignores."""
 
     @property
     def identity(self) -> str:
@@ -92,6 +96,8 @@ class CorpusEntry:
         data["feedback"] = {"signal": self.signal, "features": self.features}
         if self.files:
             data["feedback"]["files"] = list(self.files)
+        if self.duration_s is not None:
+            data["feedback"]["duration_s"] = self.duration_s
         data["environment"] = dict(sorted(self.environment.items()))
         return data
 
@@ -114,6 +120,11 @@ class CorpusEntry:
             files = feedback.get("files") or []
             if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
                 raise CorpusFormatError("`feedback.files` must be a list of strings")
+            duration = feedback.get("duration_s")
+            if duration is not None and (
+                isinstance(duration, bool) or not isinstance(duration, int | float) or not 0 <= duration < 1e9
+            ):
+                raise CorpusFormatError("`feedback.duration_s` must be a number of seconds")
             return cls(
                 tool=tool,
                 arguments=arguments,
@@ -124,6 +135,7 @@ class CorpusEntry:
                 features=int(feedback.get("features", 0)),
                 environment={str(k): str(v) for k, v in dict(environment).items()},
                 files=tuple(sorted(set(files))),
+                duration_s=None if duration is None else float(duration),
             )
         except CorpusFormatError:
             raise
