@@ -149,7 +149,8 @@ def run_notes(
         share = f"{REPLAY_SHARE:.0%}"
         notes.append(
             f"{corpus.not_replayed} of {corpus.loaded} corpus entries were not replayed "
-            f"(their tool is not fuzzed in this run, or replaying took its {share} share of the fuzzing time)"
+            f"(their tool is not fuzzed in this run, or replaying took its {share} share of the fuzzing time, "
+            "or their call took longer than what was left of it)"
         )
     if cut_off:
         notes.append(cut_off_note(cut_off, observe))
