@@ -172,3 +172,42 @@ def test_merge_refuses_a_server_answering_every_entry_with_the_same_error(tmp_pa
     assert f"every entry measured answered the same error, {NOT_CONFIGURED}" in merge.stderr
     assert "Traceback" not in merge.stderr
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
+
+
+# --- tools the server no longer lists -------------------------------------------------------------
+
+
+def renamed_finding(tool: str, fingerprint: str) -> Finding:
+    return Finding(
+        kind=Kind.INTERNAL_ERROR,
+        severity=Severity.HIGH,
+        surface=Surface.TOOL,
+        name=tool,
+        message="unhandled error",
+        fingerprint=fingerprint,
+        repro=Repro(seed=7, case_index=0, arguments={"text": "hi"}, transport="stdio"),
+    )
+
+
+def test_entries_of_tools_no_longer_listed_are_said_so_and_pruned_not_taken_for_a_degraded_server(
+    tmp_path: Path,
+) -> None:
+    # A pull request renamed two tools: each replay answers "unknown tool", which is neither a fix
+    # proven nor a server answering every call with the same error.
+    repo, _ = configure(tmp_path)
+    baseline = Baseline.open(repo / ".fuzzgate" / "baseline")
+    names = {"1" * 16: "old_echo", "2" * 16: "old_add"}
+    old = [baseline.record(renamed_finding(name, fp)) for fp, name in names.items()]
+
+    replay = fuzzgate("replay", old[0].fingerprint, *BUDGET, cwd=repo)
+    assert replay.code == 0, replay.stderr
+    assert "did not fail again (the server no longer lists old_echo: renamed or removed)" in replay.stdout
+    assert "no longer fails" not in replay.stdout
+
+    prune = fuzzgate("baseline", "prune", *BUDGET, "--replays", "1", cwd=repo)
+    assert prune.code == 0, prune.stderr
+    for entry in old:
+        name = names[entry.fingerprint]
+        assert f"pruned {entry.fingerprint} (internal_error in {name}): the server no longer lists it" in prune.stdout
+    assert "2 pruned, 0 still failing" in prune.stdout
+    assert Baseline.open(repo / ".fuzzgate" / "baseline").findings() == []

@@ -62,7 +62,13 @@ def baseline_command(action: str, config: Config, console: Console, *, pre_exist
     if start_error is not None and not any(r.attempts > 0 for r in results):
         # No server answered a replay: nothing could be shown fixed, and exit 0 would read as done.
         raise start_error
-    answered = [(subject_label(r.finding.surface, r.finding.tool), r.outcomes) for r in results if r.attempts > 0]
+    # A tool the server no longer lists answers "unknown tool" whatever its state: two renamed tools
+    # would read as a degraded server.
+    answered = [
+        (subject_label(r.finding.surface, r.finding.tool), r.outcomes)
+        for r in results
+        if r.attempts > 0 and not r.unlisted
+    ]
     degraded = uniform_error(answered)
     if degraded is not None:
         degraded = redactor_for_findings(config, entries).text(degraded)
@@ -76,9 +82,12 @@ def baseline_command(action: str, config: Config, console: Console, *, pre_exist
     removed = [r.finding for r in results if r.attempts > 0 and not r.still_fails and r.not_replayed is None]
     refused = [r for r in results if r.refused is not None]
     redact = redactor_for_findings(config, entries)
+    gone = {r.finding.fingerprint for r in results if r.unlisted}
     for finding in removed:
         baseline.remove(finding.fingerprint)
-        console.print(f"pruned {finding.fingerprint} ({finding.kind.value} in {escape(redact.text(finding.name))})")
+        why = ": the server no longer lists it" if finding.fingerprint in gone else ""
+        name = escape(redact.text(finding.name))
+        console.print(f"pruned {finding.fingerprint} ({finding.kind.value} in {name}){why}")
     for r in unstarted:
         name, why = escape(redact.text(r.finding.name)), escape(redact.text(str(r.not_replayed)))
         console.print(

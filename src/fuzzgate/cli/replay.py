@@ -18,6 +18,7 @@ from fuzzgate.config.views import ServerSettings
 from fuzzgate.engine.replay import NotListed
 from fuzzgate.engine.session import replay_call, replay_findings, run_canaries
 from fuzzgate.engine.settings import EngineSettings
+from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import ExitCode, ReportError, UsageError
 from fuzzgate.model.files import read_regular
 from fuzzgate.model.findings import Finding
@@ -130,6 +131,10 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
         elif not result.still_fails and f.repro.redacted:
             marker = escape(REDACTED)
             verdict = f"[yellow]did not fail again[/] (its repro was redacted: a secret it sent replayed as {marker})"
+        elif result.unlisted:
+            # Not a fix to be sure of: a renamed tool's bug is found under its new name, a new fingerprint.
+            gone = escape(redact.text(subject_label(f.surface, f.tool)))
+            verdict = f"[yellow]did not fail again[/] (the server no longer lists {gone}: renamed or removed)"
         else:
             verdict = "[red]still fails[/]" if result.still_fails else "[green]no longer fails[/]"
         console.print(f"{verdict}: {f.kind.value} in {escape(redact.text(f.name))} ({f.fingerprint})")

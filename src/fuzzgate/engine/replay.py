@@ -47,6 +47,7 @@ async def replay_once(
     outcomes: list[CallOutcome] | None = None,
     watch: bool = False,
     listed_only: bool = False,
+    unlisted: list[bool] | None = None,
 ) -> tuple[bool, list[Observation]]:
     """Send the repro (`finding.repro` unless another is given) to a fresh server: the calls of its
     prefix in order, then the failing call. Whether the same bug showed again, and what was seen.
@@ -55,7 +56,8 @@ async def replay_once(
     Nothing is sent when `admission` (without one: the server's own listing, read first) refuses
     a call of the repro: raises `NotSelected`. The failing call's outcome is appended to `outcomes`.
     The server is watched for a death right after the failing call's reply when the finding is a
-    crash, or with `watch` (a call replayed for whatever it shows)."""
+    crash, or with `watch` (a call replayed for whatever it shows). Whether the server left the
+    failing call's tool or prompt out of its listing is appended to `unlisted`."""
     repro = repro if repro is not None else finding.repro
     calls = repro_calls(replace(finding, repro=repro))
     if admission is not None:
@@ -64,17 +66,20 @@ async def replay_once(
         if admission is None:
             admission = Admission.of(settings.selection, await discover(connection, settings.target.timeout_ms / 1000))
         refused = admission.refusal(calls)
-        unlisted = listed_only and (repro.surface, finding.tool) not in admission.listed
+        missing = listed_by_name(repro.surface) and (repro.surface, finding.tool) not in admission.listed
+        if unlisted is not None:
+            unlisted.append(missing)
+        stop = listed_only and missing
         watched = watch or finding.kind is Kind.CRASH
         result = (
             None
-            if refused is not None or unlisted
+            if refused is not None or stop
             else await _send_repro(connection, settings.target, finding, repro, watched)
         )
     # Raised once the connection is closed, so it is not wrapped in its task group's exceptions.
     if refused is not None:
         raise NotSelected(refused)
-    if unlisted:
+    if stop:
         raise NotListed(
             repro.surface, finding.tool, sorted(name for surface, name in admission.listed if surface is repro.surface)
         )
@@ -88,6 +93,12 @@ async def replay_once(
         for o in observations
     )
     return same, observations
+
+
+def listed_by_name(surface: Surface) -> bool:
+    """Whether a listing names every call of `surface` as its findings do: a tool or a prompt by
+    its name. A resource read through a template is named by its URI, which no listing holds."""
+    return surface in (Surface.TOOL, Surface.PROMPT)
 
 
 class NotListed(UsageError):

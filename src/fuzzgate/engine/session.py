@@ -146,6 +146,9 @@ class ReplayResult:
     not_replayed: TargetError | None = None
     """Why no replay could be sent: a fresh server could not be started (its start error, the
     server's words in it redacted). Such a finding was not shown fixed."""
+    unlisted: bool = False
+    """The server's listing named no such tool or prompt in the last replay: renamed or removed, the
+    call was sent all the same (an unlisted tool may still answer), and did not fail again."""
 
 
 async def replay_finding(settings: EngineSettings, finding: Finding, attempts: int) -> ReplayResult:
@@ -155,6 +158,7 @@ async def replay_finding(settings: EngineSettings, finding: Finding, attempts: i
         return ReplayResult(finding, still_fails=False, attempts=0, observations=())
     observations: list[Observation] = []
     outcomes: list[CallOutcome] = []
+    unlisted: list[bool] = []
     async with contained(settings, finding.repro.seed) as servers:
         for attempt in range(1, max(1, attempts) + 1):
             try:
@@ -165,6 +169,7 @@ async def replay_finding(settings: EngineSettings, finding: Finding, attempts: i
                     servers.canaries,
                     servers.connector,
                     outcomes=outcomes,
+                    unlisted=unlisted,
                 )
             except NotSelected as refused:
                 return ReplayResult(finding, still_fails=False, attempts=0, observations=(), refused=refused.reason)
@@ -173,7 +178,8 @@ async def replay_finding(settings: EngineSettings, finding: Finding, attempts: i
             if same:
                 return ReplayResult(finding, True, attempt, tuple(observations), outcomes=tuple(outcomes))
     sent = 0 if finding.repro.redacted else max(1, attempts)
-    return ReplayResult(finding, False, sent, tuple(observations), outcomes=tuple(outcomes))
+    gone = bool(unlisted) and unlisted[-1]
+    return ReplayResult(finding, False, sent, tuple(observations), outcomes=tuple(outcomes), unlisted=gone)
 
 
 def replayable(finding: Finding) -> bool:
