@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.report_schema import assert_conforms
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "examples" / "servers"
 
@@ -81,8 +83,24 @@ def fuzzgate(
         command += _one_fresh_server_per_finding(args, config)
     if measured and behaviour and full_env.get(COVERAGE_HANDOVER[0]):
         command[1:3] = _cli_alone(full_env)
+    started = time.time_ns()
     proc = subprocess.run(command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, check=False)
+    _check_written_reports(out, started)
     return CliRun(proc.returncode, proc.stdout, proc.stderr, out)
+
+
+def _check_written_reports(out: Path, since_ns: int) -> None:
+    """Every report.json the call wrote (a run's, or one per target of a merge) is JSON that
+    conforms to the published schema (docs/schemas/report.schema.json). One a test put there
+    before the call, corrupt on purpose, is left to that test."""
+    for path in (out / "report.json", *out.glob("*/report.json")):
+        try:
+            if not path.is_file() or path.stat().st_mtime_ns < since_ns:
+                continue
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        assert_conforms(json.loads(text), str(path))
 
 
 def _given(flag: str, args: tuple[str, ...]) -> bool:
