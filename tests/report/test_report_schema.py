@@ -4,14 +4,18 @@ for any value of every field, conforms to the published schema and reads back wh
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzgate.config.model import Shard
-from fuzzgate.model.findings import Severity, Surface
+from fuzzgate.model.findings import Finding, Kind, Repro, Severity, Surface
 from fuzzgate.record.results import (
     BaselineState,
     CorpusSummary,
@@ -23,9 +27,11 @@ from fuzzgate.record.results import (
     TargetSummary,
     Verdict,
 )
+from fuzzgate.store.baseline import BaselineEntry
 from tests import strategies
-from tests.report_schema import assert_conforms, schema_errors
+from tests.report_schema import BASELINE, REPORT, SCHEMAS, assert_conforms, schema_errors
 from tests.strategies import complete, text
+from tests.validators import INSTALL_TEST_EXTRA, missing
 
 counts = st.integers(min_value=0, max_value=10**9)
 optional_text = st.none() | text
@@ -177,3 +183,53 @@ def test_the_schema_refuses_what_fuzzgate_never_writes() -> None:
     assert any("'calls' is a required property" in e for e in schema_errors(missing))
     later = _written() | {"report_version": 2}
     assert any(e.startswith("report_version:") for e in schema_errors(later))
+
+
+def test_the_baseline_schema_reads_report_json_s_repro_and_refuses_what_fuzzgate_never_writes() -> None:
+    finding = Finding(
+        kind=Kind.CRASH,
+        severity=Severity.CRITICAL,
+        surface=Surface.TOOL,
+        name="explode",
+        message="the server died",
+        fingerprint="0123456789abcdef0123",
+        repro=Repro(seed=1, case_index=2, arguments={"n": 3}, transport="stdio"),
+    )
+    entry = json.loads(BaselineEntry.of(finding).to_bytes())
+    assert schema_errors(entry, BASELINE) == []
+    # report.schema.json's repro, through the reference: a transport fuzzgate never writes.
+    entry["repro"]["transport"] = "ftp"
+    assert any(e.startswith("repro/transport:") for e in schema_errors(entry, BASELINE))
+    assert any("fuzzgate_baseline" in e for e in schema_errors({"fingerprint": "x"}, BASELINE))
+
+
+def _check_jsonschema(schema: str, document: Path) -> subprocess.CompletedProcess[str]:
+    """`check-jsonschema --schemafile docs/schemas/SCHEMA FILE`, as a user's workflow would run it."""
+    if importlib.util.find_spec("check_jsonschema") is None:
+        missing("check-jsonschema is not installed", INSTALL_TEST_EXTRA)
+    command = [sys.executable, "-m", "check_jsonschema", "--schemafile", str(SCHEMAS / schema), str(document)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_a_validator_reading_the_schemas_from_their_directory_resolves_them(tmp_path: Path) -> None:
+    # check-jsonschema resolves the baseline schema's reference to report.schema.json beside it.
+    report, entry = tmp_path / "report.json", tmp_path / "entry.json"
+    report.write_text(json.dumps(_written()), encoding="utf-8")
+    finding = Finding(
+        kind=Kind.HANG,
+        severity=Severity.HIGH,
+        surface=Surface.PROMPT,
+        name="summarize",
+        message="no answer within 5s",
+        fingerprint="fedcba9876543210fedc",
+        repro=Repro(seed=9, case_index=0, arguments={}, transport="http", surface=Surface.PROMPT),
+    )
+    entry.write_bytes(BaselineEntry.of(finding).to_bytes())
+    for schema, document in ((REPORT, report), (BASELINE, entry)):
+        result = _check_jsonschema(schema, document)
+        assert result.returncode == 0, result.stdout + result.stderr
+    broken = json.loads(entry.read_text(encoding="utf-8"))
+    broken["repro"]["surface"] = "telepathy"
+    entry.write_text(json.dumps(broken), encoding="utf-8")
+    result = _check_jsonschema(BASELINE, entry)
+    assert result.returncode == 1 and "repro.surface" in result.stdout, result.stdout + result.stderr

@@ -18,6 +18,7 @@ from fuzzgate.store.database import InMemoryDatabase, MultiplexedDatabase, ReadO
 from fuzzgate.triage.fingerprint import fingerprint
 from fuzzgate.triage.versions import GeneratorVersions
 from tests import strategies
+from tests.report_schema import BASELINE, assert_conforms
 
 SECRET = "ghp_s3cr3tT0k3nValue"
 
@@ -275,6 +276,7 @@ def test_entries_survive_a_round_trip_through_bytes(finding: Finding, generated_
     entry = BaselineEntry.of(finding, generated_by=generated_by)
     assert entry.signature == finding.signature and entry.generated_by == generated_by
     data = entry.to_bytes()
+    assert_conforms(json.loads(data), "a baseline entry", BASELINE)
     assert BaselineEntry.from_bytes(data) == entry
     assert BaselineEntry.from_bytes(data).to_bytes() == data
     assert (
