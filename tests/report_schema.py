@@ -1,7 +1,8 @@
 """The published JSON Schemas of what fuzzgate writes for users (docs/schemas/): report.json, checked
 against every report the tests make fuzzgate write (the e2e helper validates each report.json a CLI
 call wrote; the report's property tests, whatever `RunReport.to_json` writes for any report), and a
-baseline entry, checked against whatever `BaselineEntry.to_bytes` writes for any finding. A schema
+baseline entry, checked against whatever `BaselineEntry.to_bytes` writes for any finding, and a
+corpus entry, against whatever `CorpusEntry.to_json` writes for any entry. A schema
 refers to another by its file name, as a validator reading them from docs/schemas/ resolves it."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from referencing.jsonschema import DRAFT202012
 SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
 REPORT = "report.schema.json"
 BASELINE = "baseline.schema.json"
+CORPUS = "corpus.schema.json"
 
 
 @cache

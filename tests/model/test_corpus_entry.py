@@ -1,4 +1,5 @@
-"""A corpus entry round-trips whole through its JSON form, every field included."""
+"""A corpus entry round-trips whole through its JSON form, every field included, and conforms to its
+published schema (docs/schemas/corpus.schema.json)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from fuzzgate.model.corpus import CorpusEntry, CorpusFormatError
 from fuzzgate.model.findings import Step, Surface
+from tests.report_schema import CORPUS, assert_conforms
 from tests.strategies import complete
 
 _text = st.text(max_size=12)
@@ -36,7 +38,9 @@ entries = complete(
 
 @given(entries)
 def test_every_field_survives_json(entry: CorpusEntry) -> None:
-    assert CorpusEntry.from_json(json.loads(json.dumps(entry.to_json()))) == entry
+    written = json.loads(json.dumps(entry.to_json()))
+    assert_conforms(written, "a corpus entry", CORPUS)
+    assert CorpusEntry.from_json(written) == entry
 
 
 @pytest.mark.parametrize("duration", [-1, "3s", True, float("inf"), [1]])
