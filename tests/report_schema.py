@@ -2,7 +2,8 @@
 against every report the tests make fuzzgate write (the e2e helper validates each report.json a CLI
 call wrote; the report's property tests, whatever `RunReport.to_json` writes for any report), and a
 baseline entry, checked against whatever `BaselineEntry.to_bytes` writes for any finding, and a
-corpus entry, against whatever `CorpusEntry.to_json` writes for any entry. A schema
+corpus entry, against whatever `CorpusEntry.to_json` writes for any entry, and each line of a
+`--trace` file an e2e call wrote. A schema
 refers to another by its file name, as a validator reading them from docs/schemas/ resolves it."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
 REPORT = "report.schema.json"
 BASELINE = "baseline.schema.json"
 CORPUS = "corpus.schema.json"
+TRACE = "trace.schema.json"
 
 
 @cache

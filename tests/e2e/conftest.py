@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.report_schema import assert_conforms
+from tests.report_schema import TRACE, assert_conforms
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "examples" / "servers"
@@ -86,6 +86,7 @@ def fuzzgate(
     started = time.time_ns()
     proc = subprocess.run(command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, check=False)
     _check_written_reports(out, started)
+    _check_written_trace(args, cwd, started)
     return CliRun(proc.returncode, proc.stdout, proc.stderr, out)
 
 
@@ -101,6 +102,22 @@ def _check_written_reports(out: Path, since_ns: int) -> None:
         except OSError:
             continue
         assert_conforms(json.loads(text), str(path))
+
+
+def _check_written_trace(args: tuple[str, ...], cwd: Path, since_ns: int) -> None:
+    """Every line of the `--trace FILE` the call wrote conforms to docs/schemas/trace.schema.json."""
+    given = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--trace"]
+    given += [arg.removeprefix("--trace=") for arg in args if arg.startswith("--trace=")]
+    for name in given:
+        path = cwd / name
+        try:
+            if not path.is_file() or path.stat().st_mtime_ns < since_ns:
+                continue
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        for number, line in enumerate(lines, 1):
+            assert_conforms(json.loads(line), f"{path}:{number}", TRACE)
 
 
 def _given(flag: str, args: tuple[str, ...]) -> bool:
