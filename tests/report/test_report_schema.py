@@ -8,6 +8,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzgate.config.model import Shard
-from fuzzgate.model.findings import Finding, Kind, Repro, Severity, Surface
+from fuzzgate.model.findings import Kind, Severity, Surface
 from fuzzgate.record.results import (
     BaselineState,
     CorpusSummary,
@@ -29,6 +30,7 @@ from fuzzgate.record.results import (
 )
 from fuzzgate.store.baseline import BaselineEntry
 from tests import strategies
+from tests.report.report_factory import make_finding, sample_report
 from tests.report_schema import BASELINE, REPORT, SCHEMAS, assert_conforms, schema_errors
 from tests.strategies import complete, text
 from tests.validators import INSTALL_TEST_EXTRA, missing
@@ -153,49 +155,28 @@ def test_any_report_conforms_to_the_published_schema_and_reads_back_whole(report
     assert RunReport.from_json(written) == report
 
 
-def _written() -> dict[str, Any]:
-    report = RunReport(
-        version="0.2.0",
-        target=TargetSummary("demo", "stdio", command="python", args=("server.py",)),
-        seed=1,
-        seed_source="--seed",
-        budget_s=60.0,
-        duration_s=12.5,
-        calls=3,
-        mode="mixed",
-        fail_on=Severity.MEDIUM,
-        entries=(SurfaceEntry(Surface.TOOL, "echo", Status.FUZZED, cases=3),),
-        findings=(),
-        verdict=Verdict.PASS,
-    )
-    return report.to_json()
+def _written(repo: Path) -> dict[str, Any]:
+    """A conforming report: the reporters' sample (findings of each state, a fixed entry, every surface)."""
+    written: dict[str, Any] = json.loads(json.dumps(sample_report(repo).to_json()))
+    return written
 
 
-def test_the_schema_refuses_what_fuzzgate_never_writes() -> None:
+def test_the_schema_refuses_what_fuzzgate_never_writes(tmp_path: Path) -> None:
     # The control: a conforming report, then departures the schema must name.
-    assert schema_errors(_written()) == []
-    unknown = _written() | {"verdikt": "pass"}
+    assert schema_errors(_written(tmp_path)) == []
+    unknown = _written(tmp_path) | {"verdikt": "pass"}
     assert any("verdikt" in e for e in schema_errors(unknown))
-    wrong = _written() | {"verdict": "passed"}
+    wrong = _written(tmp_path) | {"verdict": "passed"}
     assert any(e.startswith("verdict:") for e in schema_errors(wrong))
-    missing = _written()
+    missing = _written(tmp_path)
     del missing["calls"]
     assert any("'calls' is a required property" in e for e in schema_errors(missing))
-    later = _written() | {"report_version": 2}
+    later = _written(tmp_path) | {"report_version": 2}
     assert any(e.startswith("report_version:") for e in schema_errors(later))
 
 
 def test_the_baseline_schema_reads_report_json_s_repro_and_refuses_what_fuzzgate_never_writes() -> None:
-    finding = Finding(
-        kind=Kind.CRASH,
-        severity=Severity.CRITICAL,
-        surface=Surface.TOOL,
-        name="explode",
-        message="the server died",
-        fingerprint="0123456789abcdef0123",
-        repro=Repro(seed=1, case_index=2, arguments={"n": 3}, transport="stdio"),
-    )
-    entry = json.loads(BaselineEntry.of(finding).to_bytes())
+    entry = json.loads(BaselineEntry.of(make_finding("0123456789abcdef0123")).to_bytes())
     assert schema_errors(entry, BASELINE) == []
     # report.schema.json's repro, through the reference: a transport fuzzgate never writes.
     entry["repro"]["transport"] = "ftp"
@@ -214,17 +195,10 @@ def _check_jsonschema(schema: str, document: Path) -> subprocess.CompletedProces
 def test_a_validator_reading_the_schemas_from_their_directory_resolves_them(tmp_path: Path) -> None:
     # check-jsonschema resolves the baseline schema's reference to report.schema.json beside it.
     report, entry = tmp_path / "report.json", tmp_path / "entry.json"
-    report.write_text(json.dumps(_written()), encoding="utf-8")
-    finding = Finding(
-        kind=Kind.HANG,
-        severity=Severity.HIGH,
-        surface=Surface.PROMPT,
-        name="summarize",
-        message="no answer within 5s",
-        fingerprint="fedcba9876543210fedc",
-        repro=Repro(seed=9, case_index=0, arguments={}, transport="http", surface=Surface.PROMPT),
-    )
-    entry.write_bytes(BaselineEntry.of(finding).to_bytes())
+    report.write_text(json.dumps(_written(tmp_path)), encoding="utf-8")
+    prompt = make_finding("fedcba9876543210fedc", kind=Kind.HANG, surface=Surface.PROMPT, name="summarize")
+    prompt = replace(prompt, repro=replace(prompt.repro, transport="http", surface=Surface.PROMPT))
+    entry.write_bytes(BaselineEntry.of(prompt).to_bytes())
     for schema, document in ((REPORT, report), (BASELINE, entry)):
         result = _check_jsonschema(schema, document)
         assert result.returncode == 0, result.stdout + result.stderr
