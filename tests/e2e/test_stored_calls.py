@@ -79,16 +79,21 @@ def test_corpus_tools_never_send_a_blocked_entry_and_leave_it(tmp_path: Path, ac
         assert not any("archive_project" in text for text in after.values())
 
 
-def blocked_finding() -> Finding:
+def stored_finding(tool: str, fingerprint: str, arguments: dict[str, object]) -> Finding:
+    """A baseline entry's finding: an unhandled error in `tool`, found by seed 7."""
     return Finding(
         kind=Kind.INTERNAL_ERROR,
         severity=Severity.HIGH,
         surface=Surface.TOOL,
-        name="delete_all_notes",
+        name=tool,
         message="unhandled error",
-        fingerprint="0123456789abcdef",
-        repro=Repro(seed=7, case_index=0, arguments={"confirm": True}, transport="stdio"),
+        fingerprint=fingerprint,
+        repro=Repro(seed=7, case_index=0, arguments=arguments, transport="stdio"),
     )
+
+
+def blocked_finding() -> Finding:
+    return stored_finding("delete_all_notes", "0123456789abcdef", {"confirm": True})
 
 
 def test_replay_prune_and_run_never_send_a_blocked_baseline_entry(tmp_path: Path) -> None:
@@ -177,18 +182,6 @@ def test_merge_refuses_a_server_answering_every_entry_with_the_same_error(tmp_pa
 # --- tools the server no longer lists -------------------------------------------------------------
 
 
-def renamed_finding(tool: str, fingerprint: str) -> Finding:
-    return Finding(
-        kind=Kind.INTERNAL_ERROR,
-        severity=Severity.HIGH,
-        surface=Surface.TOOL,
-        name=tool,
-        message="unhandled error",
-        fingerprint=fingerprint,
-        repro=Repro(seed=7, case_index=0, arguments={"text": "hi"}, transport="stdio"),
-    )
-
-
 def test_entries_of_tools_no_longer_listed_are_said_so_and_pruned_not_taken_for_a_degraded_server(
     tmp_path: Path,
 ) -> None:
@@ -197,7 +190,7 @@ def test_entries_of_tools_no_longer_listed_are_said_so_and_pruned_not_taken_for_
     repo, _ = configure(tmp_path)
     baseline = Baseline.open(repo / ".fuzzgate" / "baseline")
     names = {"1" * 16: "old_echo", "2" * 16: "old_add"}
-    old = [baseline.record(renamed_finding(name, fp)) for fp, name in names.items()]
+    old = [baseline.record(stored_finding(name, fp, {"text": "hi"})) for fp, name in names.items()]
 
     replay = fuzzgate("replay", old[0].fingerprint, *BUDGET, cwd=repo)
     assert replay.code == 0, replay.stderr
