@@ -10,7 +10,7 @@ from fuzzgate.check.sdk import ServerFacts
 from fuzzgate.check.secrets import Redactor, SecretScanner, canary_environment
 from fuzzgate.check.slow import time_defaults
 from fuzzgate.model.findings import Kind, Surface
-from fuzzgate.model.outcome import AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, MemoryExceeded, OutcomeStatus, WireAnomaly
 from tests.check.test_traceback import PLAIN
 
 CANARIES = canary_environment(5)
@@ -38,6 +38,31 @@ def test_crash_hang_and_slow() -> None:
     assert kinds(CallOutcome(OutcomeStatus.TIMEOUT, 5.0)) == [Kind.HANG]
     assert kinds(CallOutcome(OutcomeStatus.OK, 2.5)) == [Kind.SLOW]
     assert kinds(CallOutcome(OutcomeStatus.ABORTED, 0.1)) == []
+
+
+def test_a_server_stopped_for_its_memory_is_out_of_memory_not_a_crash() -> None:
+    memory = MemoryExceeded(held=(2 << 30) + (300 << 20), limit=2 << 30)
+    for outcome in (
+        CallOutcome(OutcomeStatus.CLOSED, 0.3, exit_code=-9, memory=memory, stderr=PLAIN),
+        CallOutcome(OutcomeStatus.TIMEOUT, 5.0, after_timeout=AfterTimeout.DIED, exit_code=-9, memory=memory),
+        CallOutcome(OutcomeStatus.OK, 0.3, text="1", died_after_reply=True, exit_code=-9, memory=memory),
+    ):
+        [observation] = ORACLES.observe({}, True, outcome)
+        assert (observation.kind, observation.signature) == (Kind.OUT_OF_MEMORY, ("memory",))
+        assert "held 2.29 GiB of resident memory" in observation.message
+        assert "past the limit of 2.00 GiB" in observation.message
+        assert not observation.ambiguous
+    after = ORACLES.observe(
+        {}, True, CallOutcome(OutcomeStatus.OK, 0.3, died_after_reply=True, exit_code=-9, memory=memory)
+    )
+    assert "after answering the call" in after[0].message
+    # Beside other calls, the memory may be theirs: a replay must show it again.
+    [beside] = ORACLES.observe(
+        {}, True, CallOutcome(OutcomeStatus.CLOSED, 0.3, exit_code=-9, memory=memory, concurrent=2)
+    )
+    assert beside.kind is Kind.OUT_OF_MEMORY and beside.ambiguous
+    # The same death without the memory watch's word is a crash.
+    assert kinds(CallOutcome(OutcomeStatus.CLOSED, 0.3, exit_code=-9)) == [Kind.CRASH]
 
 
 def test_a_call_that_asked_for_its_time_is_not_slow() -> None:

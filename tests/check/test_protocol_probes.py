@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from fuzzgate.check.protocol_probes import (
 )
 from fuzzgate.check.secrets import Redactor
 from fuzzgate.model.findings import Kind, Surface
-from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, MemoryExceeded, OutcomeStatus, WireAnomaly
 from fuzzgate.target.raw import expects_reply, jsonrpc_problem
 from fuzzgate.target.stdio import id_key
 from fuzzgate.triage.finding_set import subject
@@ -95,6 +96,8 @@ TABLE: list[tuple[str, CallOutcome, tuple[Kind, str] | None]] = [
     ("arguments-null", DIED, (Kind.CRASH, "crash")),
     ("unexpected-notification", DIED, (Kind.CRASH, "crash")),
     ("params-array", DIED_AFTER_SILENCE, (Kind.CRASH, "crash")),
+    # Stopped by fuzzgate for its memory: not a death of its own.
+    ("id-huge", replace(DIED, memory=MemoryExceeded(300 << 20, 256 << 20)), (Kind.OUT_OF_MEMORY, "out-of-memory")),
     ("id-huge", STUCK, (Kind.HANG, "hang")),
     ("params-array", STUCK, (Kind.HANG, "hang")),
     # Fuzzgate's own restart is nobody's bug.

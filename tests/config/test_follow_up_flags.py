@@ -17,7 +17,7 @@ from fuzzgate.model.errors import ConfigError
 
 _TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=20)
 _PATH = st.from_regex(r"[a-z][a-z0-9_./-]{0,15}", fullmatch=True)
-_STRING_FIELDS = ("name", "timeout", "startup_timeout", "slow", "max_string", "protocol", "sandbox")
+_STRING_FIELDS = ("name", "timeout", "startup_timeout", "memory_limit", "slow", "max_string", "protocol", "sandbox")
 _CHOICES = {"protocol": ("auto", "legacy", "2026-07-28"), "sandbox": ("auto", "required", "off")}
 
 

@@ -19,7 +19,7 @@ bare argument value is the shape of server-everything's prompt error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from fuzzgate.check.effects import Effect
 from fuzzgate.check.secrets import SecretScanner, canary_environment
 from fuzzgate.generate.probes import Probe, probe_cases
 from fuzzgate.model.findings import SERVER_NAME, Surface
-from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
+from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, MemoryExceeded, OutcomeStatus, WireAnomaly
 from fuzzgate.sandbox.canaries import Canary
 from fuzzgate.sandbox.listener import URL_MARKER, Request
 
@@ -337,5 +337,9 @@ CASES: dict[str, Case] = {
         _ok("<html>fetched</html>"),
         {"url": f"http://127.0.0.1:41000/{_SSRF_MARKER}"},
         effects=(Request(f"/{_SSRF_MARKER}"),),
+    ),
+    # Stopped by fuzzgate past the memory limit (`OwnedProcess.watch_memory`), as hoarder.py's render is.
+    "out_of_memory: stopped past the limit": Case(
+        "render", replace(_closed(-9), memory=MemoryExceeded(325 << 20, 256 << 20)), {"scale": 559}
     ),
 }

@@ -20,6 +20,7 @@ from tests.triage.fingerprint_corpus import CASES
 CRASH, HANG, SLOW = Kind.CRASH, Kind.HANG, Kind.SLOW
 INTERNAL, PROTOCOL, SCHEMA, SECRET = Kind.INTERNAL_ERROR, Kind.PROTOCOL_ERROR, Kind.SCHEMA_VIOLATION, Kind.SECRET_LEAK
 ESCAPE, INJECTION, SSRF = Kind.SCOPE_ESCAPE, Kind.INJECTION, Kind.SSRF
+MEMORY = Kind.OUT_OF_MEMORY
 
 Golden = dict[str, list[tuple[Kind, tuple[str, ...], str]]]
 
@@ -109,6 +110,7 @@ FUZZGATE_1: Golden = {
     "injection: option": [(INJECTION, ("option", "ref"), "ebf9c99cf5b5bd971f18")],
     "injection: shell": [(INJECTION, ("shell", "pattern"), "4bb98b80fc8f982dac5f")],
     "ssrf: fetched canary URL": [(SSRF, ("fetch", "url"), "92a180985bf4fca37674")],
+    "out_of_memory: stopped past the limit": [(MEMORY, ("memory",), "0ebfdfc43075eefb6937")],
     # Added with fuzzgate/2, as fuzzgate/1 fingerprinted them: the frame a library raised in, the
     # value the message held.
     "rich, an installed server's library raised": [
@@ -208,6 +210,7 @@ FUZZGATE_2: Golden = {
     "injection: option": [(INJECTION, ("option", "ref"), "c5815582cf4916271c21")],
     "injection: shell": [(INJECTION, ("shell", "pattern"), "40f26a7dc62d94eae8f3")],
     "ssrf: fetched canary URL": [(SSRF, ("fetch", "url"), "8c952e72bc1752b745c1")],
+    "out_of_memory: stopped past the limit": [(MEMORY, ("memory",), "474c42b76196ae33e69d")],
 }
 """What fuzzgate/2 gives for the corpus: the raising frame in the server's own code (an installed
 server's package too), the call"s values taken out of internal error messages."""

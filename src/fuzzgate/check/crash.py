@@ -15,7 +15,7 @@ from fuzzgate.check.registry import CallContext, CheckEnv, check
 from fuzzgate.check.sdk import PYTHON_SDK, SURROGATE_FIXED_IN, Sdk, died_in_sdk, names_another_request, sdk_death
 from fuzzgate.check.traceback import parse_traces, root_cause
 from fuzzgate.model.findings import Cause, Kind, Severity
-from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, OutcomeStatus
+from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, MemoryExceeded, OutcomeStatus
 
 
 def _exit_label(code: int | None) -> str:
@@ -66,6 +66,9 @@ def crash(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
     ):
         return
     redact = env.redact
+    if outcome.memory is not None:
+        yield out_of_memory(outcome, outcome.memory, env)
+        return
     traces = parse_traces(outcome.stderr) if outcome.stderr else []
     trace = root_cause(traces)
     if trace is not None and outcome.concurrent > 1 and names_another_request(traces, ctx.surface, ctx.tool):
@@ -90,6 +93,40 @@ def crash(ctx: CallContext, env: CheckEnv) -> Iterator[Observation]:
         message = f"the server {when} ({what})" if silent else f"the server {during} ({what})"
     details = trace_details(trace, outcome, redact)
     yield Observation(Kind.CRASH, redact.text(message), signature, details, outcome.concurrent > 1)
+
+
+MEMORY_SIGNATURE = ("memory",)
+"""One bug per tool: which input or how far past the limit it went does not make another."""
+
+
+def out_of_memory(outcome: CallOutcome, memory: MemoryExceeded, env: CheckEnv) -> Observation:
+    """The server did not die: fuzzgate stopped it because its processes held more memory than the
+    limit (`OwnedProcess.watch_memory`) while this call was pending or right after its reply. The
+    call `crash` is asked about."""
+    message = memory_message(memory, "after answering the call" if outcome.died_after_reply else "during the call")
+    details = outcome_details(outcome, env.redact, memory_error(memory))
+    return Observation(Kind.OUT_OF_MEMORY, message, MEMORY_SIGNATURE, details, outcome.concurrent > 1)
+
+
+def memory_error(memory: MemoryExceeded) -> str:
+    """The finding's `details.error`: not the client's word for the closed connection, which says
+    nothing of why it closed."""
+    return f"stopped by fuzzgate (SIGKILL) at {mebibytes(memory.held)} resident, over {mebibytes(memory.limit)}"
+
+
+def memory_message(memory: MemoryExceeded, when: str) -> str:
+    """What `out_of_memory` says, for a call or a protocol probe (`protocol_probes`)."""
+    return (
+        f"the server's processes held {mebibytes(memory.held)} of resident memory {when}, past the limit of "
+        f"{mebibytes(memory.limit)} ([fuzzgate] memory_limit): fuzzgate stopped them"
+    )
+
+
+def mebibytes(size: int) -> str:
+    """`size` bytes in MiB, or in GiB from 1 GiB on, as the limit is written."""
+    if size >= 1 << 30:
+        return f"{size / (1 << 30):.2f} GiB"
+    return f"{size / (1 << 20):.0f} MiB"
 
 
 HANG_ALIVE_SEVERITY = Severity.MEDIUM

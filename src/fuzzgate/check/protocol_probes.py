@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from fuzzgate.check.crash import memory_error, memory_message
 from fuzzgate.check.headline import stderr_headline
 from fuzzgate.check.observation import Observation, outcome_details, trace_details
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES, SDK_UNHANDLED
@@ -252,6 +253,10 @@ class _Found(NamedTuple):
 def _judge(kind: ProbeKind, outcome: CallOutcome, redact: Redactor) -> _Found | None:
     what = kind.what
     status = outcome.status
+    if outcome.memory is not None:
+        message = memory_message(outcome.memory, f"on {what}")
+        details = outcome_details(outcome, redact, memory_error(outcome.memory))
+        return _Found("out-of-memory", Kind.OUT_OF_MEMORY, message, details)
     if status is OutcomeStatus.CLOSED or outcome.after_timeout is AfterTimeout.DIED:
         traces = parse_traces(outcome.stderr) if outcome.stderr else []
         trace = root_cause(traces)

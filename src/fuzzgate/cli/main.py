@@ -76,6 +76,7 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--timeout", help="per-request timeout, e.g. 5s")
     g.add_argument("--startup-timeout", help="time allowed for the server to start and initialize")
+    g.add_argument("--memory-limit", help="most resident memory the server's processes may hold, e.g. 2GiB, or off")
     g.add_argument("--name", help="the target's name in reports (default: derived from the command or URL)")
     g.add_argument(
         "--sandbox",
@@ -126,6 +127,7 @@ def _overrides(ns: argparse.Namespace) -> Overrides:
         coverage_sampling=ns.coverage_sampling,
         protocol=ns.protocol,
         startup_timeout=ns.startup_timeout,
+        memory_limit=ns.memory_limit,
         baseline=ns.baseline,
         # Only `run` has these: the other commands never replay on the base revision.
         base=getattr(ns, "base", None),

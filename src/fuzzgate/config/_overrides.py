@@ -41,6 +41,8 @@ class Overrides:
     coverage_sampling: int | str | None = None
     protocol: str | None = None
     startup_timeout: str | float | None = None
+    memory_limit: str | int | None = None
+    """A size, or `off`, replacing `[fuzzgate] memory_limit`."""
     baseline: Path | str | None = None
     base: Path | str | None = None
     changed_files: Path | str | None = None
@@ -90,6 +92,7 @@ OVERRIDE_FLAGS: MappingProxyType[str, str] = MappingProxyType(
         "coverage_sampling": "--coverage-sampling",
         "protocol": "--protocol",
         "startup_timeout": "--startup-timeout",
+        "memory_limit": "--memory-limit",
         "baseline": "--baseline",
         "base": "--base",
         "changed_files": "--changed-files",
@@ -113,6 +116,7 @@ _FOLLOW_UP_FIELDS = (
     "name",
     "timeout",
     "startup_timeout",
+    "memory_limit",
     "slow",
     "max_string",
     "protocol",

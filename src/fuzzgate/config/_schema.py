@@ -49,6 +49,7 @@ FUZZGATE_KEYS = (
     "coverage_sampling",
     "protocol",
     "startup_timeout",
+    "memory_limit",
     "fuzz_guarded_in_sandbox",
 )
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from fuzzgate.config._document import Document, Section, read_document
+from fuzzgate.config._durations import SIZE_HINT, parse_size
 from fuzzgate.config._expand import expanded_values
 from fuzzgate.config._messages import did_you_mean
 from fuzzgate.config._overrides import OVERRIDE_FLAGS, Overrides, follow_up_flags
@@ -241,6 +242,7 @@ def _fuzzgate_settings(settings: _Settings, config: Config) -> Config:
         coverage_sampling=settings.read("coverage_sampling", _integer(1, 1024), config.coverage_sampling),
         protocol=settings.read("protocol", _choice(ProtocolMode), config.protocol),
         startup_timeout_ms=settings.read("startup_timeout", _plain(as_millis), config.startup_timeout_ms),
+        memory_limit=settings.read("memory_limit", _memory_limit, config.memory_limit),
         fuzz_guarded_in_sandbox=settings.read(
             "fuzz_guarded_in_sandbox", _plain(as_bool), config.fuzz_guarded_in_sandbox
         ),
@@ -314,6 +316,24 @@ MAX_STRING_CAP = (1 << 20, "1MiB", "longer strings take more of a run's budget t
 
 def _max_string(value: object, where: str, _from_flag: bool) -> int:
     return as_size(value, where, high=MAX_STRING_CAP)
+
+
+MEMORY_LIMIT_LEAST = (64 << 20, "64MiB")
+"""`memory_limit`'s least: below it an interpreter and the SDK alone may not fit."""
+
+
+def _memory_limit(value: object, where: str, _from_flag: bool) -> int | None:
+    """A size of at least `MEMORY_LIMIT_LEAST`, or `off` (None: no limit)."""
+    if isinstance(value, str) and value.strip().lower() == "off":
+        return None
+    expected = f'a size of at least {MEMORY_LIMIT_LEAST[1]} like "2GiB", or "off"'
+    try:
+        size = parse_size(value, what=where) if isinstance(value, str | int) else -1
+    except ConfigError:
+        size = -1
+    if size < MEMORY_LIMIT_LEAST[0]:
+        raise mismatch(where, expected, value, hint=SIZE_HINT)
+    return size
 
 
 def _plain_int(low: int) -> Callable[[object, str], int]:

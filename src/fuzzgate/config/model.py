@@ -17,6 +17,9 @@ DEFAULT_OUT_DIR = Path(".fuzzgate/out")
 """`Config.out_dir` when neither the file nor `--out` sets it."""
 DEFAULT_BASELINE_DIR = Path(".fuzzgate/baseline")
 """`Config.baseline_dir` when neither the file nor `--baseline` sets it."""
+DEFAULT_MEMORY_LIMIT = 2 << 30
+"""`Config.memory_limit`: 2 GiB, libFuzzer's `-rss_limit_mb` default; an MCP server holds a few
+hundred MiB at most in ordinary use."""
 
 
 class TargetKind(StrEnum):
@@ -171,6 +174,9 @@ class Config:
     measures one call of it in this many (`fuzzgate.learn.sampling`); 1 measures every call."""
     protocol: ProtocolMode = ProtocolMode.AUTO
     startup_timeout_ms: int = 30000
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+    """`[fuzzgate] memory_limit`: the most resident memory, in bytes, the processes of a server
+    fuzzgate starts may hold before it stops them (`sandbox.resident`); None: no limit."""
     baseline_dir: Path = DEFAULT_BASELINE_DIR
     corpus: Path = Path(".fuzzgate/corpus")
     """The corpus directory (one subdirectory per target); relative like `baseline_dir`."""

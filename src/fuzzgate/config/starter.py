@@ -114,6 +114,9 @@ _FUZZGATE = """
 # protocol = "auto"
 # How long the server may take to start and answer its first request.
 # startup_timeout = "30s"
+# The most resident memory the server's processes may hold; past it the call is an "out_of_memory"
+# finding ("off": no limit).
+# memory_limit = "2GiB"
 # Fuzz the tools the destructive guard blocks too, where (and only where) the sandbox holds.
 # fuzz_guarded_in_sandbox = false
 """

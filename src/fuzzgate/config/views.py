@@ -23,6 +23,8 @@ class ServerSettings:
     target: TargetConfig
     protocol: ProtocolMode
     startup_timeout_ms: int
+    memory_limit: int | None
+    """The most resident memory a started server's processes may hold (`sandbox.resident`)."""
     expanded: tuple[str, ...] = field(repr=False)
     """Every value a `${VAR}` of the config file expanded to: each may be a secret."""
     secret_patterns: tuple[str, ...]
@@ -35,6 +37,7 @@ class ServerSettings:
             target=config.target,
             protocol=config.protocol,
             startup_timeout_ms=config.startup_timeout_ms,
+            memory_limit=config.memory_limit,
             expanded=config.expanded,
             secret_patterns=config.secret_patterns,
             store=config.store,

@@ -70,7 +70,8 @@ async def replay_once(
         if unlisted is not None:
             unlisted.append(missing)
         stop = listed_only and missing
-        watched = watch or finding.kind is Kind.CRASH
+        # A server stopped for its memory may be stopped right after its reply, as a crash may die then.
+        watched = watch or finding.kind in (Kind.CRASH, Kind.OUT_OF_MEMORY)
         result = (
             None
             if refused is not None or stop

@@ -37,6 +37,9 @@ class Kind(StrEnum):
     SSRF = "ssrf"
     """The server fetched a URL its caller gave it, reaching the listener on its own loopback or a
     canary file (server-side request forgery)."""
+    OUT_OF_MEMORY = "out_of_memory"
+    """The server's processes grew past the memory limit during the call, and fuzzgate stopped them
+    (`sandbox.resident`): one input can take a machine's memory, and every client with it."""
 
 
 class Severity(StrEnum):
@@ -66,6 +69,7 @@ DEFAULT_SEVERITY: dict[Kind, Severity] = {
     Kind.SCOPE_ESCAPE: Severity.CRITICAL,
     Kind.INJECTION: Severity.CRITICAL,
     Kind.SSRF: Severity.HIGH,
+    Kind.OUT_OF_MEMORY: Severity.HIGH,
 }
 
 

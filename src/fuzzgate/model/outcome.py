@@ -69,6 +69,16 @@ stdout is its log and never the protocol."""
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryExceeded:
+    """The server's processes held more resident memory than the limit, and fuzzgate stopped them."""
+
+    held: int
+    """Bytes resident in the server's process tree at the reading that passed the limit."""
+    limit: int
+    """`[fuzzgate] memory_limit` in bytes."""
+
+
+@dataclass(frozen=True, slots=True)
 class CallOutcome:
     status: OutcomeStatus
     duration_s: float
@@ -91,6 +101,9 @@ class CallOutcome:
     died_after_reply: bool = False
     """The server answered, then died before the next request was answered (`target.call.follow_reply`:
     watched on replays of a crash only; `exit_code` and `stderr` then say how)."""
+    memory: MemoryExceeded | None = None
+    """For a server that died during the call (or right after it): fuzzgate stopped it because its
+    processes held more memory than the limit (`OwnedProcess.watch_memory`)."""
     sources: tuple[tuple[str, str], ...] = ()
     """Each scope directory as the server saw it (its throwaway layer) and the user's directory it
     stands for: a path in the server's traceback is reported as the user's (`source_path`)."""

@@ -223,6 +223,22 @@ _RULES: dict[Kind, _RuleText] = {
         tags=("confidentiality", "external/cwe/cwe-918"),
         precision="high",
     ),
+    Kind.OUT_OF_MEMORY: _RuleText(
+        name="MemoryExhaustion",
+        short="The MCP server's memory grew past the limit while handling a request.",
+        full=(
+            "While a request was pending, the resident memory of the server's processes grew past the "
+            "configured limit, and fuzzgate stopped the server. A client, or a model it runs, can send "
+            "the same input to exhaust the memory of the machine the server runs on, taking down the "
+            "server and whatever shares the machine with it."
+        ),
+        fix=(
+            "Bound what the input controls: sizes, counts, repetitions, recursion depth and the "
+            "amount read or buffered; reject inputs past those bounds with a tool error result."
+        ),
+        tags=("availability", "external/cwe/cwe-400", "external/cwe/cwe-789"),
+        precision="high",
+    ),
 }
 
 _SECURITY_SEVERITY: dict[Severity, str] = {

@@ -45,11 +45,13 @@ The modules:
 - `owned_process.py`: what any server process fuzzgate starts needs: the launch spec, its own
   session, `CUSTODY` (fuzzgate's own children), the line log of its stderr (a line too long to keep
   is redacted here, where it is whole: the one import of a later stage, `check.secrets`), stop and
-  bury.
+  bury, and the memory watch.
 - `early.py`: a server process started before the event loop runs (`subprocess.Popen`, exactly as
   `OwnedProcess.start` would start it, in `CUSTODY` at once) and the `anyio.abc.Process` through
   which `OwnedProcess` takes it over (non-blocking pipes, its exit on a pidfd).
 - `process_tree.py`: makes fuzzgate a child subreaper and reads the server's whole process tree
   from /proc (descendants, session members, orphans re-parented to fuzzgate that are not in
   `CUSTODY`), freezes, kills and reaps it; the process group only where there is no /proc.
+- `resident.py`: the resident memory of a server's process tree, read from /proc, which
+  `OwnedProcess.watch_memory` polls to stop a server past `[fuzzgate] memory_limit`.
 """

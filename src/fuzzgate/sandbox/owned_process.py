@@ -29,6 +29,8 @@ from anyio.abc import ByteReceiveStream, Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from fuzzgate.check.secrets import Redactor
+from fuzzgate.model.outcome import MemoryExceeded
+from fuzzgate.sandbox import resident
 from fuzzgate.sandbox.process_tree import CUSTODY, ProcessTree, kill_orphans
 
 if TYPE_CHECKING:
@@ -111,6 +113,10 @@ class OwnedProcess:
         self.early: Early | None = None
         """The process `start` takes over instead of starting one: started from this `spec` before
         the event loop ran (`sandbox.early`)."""
+        self.memory_limit: int | None = None
+        """The most resident memory its process tree may hold (`watch_memory`); None: no limit."""
+        self.over_memory: MemoryExceeded | None = None
+        """Set when `watch_memory` stopped it past `memory_limit`: its end is that, not a crash."""
 
     @property
     def pid(self) -> int | None:
@@ -174,6 +180,25 @@ class OwnedProcess:
             if stream is not None:
                 with suppress(Exception):
                     await stream.aclose()
+
+    async def watch_memory(self) -> None:
+        """Read the resident memory of the server's process tree every `resident.POLL_S` while it
+        runs; past `memory_limit`, freeze and kill the tree as a death of its own would
+        (`_bury`), recording how much it held in `over_memory`. Not fuzzgate stopping it: the call
+        pending sees the connection close, and the oracles read `over_memory` (`out_of_memory`)."""
+        limit, process = self.memory_limit, self._process
+        if limit is None or process is None or not resident.AVAILABLE:
+            return
+        tree = resident.Resident(process.pid)
+        while process.returncode is None and not self._stopping:
+            held = tree.read()
+            if held > limit:
+                if self._stopping or process.returncode is not None:
+                    return
+                self.over_memory = MemoryExceeded(held, limit)
+                await self._bury()
+                return
+            await anyio.sleep(resident.POLL_S)
 
     async def pump_stderr(self) -> None:
         assert self._process and self._process.stderr

@@ -213,6 +213,7 @@ async def call_tool(
             await await_death(server, http=process is None)
             status = OutcomeStatus.ABORTED if server.killed_by_us else OutcomeStatus.CLOSED
             fields["exit_code"] = server.returncode
+            fields["memory"] = server.over_memory
         elif status is not OutcomeStatus.OK:
             text = str(fields.get("text", "")).strip()
             hinted = fields.get("rpc_code") in INTERNAL_ERROR_CODES or _BARE_SDK_ERROR.fullmatch(text) is not None
@@ -290,6 +291,7 @@ async def follow_timeout(connection: Connection, outcome: CallOutcome, *, ping_s
         after = fields["after_timeout"] = AfterTimeout.DIED
         await await_death(process, http=connection.process is None)
         fields["exit_code"] = process.returncode
+        fields["memory"] = process.over_memory
         fields["stderr"] = _last_words(outcome, process, err_mark)
     return replace(outcome, **fields)
 
@@ -324,7 +326,9 @@ async def follow_reply(
         # Over HTTP a failed ping can leave the process up; a stop of fuzzgate's is no crash.
         return outcome
     stderr = _last_words(outcome, process, stderr_mark)
-    return replace(outcome, died_after_reply=True, exit_code=process.returncode, stderr=stderr)
+    return replace(
+        outcome, died_after_reply=True, exit_code=process.returncode, stderr=stderr, memory=process.over_memory
+    )
 
 
 def _last_words(outcome: CallOutcome, process: OwnedProcess, mark: int) -> str:

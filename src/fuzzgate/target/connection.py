@@ -164,7 +164,9 @@ def server_process(
     config: ServerSettings, extra_env: Mapping[str, str], spec: LaunchSpec | None = None
 ) -> ServerProcess:
     # The server's env holds the canaries as well as the user's values: all of them are secrets.
-    return ServerProcess(spec or launch_spec(config, extra_env), redactor_for(config, extra_env))
+    process = ServerProcess(spec or launch_spec(config, extra_env), redactor_for(config, extra_env))
+    process.memory_limit = config.memory_limit
+    return process
 
 
 def served_process(
@@ -177,7 +179,9 @@ def served_process(
         return None
     assert target.url is not None
     launch = spec or launch_spec(config, extra_env)
-    return ServedProcess(launch, address_of(target.url), redactor_for(config, extra_env), relay)
+    served = ServedProcess(launch, address_of(target.url), redactor_for(config, extra_env), relay)
+    served.memory_limit = config.memory_limit
+    return served
 
 
 def _stdout_noise(process: OwnedProcess | None) -> str | None:

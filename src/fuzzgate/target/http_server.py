@@ -133,6 +133,7 @@ async def served_transport(server: ServedProcess, transport: AbstractAsyncContex
         async with anyio.create_task_group() as tg:
             tg.start_soon(server.pump_output)
             tg.start_soon(server.outlive)
+            tg.start_soon(server.watch_memory)
             deliberate = True
             try:
                 await server.wait_ready()

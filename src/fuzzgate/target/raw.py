@@ -212,6 +212,7 @@ async def send_raw(
             await await_death(server, http=process is None)
             status = OutcomeStatus.ABORTED if server.killed_by_us else OutcomeStatus.CLOSED
             fields["exit_code"] = server.returncode
+            fields["memory"] = server.over_memory
         elif status in (OutcomeStatus.RPC_ERROR, OutcomeStatus.TOOL_ERROR):
             text = str(fields.get("text", "")).strip()
             hinted = fields.get("rpc_code") in INTERNAL_ERROR_CODES or SDK_UNHANDLED.fullmatch(text) is not None

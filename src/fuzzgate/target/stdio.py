@@ -330,6 +330,7 @@ async def stdio_transport(
             tg.start_soon(server.pump_stdout, to_session)
             tg.start_soon(server.pump_stdin, from_session)
             tg.start_soon(server.outlive)
+            tg.start_soon(server.watch_memory)
             try:
                 yield from_server, to_server
             finally:

@@ -1,0 +1,58 @@
+"""`fuzzgate run` against a server one input can take the memory of (tests/servers/hoarder.py), over
+real stdio, jailed where the sandbox works: past `--memory-limit` fuzzgate stops the server's
+processes, and the call pending is an `out_of_memory` finding on the buggy tool alone, confirmed on
+fresh servers, failing the gate, in the SARIF under its own rule; its one-line repro fails again
+with the limit and passes without one (the allocation, not a crash of the server's own, is the bug)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import ROOT, fuzzgate
+
+pytestmark = pytest.mark.e2e
+
+LIMIT = "256MiB"
+HOARDER = ROOT / "tests" / "servers" / "hoarder.py"
+
+
+def test_a_tool_that_takes_the_memory_is_out_of_memory(tmp_path: Path) -> None:
+    run = fuzzgate(
+        "run",
+        "--command", sys.executable, f"--arg={HOARDER}",
+        "--seed", "7", "--cases", "25", "--budget", "90s", "--replays", "2", "--memory-limit", LIMIT,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert run.code == 1, run.stdout + run.stderr
+    [finding] = run.report["findings"]
+    assert (finding["kind"], finding["name"], finding["severity"]) == ("out_of_memory", "render", "high")
+    assert finding["signature"] == ["memory"]
+    assert (finding["reproduced"], finding["flaky"], finding["unconfirmed"]) == (2, False, False)
+    assert "past the limit of 256 MiB ([fuzzgate] memory_limit): fuzzgate stopped them" in finding["message"]
+    assert finding["details"]["error"].startswith("stopped by fuzzgate (SIGKILL) at ")
+    assert finding["repro"]["arguments"]["scale"] * (1 << 20) > 200 << 20  # a picture near the limit, or past it
+    entries = {entry["name"]: entry for entry in run.report["entries"]}
+    assert entries["render_bounded"]["cases"] > 10 and entries["word_count"]["cases"] > 10
+
+    sarif = json.loads((run.out / "fuzzgate.sarif").read_text())
+    [result] = sarif["runs"][0]["results"]
+    rules = {rule["id"]: rule for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert result["ruleId"] == "out_of_memory" and rules["out_of_memory"]["name"] == "MemoryExhaustion"
+
+    # The command the console printed, as a user would paste it.
+    [line] = [line.strip() for line in run.stdout.splitlines() if line.strip().startswith("reproduce: ")]
+    words = shlex.split(line.removeprefix("reproduce: "))
+    assert words[:2] == ["fuzzgate", "replay"] and f"--memory-limit={LIMIT}" in words
+    again = fuzzgate(*words[1:], cwd=tmp_path)
+    assert again.code == 1, again.stdout + again.stderr
+    assert "fails: out_of_memory:" in again.stdout
+    unlimited = fuzzgate(
+        *[w for w in words[1:] if not w.startswith("--memory-limit")], "--memory-limit", "off", cwd=tmp_path
+    )
+    assert unlimited.code == 0, unlimited.stdout + unlimited.stderr
+    assert "no finding: render handled the request correctly" in unlimited.stdout
