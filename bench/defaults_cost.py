@@ -10,7 +10,8 @@ Variants (each a whole `fuzzgate run --budget 12s --seed 1`, timed from spawn to
 - `defaults`: `--sandbox auto`, `--feedback auto` (the coverage collector on a Python stdio server);
 - `no sandbox`: `--sandbox off`;
 - `no collector`: `--feedback behaviour`;
-- `neither`: `--sandbox off --feedback behaviour` (the issue's 0.8 aim).
+- `neither`: `--sandbox off --feedback behaviour` (the issue's 0.8 aim);
+- `no memory watch`: `--memory-limit off` (the server's memory read from /proc every 50 ms).
 
 Transports: `stdio`; `http`, the server started by the bench and reached by URL (fuzzgate has no
 sandbox or collector for a server it does not start, so only `defaults` and `neither` are measured
@@ -44,6 +45,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "no sandbox": ("--sandbox", "off"),
     "no collector": ("--feedback", "behaviour"),
     "neither": ("--sandbox", "off", "--feedback", "behaviour"),
+    "no memory watch": ("--memory-limit", "off"),
 }
 HTTP_VARIANTS = ("defaults", "neither")
 

@@ -26,6 +26,8 @@ def test_a_tool_that_takes_the_memory_is_out_of_memory(tmp_path: Path) -> None:
         "run",
         "--command", sys.executable, f"--arg={HOARDER}",
         "--seed", "7", "--cases", "25", "--budget", "90s", "--replays", "2", "--memory-limit", LIMIT,
+        # A big picture takes its time, the more so on a loaded machine: it is not what this test is about.
+        "--slow", "60s",
         cwd=tmp_path,
     )  # fmt: skip
     assert run.code == 1, run.stdout + run.stderr
@@ -47,7 +49,7 @@ def test_a_tool_that_takes_the_memory_is_out_of_memory(tmp_path: Path) -> None:
     # The command the console printed, as a user would paste it.
     [line] = [line.strip() for line in run.stdout.splitlines() if line.strip().startswith("reproduce: ")]
     words = shlex.split(line.removeprefix("reproduce: "))
-    assert words[:2] == ["fuzzgate", "replay"] and f"--memory-limit={LIMIT}" in words
+    assert words[:2] == ["fuzzgate", "replay"] and f"--memory-limit={LIMIT}" in words and "--slow=60s" in words
     again = fuzzgate(*words[1:], cwd=tmp_path)
     assert again.code == 1, again.stdout + again.stderr
     assert "fails: out_of_memory:" in again.stdout
