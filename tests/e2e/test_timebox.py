@@ -115,17 +115,18 @@ def test_a_hang_does_not_hold_up_a_time_boxed_run(tmp_path: Path) -> None:
 
 
 def test_a_run_that_called_few_of_its_tools_is_inconclusive_and_says_why(tmp_path: Path) -> None:
-    # Every call takes 1.5 s (under the slow threshold): in an 8 s budget a few of the twelve tools
-    # are called, whatever the machine's load, and a pass would vouch for the others.
+    # Every call takes 1.5 s (under the slow threshold): in a 14 s budget about 8 of the twenty tools
+    # are called on an idle machine, and still some where a loaded one took 8 s to start the server
+    # (which left an 8 s budget no call at all); a pass would vouch for the others.
     root = tmp_path / "root"
-    target = _target("slow_tools.py", "--root", str(root), "--tools", "12", "--delay", "1.5")
-    run = fuzzgate("run", *target, "--budget", "8s", "--replays", "0", "--seed", "1", cwd=tmp_path)
+    target = _target("slow_tools.py", "--root", str(root), "--tools", "20", "--delay", "1.5")
+    run = fuzzgate("run", *target, "--budget", "14s", "--replays", "0", "--seed", "1", cwd=tmp_path)
     assert run.code == 4, run.stdout + run.stderr
     report = run.report
     assert report["verdict"] == "inconclusive" and report["findings"] == []
     called = [e for e in report["entries"] if e["cases"] > 0]
-    assert 0 < len(called) < 6, report["entries"]
+    assert 0 < len(called) < 10, report["entries"]
     assert report["notes"][0].startswith("most of what the run was to fuzz got no call"), report["notes"]
-    assert f"{12 - len(called)} of 12 tools got no case within the budget" in report["notes"][0]
+    assert f"{20 - len(called)} of 20 tools got no case within the budget" in report["notes"][0]
     assert "INCONCLUSIVE" in run.stdout and "PASS" not in run.stdout
     assert "Traceback" not in run.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -11,6 +12,7 @@ import pytest
 
 from fuzzgate.sandbox import resident
 from fuzzgate.sandbox.resident import Resident, below, resident_bytes
+from tests.validators import missing
 
 pytestmark = pytest.mark.skipif(not resident.AVAILABLE, reason="/proc is Linux's")
 
@@ -77,3 +79,19 @@ def test_children_started_later_are_counted_from_the_next_refresh() -> None:
         for pid in reversed(below(parent.pid)):
             os.kill(pid, 9)
         parent.wait()
+
+
+def test_a_node_process_is_counted_as_a_python_one_is() -> None:
+    """What V8 reserves and never touches is not resident; a buffer it filled is."""
+    node = shutil.which("node")
+    if node is None:
+        missing("node is not installed", "install Node.js 20 or later")
+    script = f"const b = Buffer.alloc({HOLD} << 20, 1); console.log('ready'); setTimeout(() => b, 60000);"
+    process = subprocess.Popen([node, "-e", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "ready\n"
+        held = Resident(process.pid).read()
+        assert HOLD * MIB <= held < 4 * HOLD * MIB
+    finally:
+        process.kill()
+        process.wait()
