@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from fuzzgate.target.connection import MEMORY_AT_START_HINT
 from tests.e2e.conftest import ROOT, fuzzgate
 
 pytestmark = pytest.mark.e2e
@@ -58,3 +59,26 @@ def test_a_tool_that_takes_the_memory_is_out_of_memory(tmp_path: Path) -> None:
     )
     assert unlimited.code == 0, unlimited.stdout + unlimited.stderr
     assert "no finding: render handled the request correctly" in unlimited.stdout
+
+
+def test_a_server_past_the_limit_as_it_starts_is_a_target_error_that_says_so(tmp_path: Path) -> None:
+    """Not "exited with status -9": a limit set below what the server holds once started is the
+    user's to raise, and the one line says which setting."""
+    config = tmp_path / "fuzzgate.toml"
+    config.write_text(
+        "[target]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(HOARDER))}]\n"
+        'env = { HOARDER_AT_START_MIB = "200" }\n'
+        "[fuzzgate]\n"
+        'memory_limit = "128MiB"\n'
+    )
+    run = fuzzgate("run", "--seed", "1", "--budget", "30s", cwd=tmp_path)
+    assert run.code == 3, run.stdout + run.stderr
+    [error, hint] = run.stderr.strip().splitlines()[:2]
+    assert error.startswith("fuzzgate: target error: could not start the stdio server")
+    assert "resident memory as it started, past the limit of 128 MiB ([fuzzgate] memory_limit)" in error
+    assert "exited with status" not in error
+    assert hint == f"hint: {MEMORY_AT_START_HINT}"
+    assert not (run.out / "report.json").exists()
+    assert "Traceback" not in run.stderr

@@ -9,19 +9,25 @@
 - `render_bounded(scale)`: clean: the same with a scale over 16 refused with a tool error.
 - `word_count(text)`: clean.
 
-Nothing is kept between calls: each picture is freed once its call answers.
+Nothing is kept between calls: each picture is freed once its call answers. With
+`HOARDER_AT_START_MIB=N` it holds N MiB from its start, taken before the SDK is imported (a second
+before it can answer anything).
 """
 
 from __future__ import annotations
 
-import logging
-import sys
-import time
-from typing import Annotated
+import os
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+_HELD_FROM_START = b"\xff" * (int(os.environ.get("HOARDER_AT_START_MIB", "0")) << 20)
+
+import logging  # noqa: E402 - the memory above is taken first, on purpose
+import sys  # noqa: E402
+import time  # noqa: E402
+from typing import Annotated  # noqa: E402
+
+from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from pydantic import Field  # noqa: E402
 
 ENCODE_S_PER_MIB = 0.002
 MIB = 1 << 20

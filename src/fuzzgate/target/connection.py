@@ -19,6 +19,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from fuzzgate import __version__
+from fuzzgate.check.crash import memory_message
 from fuzzgate.check.environment import SandboxCause, sandbox_cause
 from fuzzgate.check.headline import printable
 from fuzzgate.check.secrets import Redactor, redactor_for
@@ -199,6 +200,11 @@ def _stdout_noise(process: OwnedProcess | None) -> str | None:
     )
 
 
+MEMORY_AT_START_HINT = (
+    "raise [fuzzgate] memory_limit (--memory-limit) above what the server holds once started, or set it to off"
+)
+
+
 def _startup_error(
     config: ServerSettings, process: OwnedProcess | None, reason: str, redact: Redactor, *, jailed: bool = False
 ) -> TargetError:
@@ -213,7 +219,11 @@ def _startup_error(
         noise = _stdout_noise(process)
         if noise is not None:
             reason = f"{reason}; {noise}"
-        if process is not None and process.returncode is not None:
+        memory = process.over_memory if process is not None else None
+        if memory is not None:
+            # Not the server's exit: the watch's (`OwnedProcess.watch_memory`), before it ever answered.
+            reason = f"{reason}; {memory_message(memory, 'as it started')}"
+        elif process is not None and process.returncode is not None:
             reason = f"{reason}; the server exited with status {process.returncode}"
             if not tail:
                 # `@benborla29/mcp-server-mysql` 2.0.9 without its database: exit 1 and not a word.
@@ -256,6 +266,8 @@ def _startup_error(
                 "outside its scope is read-only)"
             )
             hint = f"{READ_ONLY_AT_START_HINT}; its last stderr lines follow"
+        if memory is not None:
+            hint = MEMORY_AT_START_HINT
         server = "the stdio server" if target.kind is TargetKind.STDIO else f"the HTTP server for {target.url},"
         return TargetError(
             redact.text(f"could not start {server} `{what}`: {reason}"),
