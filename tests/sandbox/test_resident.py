@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -37,10 +39,7 @@ def test_a_process_tree_is_counted_whole() -> None:
         assert resident_bytes(grandchild) >= HOLD * MIB
         assert Resident(shell.pid).read() >= resident_bytes(shell.pid) + HOLD * MIB
     finally:
-        shell.kill()
-        for pid in below(shell.pid)[1:]:
-            os.kill(pid, 9)
-        shell.wait()
+        _kill_tree(shell)
 
 
 def test_a_process_that_is_gone_holds_nothing() -> None:
@@ -76,9 +75,7 @@ def test_children_started_later_are_counted_from_the_next_refresh() -> None:
             held = tree.read()
         assert held >= before + HOLD * MIB
     finally:
-        for pid in reversed(below(parent.pid)):
-            os.kill(pid, 9)
-        parent.wait()
+        _kill_tree(parent)
 
 
 def test_a_node_process_is_counted_as_a_python_one_is() -> None:
@@ -95,3 +92,12 @@ def test_a_node_process_is_counted_as_a_python_one_is() -> None:
     finally:
         process.kill()
         process.wait()
+
+
+def _kill_tree(process: subprocess.Popen[str]) -> None:
+    """Kill `process` and what it started, children first: found before any dies, since a child
+    whose parent died is no longer below it."""
+    for pid in reversed(below(process.pid)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    process.wait()
