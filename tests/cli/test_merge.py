@@ -15,7 +15,7 @@ from fuzzgate.config.model import Shard
 from fuzzgate.model.errors import ExitCode, ReportError, UsageError
 from fuzzgate.model.findings import Severity, Surface
 from fuzzgate.plan.shards import shard_of
-from fuzzgate.record.results import BaselineState, RunReport, Status, SurfaceEntry, Verdict
+from fuzzgate.record.results import BaselineState, MemorySummary, RunReport, Status, SurfaceEntry, Verdict
 from fuzzgate.report import json_report
 from fuzzgate.report.sarif import MAX_RUNS
 from tests.model.disk_full import fill_after
@@ -94,6 +94,20 @@ def test_the_verdict_is_recomputed_with_fail_on(whole: RunReport) -> None:
     (merged,) = merge_reports(inputs(shards), fail_on=Severity.CRITICAL)
     assert merged.report.fail_on is Severity.CRITICAL
     assert {f.fingerprint for f in merged.report.gating()} == {"fp-crash"}
+
+
+def test_the_merged_peak_memory_is_the_largest_any_shard_read(whole: RunReport) -> None:
+    first, second, third = split(whole, 3)
+    limit = 2 << 30
+    shards = [
+        replace(first, memory=MemorySummary(limit, 90 << 20)),
+        replace(second, memory=MemorySummary(limit, 300 << 20)),
+        replace(third, memory=None),  # a share whose servers' memory was not watched
+    ]
+    (merged,) = merge_reports(inputs(shards))
+    assert merged.report.memory == MemorySummary(limit, 300 << 20)
+    (none,) = merge_reports(inputs([replace(s, memory=None) for s in shards]))
+    assert none.report.memory is None
 
 
 def test_a_bug_two_shards_found_is_one_finding_and_confirmed_beats_flaky(tmp_path: Path) -> None:

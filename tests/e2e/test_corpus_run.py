@@ -172,7 +172,7 @@ def test_a_resource_read_only_by_its_corpus_entry_counts_as_tested(tmp_path: Pat
     reports = []
     for out in ("first", "second"):
         run = fuzzgate(
-            "run", *flags, "--budget", "8s", "--seed", "1", "--corpus", str(tmp_path / "corpus"),
+            "run", *flags, "--budget", "16s", "--seed", "1", "--corpus", str(tmp_path / "corpus"),
             cwd=tmp_path, out=tmp_path / out, measured=out == "first",
         )  # fmt: skip
         assert run.code == 0, run.stdout + run.stderr

@@ -41,6 +41,9 @@ def test_a_tool_that_takes_the_memory_is_out_of_memory(tmp_path: Path) -> None:
     assert finding["repro"]["arguments"]["scale"] * (1 << 20) > 200 << 20  # a picture near the limit, or past it
     entries = {entry["name"]: entry for entry in run.report["entries"]}
     assert entries["render_bounded"]["cases"] > 10 and entries["word_count"]["cases"] > 10
+    # The peak is the reading the watch stopped the server at: past the limit, and said so.
+    assert run.report["memory"]["limit"] == 256 << 20 and run.report["memory"]["peak"] > 256 << 20
+    assert "past memory_limit (256 MiB): fuzzgate stopped it" in " ".join(run.stdout.split())
 
     sarif = json.loads((run.out / "fuzzgate.sarif").read_text())
     [result] = sarif["runs"][0]["results"]
@@ -59,6 +62,27 @@ def test_a_tool_that_takes_the_memory_is_out_of_memory(tmp_path: Path) -> None:
     )
     assert unlimited.code == 0, unlimited.stdout + unlimited.stderr
     assert "no finding: render handled the request correctly" in unlimited.stdout
+
+
+def test_a_clean_run_reports_the_most_memory_a_server_held_against_the_default_limit(tmp_path: Path) -> None:
+    """What a user sizes `memory_limit` by: the peak of the servers' resident memory, in report.json,
+    the console and the job summary. Held from the start (HOARDER_AT_START_MIB), so the figure
+    must be at least that, and under the default limit."""
+    config = tmp_path / "fuzzgate.toml"
+    config.write_text(
+        "[target]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(HOARDER))}]\n"
+        'env = { HOARDER_AT_START_MIB = "96" }\n'
+    )
+    run = fuzzgate("run", "--seed", "1", "--cases", "5", "--budget", "90s", "--include", "word_count", cwd=tmp_path)
+    assert run.code == 0, run.stdout + run.stderr
+    memory = run.report["memory"]
+    assert memory["limit"] == 2 << 30 and 96 << 20 < memory["peak"] < memory["limit"], memory
+    said = f"one server held at most {memory['peak'] / (1 << 20):.0f} MiB resident (its processes together)"
+    assert said in " ".join(run.stdout.split()), run.stdout
+    assert "of memory_limit (2.00 GiB)" in " ".join(run.stdout.split())
+    assert f"**Memory:** {said}" in (run.out / "summary.md").read_text()
 
 
 def test_a_server_past_the_limit_as_it_starts_is_a_target_error_that_says_so(tmp_path: Path) -> None:

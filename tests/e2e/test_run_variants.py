@@ -90,6 +90,8 @@ def test_streamable_http(tmp_path: Path, http_server: tuple[str, Path]) -> None:
     assert report["containment"].startswith("not contained: an HTTP server fuzzgate did not start")
     assert "URL probes are not sent" in report["containment"]
     assert "containment: not contained" in " ".join(run.stdout.split())
+    # Nor is its memory watched: no figure, rather than a peak of 0 read from no process.
+    assert report["memory"] is None and "memory:" not in run.stdout
 
 
 _LONE_SURROGATE = re.compile(r"\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}")

@@ -21,6 +21,7 @@ from fuzzgate.record.results import (
     BaselineState,
     CorpusSummary,
     FeedbackSummary,
+    MemorySummary,
     RunReport,
     SamplingSummary,
     Status,
@@ -97,6 +98,8 @@ corpora = complete(
     save_error=optional_text,
 )
 
+memories = complete(MemorySummary, limit=st.integers(min_value=1, max_value=2**62), peak=counts)
+
 
 @st.composite
 def reports(draw: st.DrawFn) -> RunReport:
@@ -144,6 +147,7 @@ def reports(draw: st.DrawFn) -> RunReport:
         client_failed=counts,
         cut_off=st.lists(text, max_size=2).map(tuple),
         fail_on_sdk=st.booleans(),
+        memory=st.none() | memories,
     )
     return draw(built)
 

@@ -9,7 +9,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from fuzzgate.model.commands import accept_command, prune_command, repro_command
-from fuzzgate.record.results import RunReport, TargetSummary, Verdict
+from fuzzgate.record.results import MemorySummary, RunReport, TargetSummary, Verdict
 from fuzzgate.report.summary import SUMMARY_FILENAME, SUMMARY_LIMIT, render_summary, write_summary
 from tests.report.report_factory import SECRET, Sample, clean_report, make_finding, sample_report
 
@@ -73,6 +73,25 @@ def test_the_probes_sent_are_said_with_the_tools_that_could_not_send_all(report:
     assert [(e.probes_sent, e.probes_planned) for e in again.entries] == [
         (e.probes_sent, e.probes_planned) for e in report.entries
     ]
+
+
+def test_the_peak_memory_is_said_against_the_limit_and_past_it(repo: Path) -> None:
+    def memory(report: RunReport) -> list[str]:
+        return [line for line in render_summary(report, repo).splitlines() if "**Memory:**" in line]
+
+    assert memory(clean_report(repo)) == []  # not watched: nothing said, rather than "0 MiB"
+    watched = replace(clean_report(repo), memory=MemorySummary(limit=2 << 30, peak=103 << 20))
+    assert memory(watched) == [
+        "> **Memory:** one server held at most 103 MiB resident (its processes together), 5% of "
+        "memory\\_limit (2.00 GiB)"
+    ]
+    stopped = replace(watched, memory=MemorySummary(limit=256 << 20, peak=316 << 20))
+    assert memory(stopped) == [
+        "> **Memory:** one server held at most 316 MiB resident (its processes together), past memory\\_limit "
+        "(256 MiB): fuzzgate stopped it"
+    ]
+    unread = replace(watched, memory=MemorySummary(limit=2 << 30, peak=0))
+    assert memory(unread) == []
 
 
 def test_sections_list_each_finding_with_its_repro_command(report: RunReport, repo: Path, sample: Sample) -> None:

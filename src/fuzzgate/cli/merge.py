@@ -44,6 +44,7 @@ from fuzzgate.record.results import (
     BaselineState,
     CorpusSummary,
     FeedbackSummary,
+    MemorySummary,
     RunReport,
     SamplingSummary,
     SurfaceEntry,
@@ -244,10 +245,20 @@ def _merge(reports: list[RunReport], fail_on: Severity | None) -> RunReport:
         containment=_one_text([(r, r.containment) for r in reports], prefixed),
         feedback=_feedback(reports, prefixed),
         corpus=_corpus(reports, prefixed),
+        memory=_memory(reports),
         # A shard's `--out` is its own job's directory, not where the merge writes.
         command_flags=tuple(flag for flag in first.command_flags if not flag.startswith("--out=")),
     )
     return replace(draft, verdict=draft.decide())
+
+
+def _memory(reports: Sequence[RunReport]) -> MemorySummary | None:
+    """The largest peak any share read, beside the largest limit (the shares of one target share
+    its config, so one limit); None when no share watched its servers' memory."""
+    watched = [r.memory for r in reports if r.memory is not None]
+    if not watched:
+        return None
+    return MemorySummary(limit=max(m.limit for m in watched), peak=max(m.peak for m in watched))
 
 
 def _combine(held: Finding, other: Finding) -> Finding:

@@ -283,6 +283,7 @@ def build_report(
         feedback=result.feedback,
         corpus=result.corpus,
         shard=config.shard,
+        memory=result.memory,
     )
     return replace(draft, verdict=draft.decide())
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -68,6 +68,8 @@ from fuzzgate.model.outcome import OutcomeStatus
 from fuzzgate.plan.budget import TimeBox
 from fuzzgate.plan.focus import focus, reached_files
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
+from fuzzgate.record.results import MemorySummary
+from fuzzgate.sandbox import resident
 from fuzzgate.sandbox.containment import UNCONTAINED_HTTP, Containment, contain, unheld_of
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import ToolInfo, discover
@@ -141,6 +143,8 @@ class Engine:
         self._replay_end = 0.0
         self._replay_began: float | None = None
         self._replay_reported = False
+        self.memory_peak = 0
+        """The most resident memory one server of this run held, bytes (`_contained`)."""
 
     def offer(self, finding: Finding, ambiguous: bool) -> None:
         """Queue a finding's replays, unless its evidence is settled elsewhere."""
@@ -174,13 +178,20 @@ class Engine:
         if process is not None:
             self.server_facts.sdk = await anyio.to_thread.run_sync(server_sdk, process.pid)
 
-    def _contained(
-        self, server: ServerSettings, extra_env: Mapping[str, str]
-    ) -> AbstractAsyncContextManager[Connection]:
+    @asynccontextmanager
+    async def _contained(self, server: ServerSettings, extra_env: Mapping[str, str]) -> AsyncIterator[Connection]:
         """The real connector, starting every server on a fresh layer of the run's containment (the
-        first one, started ahead, taken over when it is the one asked for)."""
+        first one, started ahead, taken over when it is the one asked for). As each server ends, the
+        most memory it held goes into the run's peak (`memory_peak`)."""
         early = self.head_start.take(server, extra_env) if self.head_start is not None else None
-        return open_connection(server, extra_env=extra_env, containment=self.containment, early=early)
+        process = None
+        try:
+            async with open_connection(server, extra_env=extra_env, containment=self.containment, early=early) as found:
+                process = found.server
+                yield found
+        finally:
+            if process is not None:
+                self.memory_peak = max(self.memory_peak, process.peak_memory)
 
     def _focus(self, plans: Sequence[ToolPlan], seeds: Seeds) -> str | None:
         """Weigh the tools the change reaches (`fuzzgate.plan.focus`); what was decided, for the notes."""
@@ -271,7 +282,16 @@ class Engine:
         else:
             # A server fuzzgate did not start (a URL alone) is contained by nothing: said, not left out.
             summary = UNCONTAINED_HTTP if self.connector == self._contained else None
-        return replace(result, containment=summary)
+        return replace(result, containment=summary, memory=self._memory())
+
+    def _memory(self) -> MemorySummary | None:
+        """The peak the memory watch read beside its limit; None when it watched no server: no limit,
+        no `/proc`, or no server fuzzgate started (a URL alone)."""
+        limit = self.settings.server.memory_limit
+        started = self.connector == self._contained and self.settings.target.command is not None
+        if limit is None or not resident.AVAILABLE or not started:
+            return None
+        return MemorySummary(limit=limit, peak=self.memory_peak)
 
     async def _run(self, baseline: Sequence[Finding], seeds: Seeds) -> EngineResult:
         # A stdio server is a process of its own, and so is an HTTP server fuzzgate starts in the

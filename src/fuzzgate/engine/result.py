@@ -20,6 +20,7 @@ from fuzzgate.record.results import (
     SHARD_REASON_PREFIX,
     CorpusSummary,
     FeedbackSummary,
+    MemorySummary,
     Status,
     SurfaceEntry,
     TargetSummary,
@@ -59,6 +60,8 @@ class EngineResult:
     cut_off: tuple[str, ...] = ()
     """Calls in flight at fuzzing's deadline that the time box stopped before they could be
     observed to their end (`tool case N`): a crash or hang they caused is not reported."""
+    memory: MemorySummary | None = None
+    """The peak resident memory of the servers fuzzgate started, beside the limit (`Engine._memory`)."""
     accepting: frozenset[tuple[Surface, str]] = frozenset()
     """The tools, resources and prompts that answered a schema-valid call with success at least
     once: whatever error they failed with, it was not all they could do (`triage.alike`)."""

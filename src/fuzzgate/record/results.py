@@ -283,6 +283,25 @@ class CorpusSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class MemorySummary:
+    """The most resident memory one server's process tree held in the run, as the memory watch read
+    it (`OwnedProcess.watch_memory`, every `resident.POLL_S`), beside the limit: what a user sizes
+    `[fuzzgate] memory_limit` by. A peak past the limit is a server the watch stopped."""
+
+    limit: int
+    """`[fuzzgate] memory_limit`, bytes."""
+    peak: int
+    """Bytes: the largest sum over one server's processes at one reading (0: none was read)."""
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {"limit": self.limit, "peak": self.peak}
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSONValue]) -> MemorySummary:
+        return cls(limit=int(data["limit"]), peak=int(data["peak"]))
+
+
+@dataclass(frozen=True, slots=True)
 class RunReport:
     """Everything one run produced. `findings` are this run's (merged, replayed); `states` maps each
     fingerprint (this run's and the baseline's) to new/known/fixed; `fixed` holds baseline entries
@@ -337,6 +356,9 @@ class RunReport:
     to their end (`tool case N`): a crash or hang they caused is not reported."""
     fail_on_sdk: bool = False
     """Whether findings the server's SDK causes (`Cause.SDK`) gate like the server's own."""
+    memory: MemorySummary | None = None
+    """The servers' peak resident memory and the limit; None when fuzzgate watched no server's memory
+    (it started none, `memory_limit = "off"`, or not on Linux)."""
 
     def generated_by(self) -> GeneratorVersions:
         return GeneratorVersions(fuzzgate=self.version, hypothesis=self.hypothesis_version)
@@ -436,6 +458,7 @@ class RunReport:
             "containment": self.containment,
             "feedback": self.feedback.to_json() if self.feedback is not None else None,
             "corpus": self.corpus.to_json() if self.corpus is not None else None,
+            "memory": self.memory.to_json() if self.memory is not None else None,
             "shard": None if self.shard is None else str(self.shard),
             "findings": [{**f.to_json(), "baseline_state": self.state_of(f).value} for f in self.findings],
             "fixed": [f.to_json() for f in self.fixed],
@@ -475,6 +498,7 @@ class RunReport:
             containment=None if data.get("containment") is None else str(data["containment"]),
             feedback=FeedbackSummary.from_json(data["feedback"]) if data.get("feedback") else None,
             corpus=CorpusSummary.from_json(data["corpus"]) if data.get("corpus") else None,
+            memory=MemorySummary.from_json(data["memory"]) if data.get("memory") else None,
             shard=shard_from_json(data.get("shard")),
             unsendable=int(data.get("unsendable", 0)),
             client_failed=int(data.get("client_failed", 0)),

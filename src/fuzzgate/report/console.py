@@ -26,7 +26,7 @@ from fuzzgate.engine.events import (
 from fuzzgate.model.commands import repro_command, sequence_text, subject_label
 from fuzzgate.model.findings import Finding, Surface
 from fuzzgate.record.results import SHARD_REASON_PREFIX, BaselineState, RunReport, Status, Verdict
-from fuzzgate.report.feedback_text import corpus_line, feedback_line, probes_line
+from fuzzgate.report.feedback_text import corpus_line, feedback_line, memory_line, probes_line
 
 PROGRESS_EVERY_S = 5.0
 
@@ -215,6 +215,8 @@ class ConsoleReporter:
             c.print(f"[dim]feedback:[/] {self._shown(feedback)}")
         if (corpus := corpus_line(report)) is not None:
             c.print(f"[dim]corpus:[/] {self._shown(corpus)}")
+        if (memory := memory_line(report)) is not None:
+            c.print(f"[dim]memory:[/] {memory}")
         for note in report.notes:
             c.print(f"[yellow]note:[/] {self._shown(note)}")
         gating = report.gating()

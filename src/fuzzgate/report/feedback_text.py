@@ -1,7 +1,8 @@
-"""The feedback, corpus and probes lines the console and the Markdown summary print, in the same words."""
+"""The feedback, corpus, probes and memory lines the console and the Markdown summary print, in the same words."""
 
 from __future__ import annotations
 
+from fuzzgate.check.crash import mebibytes
 from fuzzgate.record.results import RunReport, Status
 
 
@@ -66,3 +67,15 @@ def probes_line(report: RunReport) -> str | None:
     # Of those fuzzed, as the note counts them: a blocked or skipped tool was never to send any.
     fuzzed = sum(1 for e in report.entries if e.status is Status.FUZZED)
     return f"{sent} of {planned} sent ({len(short)} of {fuzzed} could not send all theirs: see the notes)"
+
+
+def memory_line(report: RunReport) -> str | None:
+    """The most memory one server held against the limit: what `memory_limit` is sized by. None when
+    no server's memory was watched (and in a report from before it was)."""
+    memory = report.memory
+    if memory is None or memory.peak == 0:
+        return None
+    held = f"one server held at most {mebibytes(memory.peak)} resident (its processes together)"
+    if memory.peak > memory.limit:
+        return f"{held}, past memory_limit ({mebibytes(memory.limit)}): fuzzgate stopped it"
+    return f"{held}, {memory.peak / memory.limit:.0%} of memory_limit ({mebibytes(memory.limit)})"

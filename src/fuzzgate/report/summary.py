@@ -21,7 +21,7 @@ from fuzzgate.model.commands import accept_command, prune_command, repro_command
 from fuzzgate.model.files import write_atomic
 from fuzzgate.model.findings import Cause, Finding, Surface
 from fuzzgate.record.results import BaselineState, RunReport, Status, Verdict
-from fuzzgate.report.feedback_text import corpus_line, feedback_line, probes_line
+from fuzzgate.report.feedback_text import corpus_line, feedback_line, memory_line, probes_line
 from fuzzgate.report.locate import source_location
 
 SUMMARY_FILENAME = "summary.md"
@@ -165,6 +165,8 @@ def _head(report: RunReport) -> Iterator[str]:
         yield f"> **Feedback:** {_escape(feedback)}\n"
     if (corpus := corpus_line(report)) is not None:
         yield f"> **Corpus:** {_escape(corpus)}\n"
+    if (memory := memory_line(report)) is not None:
+        yield f"> **Memory:** {_escape(memory)}\n"
     server = " ".join(p for p in (report.target.server_name, report.target.server_version) if p)
     facts = [
         ("Seed", f"{_code(str(report.seed))} ({_escape(report.seed_source)})"),

@@ -117,6 +117,8 @@ class OwnedProcess:
         """The most resident memory its process tree may hold (`watch_memory`); None: no limit."""
         self.over_memory: MemoryExceeded | None = None
         """Set when `watch_memory` stopped it past `memory_limit`: its end is that, not a crash."""
+        self.peak_memory = 0
+        """The most resident memory `watch_memory` read its process tree holding, bytes."""
 
     @property
     def pid(self) -> int | None:
@@ -192,6 +194,7 @@ class OwnedProcess:
         tree = resident.Resident(process.pid)
         while process.returncode is None and not self._stopping:
             held = tree.read()
+            self.peak_memory = max(self.peak_memory, held)
             if held > limit:
                 if self._stopping or process.returncode is not None:
                     return
