@@ -210,7 +210,7 @@ def section(data: dict[str, Any]) -> list[str]:
 SAMPLE_EVERY_S = 0.005
 TIMED = (
     "fuzzgate.engine.execute:contain", "fuzzgate.engine.execute:discover", "fuzzgate.engine.execute:probe_server",
-    "fuzzgate.engine.execute:select", "fuzzgate.engine.execute:send_step", "fuzzgate.engine.verdict:observe",
+    "fuzzgate.engine.execute:select", "fuzzgate.engine.verdict:observe",
     "fuzzgate.engine.steps:call_and_follow", "fuzzgate.sandbox.workspace:Layer.snapshot",
     "fuzzgate.plan.selection:ToolPlan.case",
     "fuzzgate.generate._worker:GenerationWorker.request", "fuzzgate.generate._worker:GenerationWorker.warm_up",
@@ -318,7 +318,7 @@ def _sample_main(out: Path, args: list[str]) -> None:
         stop.set()
         thread.join()
     wall = time.monotonic() - started
-    sent = timings.get("fuzzgate.engine.execute:send_step", {})
+    sent = timings.get("fuzzgate.engine.steps:call_and_follow", {})
     first_call = sent["first_s"] if sent.get("count") else wall
 
     def aggregate(rows: list[tuple[float, str, tuple[str, ...]]]) -> dict[str, Any]:
