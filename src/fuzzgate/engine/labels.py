@@ -191,7 +191,7 @@ def _findings(
     triaged: list[tuple[Finding, bool]] = []
     explained: dict[str, Finding] = {}
     explainer = Explainer(tallies)
-    partial = unconfirmed = unreached = weak = 0
+    partial = unconfirmed = unreached = weak = noise = 0
     moved = 0
     for finding, _ in sorted(candidates, key=lambda c: c[0].fingerprint):
         tally = tallies[finding.fingerprint]
@@ -211,14 +211,18 @@ def _findings(
             weak += 1
             triaged.append((labelled, True))
             continue
+        if dropped:
+            # Not reported: the notes below count what the report holds, and this one in its own.
+            noise += 1
+            triaged.append((labelled, True))
+            continue
         if tally.unreachable:
             unreached += 1
         elif tally.attempts < replays:
             unconfirmed += tally.attempts == 0
             partial += tally.attempts > 0
-        triaged.append((labelled, dropped))
-        if not dropped:
-            kept.append(labelled)
+        triaged.append((labelled, False))
+        kept.append(labelled)
     notes: list[str] = []
     if unconfirmed:
         notes.append(
@@ -234,6 +238,11 @@ def _findings(
         notes.append(
             f"{len(explained)} finding(s) seen only beside other calls showed the same evidence (kind and signature)"
             " as a finding of another call seen alone or reproduced: counted as that call's symptom, not reported"
+        )
+    if noise:
+        notes.append(
+            f"{noise} finding(s) seen only beside other calls failed on no replay alone: not reported"
+            " (most likely another call's symptom)"
         )
     if moved:
         notes.append(
