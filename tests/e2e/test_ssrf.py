@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -81,6 +82,28 @@ def test_the_listener_sees_the_buggy_tools_fetch_and_nothing_of_the_clean_twin(t
     sarif = json.loads((run.out / "fuzzgate.sarif").read_text())
     rules = {rule["id"]: rule for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
     assert "external/cwe/cwe-918" in rules["ssrf"]["properties"]["tags"]
+
+    # The one-line repro, pasted where the seed differs (another commit, `--seed`, no git at all):
+    # its URL names the finding run's listener port, and the replay's listener is at another. It
+    # still reproduces; it used to answer "fetch failed" and "no finding".
+    [finding] = run.findings(name="fetch_page", kind="ssrf")
+    [line] = [
+        line.strip().removeprefix("reproduce: ")
+        for line in run.stdout.splitlines()
+        if line.strip().startswith("reproduce: ") and "fetch_page" in line
+    ]
+    words = shlex.split(line)
+    assert words[1:3] == ["replay", "--tool"] and "--seed" not in words, words
+    work = tmp_path / "work"
+    for seed in (["--seed", "8"], []):
+        again = fuzzgate(*words[1:], *seed, cwd=work)
+        assert again.code == 1, again.stdout + again.stderr
+        assert "fails: ssrf: fetched a URL its caller gave it" in again.stdout, again.stdout
+    # A recorded finding replays with its own seed; a --seed beside it is said to go unused.
+    recorded = fuzzgate("replay", finding["fingerprint"], "--out", str(run.out), "--seed", "8", cwd=work)
+    assert recorded.code == 1 and "--seed is not used" in recorded.stdout, recorded.stdout + recorded.stderr
+    port = finding["repro"]["arguments"]["url"].split(":")[2].split("/")[0]
+    assert f"port {port})" in run.report["containment"]
 
 
 def test_without_the_sandbox_no_url_probe_is_sent_and_a_replayed_one_leads_nowhere(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from fuzzgate.sandbox.listener import (
     Listener,
     ListenerLog,
     Request,
+    aimed,
     unreachable,
 )
 from fuzzgate.sandbox.removal import remove_tree
@@ -94,8 +95,44 @@ def test_a_string_without_the_marker_is_never_searched(monkeypatch: pytest.Monke
     assert unreachable({"path": long, "items": [long]}) == {"path": long, "items": [long]}
 
 
+def test_a_canary_url_made_under_another_seed_is_aimed_at_this_listener() -> None:
+    # A repro's URL names the port of the listener of the run that found it; a replay under another
+    # seed (a baseline entry in a later run, `replay --tool` on another commit) has another one.
+    value = {
+        "url": f"http://127.0.0.1:20001/{MARKER}",
+        "nested": [
+            f"see http://[::1]:20001/{MARKER}/redirect now and http://2130706433:31000/{MARKER}",
+            f"http://user@localhost:20001/{MARKER}",
+            "http://127.0.0.1:8080/fzgother",
+        ],
+        f"http://127.0.0.1:20001/{MARKER}": 20001,
+    }
+    assert aimed(value, 34888) == {
+        "url": f"http://127.0.0.1:34888/{MARKER}",
+        "nested": [
+            f"see http://[::1]:34888/{MARKER}/redirect now and http://2130706433:34888/{MARKER}",
+            f"http://user@localhost:34888/{MARKER}",
+            "http://127.0.0.1:8080/fzgother",
+        ],
+        f"http://127.0.0.1:34888/{MARKER}": 20001,
+    }
+    # A file:// canary and a URL without a port have no port to change.
+    assert aimed(f"file:///tmp/x/{MARKER}", 34888) == f"file:///tmp/x/{MARKER}"
+    assert aimed(f"http://127.0.0.1/{MARKER}", 34888) == f"http://127.0.0.1/{MARKER}"
+
+
+def test_a_string_without_the_marker_is_never_searched_for_a_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Refusing:
+        def sub(self, *args: object) -> str:
+            raise AssertionError("searched a string that cannot hold a canary URL")
+
+    monkeypatch.setattr("fuzzgate.sandbox.listener._CANARY_PORT", Refusing())
+    long = "A" * 65536
+    assert aimed({"path": long, "items": [long, 3, None]}, 34888) == {"path": long, "items": [long, 3, None]}
+
+
 def test_the_log_reads_what_was_reported_since_a_mark() -> None:
-    log = ListenerLog()
+    log = ListenerLog(20001)
     try:
         os.write(log.child_fd, b"/a\n/b")
         mark = log.mark()

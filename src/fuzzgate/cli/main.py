@@ -190,7 +190,7 @@ def _cmd_replay(ns: argparse.Namespace, console: Console) -> int:
         raise UsageError("replay needs a FINGERPRINT, a FILE, or --tool with --arguments")
     given = Path(ns.finding) if ns.finding is not None and Path(ns.finding).is_file() else None
     config = load(ns, console, recorded=True, report=given)
-    return replay(config, console, finding=ns.finding, tool=ns.tool, arguments=ns.arguments)
+    return replay(config, console, finding=ns.finding, tool=ns.tool, arguments=ns.arguments, seed_flag=ns.seed)
 
 
 def _cmd_init(ns: argparse.Namespace, console: Console) -> int:

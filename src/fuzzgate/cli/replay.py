@@ -102,7 +102,17 @@ def _store_findings(spec: str, target: str) -> list[Recorded]:
         return [(stored.finding, versions[stored.finding.fingerprint]) for stored in shared.findings(target)]
 
 
-def replay(config: Config, console: Console, *, finding: str | None, tool: str | None, arguments: str) -> int:
+def replay(
+    config: Config,
+    console: Console,
+    *,
+    finding: str | None,
+    tool: str | None,
+    arguments: str,
+    seed_flag: str | None = None,
+) -> int:
+    """`seed_flag` (`--seed`) is the seed of a call replayed by `--tool`; a recorded finding
+    replays with the seed its repro was found with."""
     if tool is not None:
         try:
             args = json.loads(arguments)
@@ -110,8 +120,10 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
             raise UsageError(f"--arguments: not JSON ({exc})") from None
         if not isinstance(args, dict):
             raise UsageError("--arguments: expected a JSON object")
-        return _replay_adhoc(config, console, tool, args)
+        return _replay_adhoc(config, console, tool, args, seed_flag)
     assert finding is not None
+    if seed_flag is not None:
+        console.print("[yellow]warning:[/] --seed is not used: a finding replays with the seed it was found with")
     path = Path(finding)
     recorded = (
         _findings_from_file(path) if path.suffix == ".json" or path.exists() else [_find_fingerprint(config, finding)]
@@ -141,8 +153,8 @@ def replay(config: Config, console: Console, *, finding: str | None, tool: str |
     return ExitCode.FINDINGS if any(r.still_fails for r in replayed) else ExitCode.OK
 
 
-def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, object]) -> int:
-    choice = choose_seed(None, config.seed, os.environ, Path.cwd())
+def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, object], seed_flag: str | None) -> int:
+    choice = choose_seed(seed_flag, config.seed, os.environ, Path.cwd())
     redact = redactor_for(ServerSettings.of(config), run_canaries(config.target, choice.seed))
     # A tool the selection refuses raises `plan.selection.NotSelected` (exit 2) before anything is
     # sent; so does one the server does not list (`NotListed`), whose listing is the server's words.

@@ -20,7 +20,7 @@ from fuzzgate.engine.protocol_round import probed_tool, send_probe
 from fuzzgate.generate.probes import place, substitute
 from fuzzgate.model.findings import Step, Surface
 from fuzzgate.model.outcome import CallOutcome
-from fuzzgate.sandbox.listener import Request, unreachable
+from fuzzgate.sandbox.listener import Request, aimed, unreachable
 from fuzzgate.sandbox.workspace import Layer
 from fuzzgate.target.call import call_and_follow, prompt_argument
 from fuzzgate.target.connection import Connection
@@ -51,9 +51,10 @@ def call_timeout(target: TargetConfig, arguments: Any) -> float:
 def placed(connection: Connection, arguments: dict[str, Any], written_for: str | None = None) -> dict[str, Any]:
     """`arguments` with the probes' placeholder, and the workspace they were written for, replaced
     by this server start's directory outside the scope. A server without the SSRF listener gets
-    no canary URL: their host is one that resolves nowhere (`sandbox.listener.unreachable`)."""
-    if connection.listener is None:
-        arguments = unreachable(arguments)
+    no canary URL: their host is one that resolves nowhere (`sandbox.listener.unreachable`); one
+    with it gets every canary URL at its listener's port, whatever seed made the URL (`aimed`)."""
+    listener = connection.listener
+    arguments = unreachable(arguments) if listener is None else aimed(arguments, listener.port)
     layer = connection.layer
     if layer is None:
         return arguments

@@ -78,7 +78,7 @@ class Containment:
                 listen = None
                 if self.listener is not None:
                     self.listener.plant(layer.outside)
-                    log = ListenerLog()
+                    log = ListenerLog(self.listener.port)
                     listen = self.listener.jail_spec(log)
                     spec = replace(spec, pass_fds=(*spec.pass_fds, log.child_fd))
                 relay = None

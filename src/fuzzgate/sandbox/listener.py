@@ -2,8 +2,8 @@
 it, and what it wrote down while a call was pending.
 
 A jailed server whose network is its own loopback gets a listener there (`_listener.py`, started by
-the jail's init): one port, derived from the run's token (the same seed gives the same URLs, so a
-replay's recorded URL reaches the replay's listener), on 127.0.0.1 and ::1. A canary URL names it in
+the jail's init): one port, derived from the run's token (the same seed gives the same URLs; one
+made under another seed is sent at this port, `aimed`), on 127.0.0.1 and ::1. A canary URL names it in
 one of the spellings of loopback (`HOSTS`) and carries the probe's marker in its path; the listener
 reports every request's path on a pipe fuzzgate reads (`ListenerLog`), and a call's requests are
 those reported while it was pending (`ListenerLog.mark`, `since`).
@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ __all__ = [
     "Listener",
     "ListenerLog",
     "Request",
+    "aimed",
     "unreachable",
 ]
 
@@ -61,6 +63,10 @@ _PORT_SPAN = 20000
 _CANARY_URL = re.compile(
     rf"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/\s\"'<>]*(?=/{re.escape(URL_MARKER)}[0-9a-f]{{{MARKER_HEX}}})"
 )
+_CANARY_PORT = re.compile(
+    rf"(?P<authority>[A-Za-z][A-Za-z0-9+.-]*://[^/\s\"'<>]*):[0-9]+(?=/{re.escape(URL_MARKER)}[0-9a-f]{{{MARKER_HEX}}})"
+)
+"""A canary URL's scheme and host (`authority`, with any user part) before its port."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +123,9 @@ class ListenerLog:
     answer finds it). Fuzzgate's end of the pipe; `child_fd` is the jail's, closed here once the
     server started (`started`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int) -> None:
+        self.port = port
+        """The listener's port in this jail: where canary URLs sent to this server must lead (`aimed`)."""
         self._read, self._write = os.pipe()
         os.set_blocking(self._read, False)
         self._lines: list[Request] = []
@@ -172,14 +180,27 @@ class ListenerLog:
 def unreachable(value: Any) -> Any:
     """`value` (JSON) with the host of every canary URL in it replaced by one that resolves nowhere:
     what a server without a listener gets instead (module docstring)."""
+    return _rewritten(value, _CANARY_URL, lambda m: f"{m['scheme']}{UNREACHABLE_HOST}")
+
+
+def aimed(value: Any, port: int) -> Any:
+    """`value` (JSON) with the port of every canary URL in it set to `port`, this server start's
+    listener's. The port comes from the seed of the run that made the URL: a baseline entry's, a
+    corpus entry's or a repro pasted from another run's report was made under another seed, and
+    replayed as it was it reaches no listener ("fetch failed", and a bug replayed as fixed). Its
+    host (the spelling of loopback) and its marker, which the oracle matches, are kept."""
+    return _rewritten(value, _CANARY_PORT, lambda m: f"{m['authority']}:{port}")
+
+
+def _rewritten(value: Any, pattern: re.Pattern[str], replacement: Callable[[re.Match[str]], str]) -> Any:
     if isinstance(value, str):
         # Only a string holding the marker can hold a canary URL; the pattern's scheme backtracks
         # over every letter of a long one (64 KiB of `A`: seconds per argument).
         if URL_MARKER not in value:
             return value
-        return _CANARY_URL.sub(lambda m: f"{m['scheme']}{UNREACHABLE_HOST}", value)
+        return pattern.sub(replacement, value)
     if isinstance(value, dict):
-        return {unreachable(k): unreachable(v) for k, v in value.items()}
+        return {_rewritten(k, pattern, replacement): _rewritten(v, pattern, replacement) for k, v in value.items()}
     if isinstance(value, list):
-        return [unreachable(v) for v in value]
+        return [_rewritten(v, pattern, replacement) for v in value]
     return value
