@@ -105,6 +105,33 @@ def test_the_listener_sees_the_buggy_tools_fetch_and_nothing_of_the_clean_twin(t
     port = finding["repro"]["arguments"]["url"].split(":")[2].split("/")[0]
     assert f"port {port})" in run.report["containment"]
 
+    # Accepted into the baseline, and replayed where the server gets no listener (no sandbox): the
+    # canary URL would lead nowhere, so the entries are not replayed and stay known, never "fixed".
+    accepted = fuzzgate("baseline", "accept", "--out", str(run.out), cwd=work)
+    assert accepted.code == 0, accepted.stdout + accepted.stderr
+    unjailed = fuzzgate(
+        "run", "--seed", "9", "--cases", "5", "--budget", "90s", "--replays", "1", "--sandbox", "off",
+        cwd=work, out=tmp_path / "unjailed",
+    )  # fmt: skip
+    assert unjailed.code == 0, unjailed.stdout + unjailed.stderr
+    assert unjailed.report["fixed"] == [], unjailed.report["fixed"]
+    assert (
+        "2 baseline entries were not replayed: their evidence is a request only the SSRF listener sees"
+    ) in " ".join(unjailed.report["notes"]), unjailed.report["notes"]
+    replayed = fuzzgate("replay", finding["fingerprint"], "--sandbox", "off", cwd=work)
+    assert replayed.code == 0 and "not replayed (its evidence is a request only the SSRF" in " ".join(
+        replayed.stdout.split()
+    ), replayed.stdout + replayed.stderr
+    pruned = fuzzgate("baseline", "prune", "--sandbox", "off", cwd=work)
+    assert pruned.code == 0 and "2 kept unreplayed (ssrf)" in pruned.stdout, pruned.stdout + pruned.stderr
+    for found in run.findings(kind="ssrf"):
+        assert (work / ".fuzzgate" / "baseline" / f"{found['fingerprint']}.json").is_file()
+    adhoc = fuzzgate(*words[1:], "--sandbox", "off", cwd=work)
+    assert adhoc.code == 0, adhoc.stdout + adhoc.stderr
+    assert "the arguments carry an SSRF probe's URL, and whether the server fetched it" in " ".join(
+        adhoc.stdout.split()
+    ), adhoc.stdout
+
 
 def test_without_the_sandbox_no_url_probe_is_sent_and_a_replayed_one_leads_nowhere(tmp_path: Path) -> None:
     run, log = _run(tmp_path, "--sandbox", "off")

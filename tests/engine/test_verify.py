@@ -17,6 +17,7 @@ from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.verify import Verification, Verifier
 from fuzzgate.model.findings import DEFAULT_SEVERITY, Details, Finding, Kind, Repro, Severity, Step, Surface
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.sandbox.containment import UNHEARD
 from fuzzgate.triage.finding_set import fingerprint
 
 
@@ -43,6 +44,7 @@ def _run(
     unseen: list[Finding] = [],  # noqa: B006 (never mutated)
     deadline_s: float = math.inf,
     before: Callable[[Verifier], Any] | None = None,
+    unheard: str | None = None,
 ) -> Verification:
     async def fake_replay(
         _config: Config, _oracles: Any, finding: Finding, *_: Any, **__: Any
@@ -55,7 +57,7 @@ def _run(
     monkeypatch.setattr(verify, "replay_once", fake_replay)
 
     async def main() -> Verification:
-        verifier = Verifier(VerifySettings.of(config), None, {})  # type: ignore[arg-type]
+        verifier = Verifier(VerifySettings.of(config), None, {}, unheard=unheard)  # type: ignore[arg-type]
         async with anyio.create_task_group() as tg:
             tg.start_soon(verifier.serve)
             if before is not None:
@@ -174,6 +176,29 @@ def test_baseline_entries_are_replayed_and_unfinished_ones_stay_unverified(monke
     assert out.baseline_failing == {"k" * 20}
     assert out.baseline_unverified == {"s" * 20}
     assert "1 baseline entry was not replayed within the budget; it stays known" in out.notes
+
+
+def test_an_ssrf_baseline_entry_is_not_replayed_where_no_listener_could_see_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Replayed without the listener, its canary URL leads nowhere: the entry read as fixed.
+    sent: list[str] = []
+
+    def answer(finding: Finding) -> bool:
+        sent.append(finding.fingerprint)
+        return False
+
+    ssrf = replace(_finding("u" * 20), kind=Kind.SSRF)
+    unseen = [ssrf, _finding("x" * 20)]
+    out = _run(monkeypatch, answer, _config(replays=1), [], unseen, unheard=UNHEARD)
+    assert sent == ["x" * 20]
+    assert out.baseline_unverified == {"u" * 20} and not out.baseline_failing
+    assert (
+        "1 baseline entry was not replayed: its evidence is a request only the SSRF listener sees, and this "
+        "server has none (no sandbox, or no loopback of its own: the containment line says which); it stays known"
+    ) in out.notes
+    # Where the server has a listener, the entry is replayed like any other.
+    sent.clear()
+    heard = _run(monkeypatch, answer, _config(replays=1), [], unseen)
+    assert sorted(sent) == ["u" * 20, "x" * 20] and heard.baseline_unverified == frozenset()
 
 
 def test_a_redacted_baseline_repro_that_passes_proves_no_fix(monkeypatch: pytest.MonkeyPatch) -> None:

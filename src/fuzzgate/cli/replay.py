@@ -26,6 +26,7 @@ from fuzzgate.model.json_fields import UnusableJSON, parse_json
 from fuzzgate.model.outcome import CallOutcome
 from fuzzgate.plan.seed import choose_seed
 from fuzzgate.report import json_report
+from fuzzgate.sandbox.listener import URL_MARKER
 from fuzzgate.store.baseline import Baseline, BaselineEntry
 from fuzzgate.triage.versions import GeneratorVersions, replay_warning
 
@@ -138,8 +139,9 @@ def replay(
     redact = redactor_for_findings(config, findings)
     for result in replayed:
         f = result.finding
-        if result.refused is not None:
-            verdict = f"[yellow]not replayed[/] ({escape(redact.text(result.refused))})"
+        if result.refused is not None or result.unheard is not None:
+            why = result.refused if result.refused is not None else result.unheard
+            verdict = f"[yellow]not replayed[/] ({escape(redact.text(why or ''))})"
         elif not result.still_fails and f.repro.redacted:
             marker = escape(REDACTED)
             verdict = f"[yellow]did not fail again[/] (its repro was redacted: a secret it sent replayed as {marker})"
@@ -159,16 +161,26 @@ def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, o
     # A tool the selection refuses raises `plan.selection.NotSelected` (exit 2) before anything is
     # sent; so does one the server does not list (`NotListed`), whose listing is the server's words.
     try:
-        observations, outcome = interrupt.run(lambda: replay_call(EngineSettings.of(config), tool, args, choice.seed))
+        observations, outcome, unheard = interrupt.run(
+            lambda: replay_call(EngineSettings.of(config), tool, args, choice.seed)
+        )
     except NotListed as unlisted:
         raise UsageError(redact.text(unlisted.message), hint=redact.text(unlisted.hint or "")) from None
     if outcome is not None:
         console.print(_reply_lines(outcome, redact), highlight=False)
     for observation in observations:
         console.print(f"[red]fails[/]: {observation.kind.value}: {escape(redact.text(observation.message))}")
+    if not observations and unheard is not None and URL_MARKER in json.dumps(args):
+        # A canary URL here led nowhere (`sandbox.listener.unreachable`): an ssrf bug cannot show.
+        console.print(f"[yellow]warning:[/] the arguments carry an SSRF probe's URL, and {_server_unheard(unheard)}")
     if not observations:
         console.print(f"[green]no finding[/]: {escape(redact.text(tool))} handled the request correctly")
     return ExitCode.FINDINGS if observations else ExitCode.OK
+
+
+def _server_unheard(why: str) -> str:
+    """`containment.UNHEARD` said of the URL: "its evidence ..." is the finding's, not the call's."""
+    return why.replace("its evidence is a request", "whether the server fetched it is a request", 1)
 
 
 REPLY_LINES = 12

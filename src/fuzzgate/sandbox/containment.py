@@ -35,6 +35,19 @@ NOT_OBSERVED = (
 NO_LISTENER = (
     "no SSRF listener (the server has no loopback of its own: its 127.0.0.1 is the machine's): URL probes are not sent"
 )
+UNHEARD = (
+    "its evidence is a request only the SSRF listener sees, and this server has none (no sandbox, or no "
+    "loopback of its own: the containment line says which)"
+)
+"""Why an `ssrf` finding is not replayed where its server gets no listener: a replay there could
+only show it gone, and the bug is not."""
+
+
+def unheard(containment: Containment | None) -> str | None:
+    """`UNHEARD` when the servers `containment` starts get no SSRF listener (None: they get one)."""
+    return UNHEARD if containment is None or containment.listener is None else None
+
+
 UNCONTAINED_HTTP = (
     "not contained: an HTTP server fuzzgate did not start runs as it was started; its network, its "
     f"files and its processes are neither contained nor observed; {NO_LISTENER}"
