@@ -62,6 +62,10 @@ def test_a_tool_that_takes_the_memory_is_out_of_memory(tmp_path: Path) -> None:
     )
     assert unlimited.code == 0, unlimited.stdout + unlimited.stderr
     assert "no finding: render handled the request correctly" in unlimited.stdout
+    # The finding itself is not replayed where the watch is off: it could only show "no longer fails".
+    unwatched = fuzzgate("replay", finding["fingerprint"], "--out", str(run.out), "--memory-limit", "off", cwd=tmp_path)
+    assert unwatched.code == 0, unwatched.stdout + unwatched.stderr
+    assert "not replayed (its evidence is the memory watch stopping the server" in " ".join(unwatched.stdout.split())
 
 
 def test_a_clean_run_reports_the_most_memory_a_server_held_against_the_default_limit(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.verify import Verification, Verifier
 from fuzzgate.model.findings import DEFAULT_SEVERITY, Details, Finding, Kind, Repro, Severity, Step, Surface
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
-from fuzzgate.sandbox.containment import UNHEARD
+from fuzzgate.sandbox.containment import UNHEARD, UNWATCHED, unobserved
 from fuzzgate.triage.finding_set import fingerprint
 
 
@@ -44,7 +44,7 @@ def _run(
     unseen: list[Finding] = [],  # noqa: B006 (never mutated)
     deadline_s: float = math.inf,
     before: Callable[[Verifier], Any] | None = None,
-    unheard: str | None = None,
+    unobserved: dict[Kind, str] | None = None,
 ) -> Verification:
     async def fake_replay(
         _config: Config, _oracles: Any, finding: Finding, *_: Any, **__: Any
@@ -57,7 +57,7 @@ def _run(
     monkeypatch.setattr(verify, "replay_once", fake_replay)
 
     async def main() -> Verification:
-        verifier = Verifier(VerifySettings.of(config), None, {}, unheard=unheard)  # type: ignore[arg-type]
+        verifier = Verifier(VerifySettings.of(config), None, {}, unobserved=unobserved)  # type: ignore[arg-type]
         async with anyio.create_task_group() as tg:
             tg.start_soon(verifier.serve)
             if before is not None:
@@ -188,7 +188,7 @@ def test_an_ssrf_baseline_entry_is_not_replayed_where_no_listener_could_see_it(m
 
     ssrf = replace(_finding("u" * 20), kind=Kind.SSRF)
     unseen = [ssrf, _finding("x" * 20)]
-    out = _run(monkeypatch, answer, _config(replays=1), [], unseen, unheard=UNHEARD)
+    out = _run(monkeypatch, answer, _config(replays=1), [], unseen, unobserved={Kind.SSRF: UNHEARD})
     assert sent == ["x" * 20]
     assert out.baseline_unverified == {"u" * 20} and not out.baseline_failing
     assert (
@@ -199,6 +199,30 @@ def test_an_ssrf_baseline_entry_is_not_replayed_where_no_listener_could_see_it(m
     sent.clear()
     heard = _run(monkeypatch, answer, _config(replays=1), [], unseen)
     assert sorted(sent) == ["u" * 20, "x" * 20] and heard.baseline_unverified == frozenset()
+
+
+def test_an_out_of_memory_baseline_entry_is_not_replayed_without_the_memory_watch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sent: list[str] = []
+
+    def answer(finding: Finding) -> bool:
+        sent.append(finding.fingerprint)
+        return False
+
+    hoarding = replace(_finding("m" * 20), kind=Kind.OUT_OF_MEMORY)
+    blind = {Kind.SSRF: UNHEARD, Kind.OUT_OF_MEMORY: UNWATCHED}
+    out = _run(monkeypatch, answer, _config(replays=1), [], [hoarding, _finding("x" * 20)], unobserved=blind)
+    assert sent == ["x" * 20] and out.baseline_unverified == {"m" * 20}
+    assert (
+        '1 baseline entry was not replayed: its evidence is the memory watch stopping the server, and the watch '
+        'is off here (memory_limit = "off", or no /proc to read); it stays known'
+    ) in out.notes
+
+
+def test_what_a_containment_cannot_show_is_said_per_kind() -> None:
+    assert unobserved(None, 2 << 30) == {Kind.SSRF: UNHEARD}
+    assert unobserved(None, None) == {Kind.SSRF: UNHEARD, Kind.OUT_OF_MEMORY: UNWATCHED}
 
 
 def test_a_redacted_baseline_repro_that_passes_proves_no_fix(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -81,7 +81,7 @@ def baseline_command(action: str, config: Config, console: Console, *, pre_exist
     # the selection refuses was not shown fixed: it stays.
     removed = [r.finding for r in results if r.attempts > 0 and not r.still_fails and r.not_replayed is None]
     refused = [r for r in results if r.refused is not None]
-    unheard = [r for r in results if r.unheard is not None]
+    unobserved = [r for r in results if r.unobserved is not None]
     redact = redactor_for_findings(config, entries)
     gone = {r.finding.fingerprint for r in results if r.unlisted}
     for finding in removed:
@@ -94,7 +94,7 @@ def baseline_command(action: str, config: Config, console: Console, *, pre_exist
         console.print(
             f"[yellow]kept[/] {r.finding.fingerprint} ({r.finding.kind.value} in {name}): not replayed: {why}"
         )
-    kept = len(entries) - len(removed) - len(unstarted) - len(refused) - len(unheard)
+    kept = len(entries) - len(removed) - len(unstarted) - len(refused) - len(unobserved)
     console.print(
         f"{len(removed)} pruned, {kept} still failing" + (f", {len(unstarted)} kept unreplayed" if unstarted else "")
     )
@@ -103,9 +103,10 @@ def baseline_command(action: str, config: Config, console: Console, *, pre_exist
     if refused:
         first = escape(redact.text(refused[0].refused or ""))
         console.print(f"{len(refused)} kept unreplayed: a call of their repro is not selected ({first})")
-    if unheard:
-        why = escape(unheard[0].unheard or "").replace("its evidence", "their evidence", 1)
-        console.print(f"{len(unheard)} kept unreplayed (ssrf): {why}")
+    for reason in dict.fromkeys(r.unobserved or "" for r in unobserved):
+        alike = [r for r in unobserved if r.unobserved == reason]
+        kind = alike[0].finding.kind.value
+        console.print(f"{len(alike)} kept unreplayed ({kind}): {escape(reason.replace('its ', 'their ', 1))}")
     return ExitCode.OK
 
 

@@ -21,7 +21,7 @@ from fuzzgate.engine.settings import EngineSettings
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import ExitCode, ReportError, UsageError
 from fuzzgate.model.files import read_regular
-from fuzzgate.model.findings import Finding
+from fuzzgate.model.findings import Finding, Kind
 from fuzzgate.model.json_fields import UnusableJSON, parse_json
 from fuzzgate.model.outcome import CallOutcome
 from fuzzgate.plan.seed import choose_seed
@@ -139,8 +139,8 @@ def replay(
     redact = redactor_for_findings(config, findings)
     for result in replayed:
         f = result.finding
-        if result.refused is not None or result.unheard is not None:
-            why = result.refused if result.refused is not None else result.unheard
+        if result.refused is not None or result.unobserved is not None:
+            why = result.refused if result.refused is not None else result.unobserved
             verdict = f"[yellow]not replayed[/] ({escape(redact.text(why or ''))})"
         elif not result.still_fails and f.repro.redacted:
             marker = escape(REDACTED)
@@ -161,7 +161,7 @@ def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, o
     # A tool the selection refuses raises `plan.selection.NotSelected` (exit 2) before anything is
     # sent; so does one the server does not list (`NotListed`), whose listing is the server's words.
     try:
-        observations, outcome, unheard = interrupt.run(
+        observations, outcome, unobserved = interrupt.run(
             lambda: replay_call(EngineSettings.of(config), tool, args, choice.seed)
         )
     except NotListed as unlisted:
@@ -170,6 +170,7 @@ def _replay_adhoc(config: Config, console: Console, tool: str, args: dict[str, o
         console.print(_reply_lines(outcome, redact), highlight=False)
     for observation in observations:
         console.print(f"[red]fails[/]: {observation.kind.value}: {escape(redact.text(observation.message))}")
+    unheard = unobserved.get(Kind.SSRF)
     if not observations and unheard is not None and URL_MARKER in json.dumps(args):
         # A canary URL here led nowhere (`sandbox.listener.unreachable`): an ssrf bug cannot show.
         console.print(f"[yellow]warning:[/] the arguments carry an SSRF probe's URL, and {_server_unheard(unheard)}")

@@ -70,7 +70,7 @@ from fuzzgate.plan.focus import focus, reached_files
 from fuzzgate.plan.selection import Admission, Scheduler, ToolPlan, select
 from fuzzgate.record.results import MemorySummary
 from fuzzgate.sandbox import resident
-from fuzzgate.sandbox.containment import UNCONTAINED_HTTP, Containment, contain, unheard, unheld_of
+from fuzzgate.sandbox.containment import UNCONTAINED_HTTP, Containment, contain, unheld_of, unobserved
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import ToolInfo, discover
 from fuzzgate.target.head_start import HeadStart
@@ -223,7 +223,11 @@ class Engine:
             base=base,
             base_connector=base_connector,
             relayed=self._relayed,
-            unheard=unheard(self.containment) if self.connector == self._contained else None,
+            unobserved=(
+                unobserved(self.containment, self.settings.server.memory_limit)
+                if self.connector == self._contained
+                else None
+            ),
         )
         verifier.on_seen = self._seen_on_replay
         return verifier

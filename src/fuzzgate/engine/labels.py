@@ -57,9 +57,10 @@ class BaselineTally:
     """Why the run's selection refuses a call of its repro: not replayed, it stays known."""
     unstarted: bool = False
     """No fresh server could be started for it: not replayed, so not shown fixed."""
-    unheard: str | None = None
-    """Why its evidence cannot be seen in this run (an `ssrf` entry where the server has no SSRF
-    listener, `containment.UNHEARD`): not replayed, it stays known."""
+    unobserved: str | None = None
+    """Why its evidence cannot be seen in this run (`containment.unobserved`: an `ssrf` entry where
+    the server has no SSRF listener, an `out_of_memory` one without the memory watch): not
+    replayed, it stays known."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,12 +275,12 @@ def _baseline(
     if unverified:
         entries, _, stay = _kept(len(unverified))
         notes.append(f"{entries} not replayed within the budget; {stay} known")
-    unheard = frozenset(b.entry.fingerprint for b in baseline if b.unheard is not None)
-    if unheard:
-        entries, its, stay = _kept(len(unheard))
-        why = next(b.unheard for b in baseline if b.unheard is not None)
+    unobserved = frozenset(b.entry.fingerprint for b in baseline if b.unobserved is not None)
+    for why in dict.fromkeys(b.unobserved for b in baseline if b.unobserved is not None):
+        alike = [b for b in baseline if b.unobserved == why]
+        entries, its, stay = _kept(len(alike))
         notes.append(f"{entries} not replayed: {why.replace('its evidence', f'{its} evidence', 1)}; {stay} known")
-    unverified |= unheard
+    unverified |= unobserved
     unstarted = frozenset(b.entry.fingerprint for b in baseline if b.unstarted)
     if unstarted:
         entries, _, stay = _kept(len(unstarted))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio.to_thread
@@ -25,7 +25,7 @@ from fuzzgate.model.findings import Finding, Kind, Repro, Surface
 from fuzzgate.model.outcome import CallOutcome
 from fuzzgate.plan.selection import NotSelected, ToolPlan, select
 from fuzzgate.record.results import Status, SurfaceEntry
-from fuzzgate.sandbox.containment import Containment, contain, unheard, unheld_of
+from fuzzgate.sandbox.containment import Containment, contain, unheld_of, unobserved
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import Inventory, discover
 
@@ -64,8 +64,8 @@ class Contained:
     settings: EngineSettings
     """The settings given, their selection held by this containment (`SelectionSettings.held_by`):
     what decides which calls may be sent to these servers."""
-    unheard: str | None = None
-    """Why these servers get no SSRF listener (`containment.unheard`); None: they get one."""
+    unobserved: Mapping[Kind, str] = field(default_factory=dict)
+    """The kinds whose evidence these servers cannot show, with why (`containment.unobserved`)."""
 
 
 @asynccontextmanager
@@ -81,7 +81,7 @@ async def contained(settings: EngineSettings, seed: int) -> AsyncIterator[Contai
     held = replace(settings, selection=settings.selection.held_by(unheld_of(containment)))
     try:
         oracles, canaries = oracles_for(settings, seed, containment)
-        yield Contained(connector, oracles, canaries, held, unheard(containment))
+        yield Contained(connector, oracles, canaries, held, unobserved(containment, settings.server.memory_limit))
     finally:
         if containment is not None:
             # Not awaited: a cancelled replay (SIGINT, SIGTERM) must still remove its workspace.
@@ -151,9 +151,9 @@ class ReplayResult:
     unlisted: bool = False
     """The server's listing named no such tool or prompt in the last replay: renamed or removed, the
     call was sent all the same (an unlisted tool may still answer), and did not fail again."""
-    unheard: str | None = None
-    """Why nothing was sent: an `ssrf` finding, whose evidence only the SSRF listener sees, and a
-    server that gets none here (`containment.UNHEARD`). Such a finding was not shown fixed."""
+    unobserved: str | None = None
+    """Why nothing was sent: a finding whose evidence the server cannot show here (an `ssrf` one
+    without the SSRF listener, `containment.unobserved`). Such a finding was not shown fixed."""
 
 
 async def replay_finding(settings: EngineSettings, finding: Finding, attempts: int) -> ReplayResult:
@@ -165,9 +165,9 @@ async def replay_finding(settings: EngineSettings, finding: Finding, attempts: i
     outcomes: list[CallOutcome] = []
     unlisted: list[bool] = []
     async with contained(settings, finding.repro.seed) as servers:
-        if finding.kind is Kind.SSRF and servers.unheard is not None:
-            # Its canary URL would lead nowhere here: "no longer fails", and it does.
-            return ReplayResult(finding, still_fails=False, attempts=0, observations=(), unheard=servers.unheard)
+        if (why := servers.unobserved.get(finding.kind)) is not None:
+            # Replayed here it would show "no longer fails", and it does.
+            return ReplayResult(finding, still_fails=False, attempts=0, observations=(), unobserved=why)
         for attempt in range(1, max(1, attempts) + 1):
             try:
                 same, observations = await replay_once(
@@ -205,10 +205,10 @@ async def replay_findings(settings: EngineSettings, findings: Iterable[Finding],
 
 async def replay_call(
     settings: EngineSettings, tool: str, arguments: dict[str, Any], seed: int
-) -> tuple[tuple[Observation, ...], CallOutcome | None, str | None]:
+) -> tuple[tuple[Observation, ...], CallOutcome | None, Mapping[Kind, str]]:
     """Call `tool` once with `arguments` on a fresh server (with the canaries of `seed`): what the
     oracles see in the outcome, the outcome (None when the server did not take the call), and why
-    the server had no SSRF listener (None when it had one)."""
+    kinds of finding the server could not show (`containment.unobserved`)."""
     probe = Finding(
         kind=next(iter(settings.severity)),
         severity=settings.fail_on,
@@ -230,4 +230,4 @@ async def replay_call(
             listed_only=True,
             outcomes=outcomes,
         )
-    return tuple(observations), (outcomes[0] if outcomes else None), servers.unheard
+    return tuple(observations), (outcomes[0] if outcomes else None), servers.unobserved

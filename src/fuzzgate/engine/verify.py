@@ -133,14 +133,14 @@ class Verifier:
         base: BaseRevision | None = None,
         base_connector: Connector | None = None,
         relayed: bool = False,
-        unheard: str | None = None,
+        unobserved: Mapping[Kind, str] | None = None,
     ) -> None:
         """`relayed`: fuzzgate starts the (HTTP) server in the sandbox, on a loopback of its own, so
-        fresh servers can run beside the one fuzzing (`deadline.side_by_side`). `unheard`: why its
-        servers get no SSRF listener (`containment.unheard`): `ssrf` baseline entries are then not
-        replayed, and stay known."""
+        fresh servers can run beside the one fuzzing (`deadline.side_by_side`). `unobserved`: the
+        kinds whose evidence its servers cannot show, with why (`containment.unobserved`): baseline
+        entries of them are not replayed, and stay known."""
         self.settings = settings
-        self.unheard = unheard
+        self.unobserved: Mapping[Kind, str] = unobserved or {}
         self.base = base
         self.base_connector = base_connector or connector
         self.known: frozenset[str] = frozenset()
@@ -652,9 +652,9 @@ class Verifier:
             self._queue(tally)
 
     async def _baseline_job(self, tally: BaselineTally) -> None:
-        if tally.entry.kind is Kind.SSRF and self.unheard is not None:
-            # Replayed here, its canary URL would lead nowhere: shown fixed, and it is not.
-            tally.unheard, tally.done = self.unheard, True
+        if (why := self.unobserved.get(tally.entry.kind)) is not None:
+            # Replayed here (a canary URL leading nowhere, no memory watch) it would show fixed, and it is not.
+            tally.unobserved, tally.done = why, True
             return
         if self.admission is not None:
             tally.refused = self.admission.refusal(repro_calls(tally.entry))

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from fuzzgate.config.model import SandboxMode, TargetConfig, TargetKind
 from fuzzgate.model.errors import TargetError
+from fuzzgate.model.findings import Kind
+from fuzzgate.sandbox import resident
 from fuzzgate.sandbox._jail_spec import Relay
 from fuzzgate.sandbox.jail import OFFLINE_ENV, jailed, sandbox_unavailable
 from fuzzgate.sandbox.listener import Listener, ListenerLog
@@ -39,13 +41,23 @@ UNHEARD = (
     "its evidence is a request only the SSRF listener sees, and this server has none (no sandbox, or no "
     "loopback of its own: the containment line says which)"
 )
-"""Why an `ssrf` finding is not replayed where its server gets no listener: a replay there could
-only show it gone, and the bug is not."""
+UNWATCHED = (
+    "its evidence is the memory watch stopping the server, and the watch is off here "
+    '(memory_limit = "off", or no /proc to read)'
+)
 
 
-def unheard(containment: Containment | None) -> str | None:
-    """`UNHEARD` when the servers `containment` starts get no SSRF listener (None: they get one)."""
-    return UNHEARD if containment is None or containment.listener is None else None
+def unobserved(containment: Containment | None, memory_limit: int | None) -> dict[Kind, str]:
+    """The kinds of finding whose evidence the servers `containment` starts cannot show, each with
+    why: `ssrf` without the SSRF listener, `out_of_memory` without the memory watch (no limit, or
+    no `/proc`). A replay of such a finding there could only show it gone, and the bug is not: it is
+    not replayed, and a baseline entry of it stays known."""
+    blind: dict[Kind, str] = {}
+    if containment is None or containment.listener is None:
+        blind[Kind.SSRF] = UNHEARD
+    if memory_limit is None or not resident.AVAILABLE:
+        blind[Kind.OUT_OF_MEMORY] = UNWATCHED
+    return blind
 
 
 UNCONTAINED_HTTP = (
