@@ -215,7 +215,7 @@ def test_an_out_of_memory_baseline_entry_is_not_replayed_without_the_memory_watc
     out = _run(monkeypatch, answer, _config(replays=1), [], [hoarding, _finding("x" * 20)], unobserved=blind)
     assert sent == ["x" * 20] and out.baseline_unverified == {"m" * 20}
     assert (
-        '1 baseline entry was not replayed: its evidence is the memory watch stopping the server, and the watch '
+        "1 baseline entry was not replayed: its evidence is the memory watch stopping the server, and the watch "
         'is off here (memory_limit = "off", or no /proc to read); it stays known'
     ) in out.notes
 
