@@ -111,6 +111,31 @@ def test_fixed_entry_is_reported_then_pruned(tmp_path: Path) -> None:
     assert list(baseline.glob("*.json")) == []
 
 
+def test_a_fixed_crash_is_shown_fixed_by_a_time_boxed_run(tmp_path: Path) -> None:
+    """Fuzzing never meets a bug that is gone, so the entry is replayed once fuzzing ends, three
+    times before it is shown fixed, each replay of a crash waiting half a second after its reply.
+    The deadline counted it as one quick call: every time-boxed run left it "not replayed within
+    the budget", and no such entry was ever shown fixed."""
+    baseline = tmp_path / "baseline"
+    baseline.mkdir()
+    signature = ("exit", "3")
+    gone = fingerprint(Kind.CRASH, Surface.TOOL, "echo", signature)
+    entry = {
+        "fuzzgate_baseline": 2, "fingerprint": gone, "fingerprint_scheme": current_scheme().name,
+        "signature": list(signature), "generated_by": None, "kind": "crash",
+        "severity": "critical", "surface": "tool", "name": "echo", "message": "the server died during the call",
+        "repro": {"seed": 1, "case_index": 0, "arguments": {"text": "hi"}, "transport": "stdio", "schema_valid": True},
+    }  # fmt: skip
+    (baseline / f"{gone}.json").write_text(json.dumps(entry, sort_keys=True, indent=2) + "\n")
+    run = fuzzgate(
+        "run", *stdio_target("buggy_server.py"), "--include", "echo", "--budget", "20s", "--seed", "9",
+        "--replays", "3", "--baseline", str(baseline), cwd=tmp_path,
+    )  # fmt: skip
+    assert run.code == 0, run.stdout + run.stderr
+    assert [f["fingerprint"] for f in run.report["fixed"]] == [gone], run.report["notes"]
+    assert not [n for n in run.report["notes"] if "not replayed within the budget" in n], run.report["notes"]
+
+
 def test_corrupt_baseline_is_a_clear_error(tmp_path: Path) -> None:
     baseline = tmp_path / "baseline"
     baseline.mkdir()

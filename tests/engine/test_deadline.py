@@ -16,6 +16,7 @@ from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
 from fuzzgate.engine.deadline import (
     Backlog,
     backlog_of,
+    baseline_replay_s,
     fuzz_deadline,
     observe_s,
     parallel_replays,
@@ -25,10 +26,10 @@ from fuzzgate.engine.deadline import (
 from fuzzgate.engine.feedback import call_coverage, lost
 from fuzzgate.learn.features import Feedback, Signal, SignalKind
 from fuzzgate.learn.feed import Feed
-from fuzzgate.model.findings import Surface
+from fuzzgate.model.findings import DEFAULT_SEVERITY, Finding, Kind, Repro, Step, Surface
 from fuzzgate.model.outcome import AfterTimeout, CallOutcome, OutcomeStatus
 from fuzzgate.plan.budget import HTTP_STOP_ALLOWANCE_S, STOP_ALLOWANCE_S, TimeBox
-from fuzzgate.target.call import FOLLOW_UP_S
+from fuzzgate.target.call import AFTER_REPLY_S, FOLLOW_UP_S
 from fuzzgate.target.settle import DEATH_S
 
 TARGET = TargetConfig(kind=TargetKind.STDIO, command="server", timeout_ms=5000)
@@ -137,3 +138,30 @@ def test_http_servers_in_the_sandbox_replay_side_by_side(monkeypatch: pytest.Mon
     alone = fuzz_deadline(box, http, backlog=backlog, observe=0.0)
     beside = fuzz_deadline(box, http, backlog=backlog, observe=0.0, relayed=True)
     assert beside > alone
+
+
+def _entry(kind: Kind, prefix: int = 0) -> Finding:
+    steps = tuple(Step("t", {}) for _ in range(prefix))
+    repro = Repro(seed=1, case_index=0, arguments={}, transport="stdio", prefix=steps)
+    return Finding(kind, DEFAULT_SEVERITY[kind], Surface.TOOL, "t", "m", "f" * 20, repro)
+
+
+def test_a_baseline_entry_replay_costs_what_its_kind_waits_for() -> None:
+    # A hang's replay waits its whole timeout and the ping; a crash's waits for a death after the reply.
+    assert baseline_replay_s(_entry(Kind.HANG), call_s=0.02, timeout_s=5.0) == pytest.approx(5.0 + FOLLOW_UP_S)
+    assert baseline_replay_s(_entry(Kind.CRASH), call_s=0.02, timeout_s=5.0) == pytest.approx(0.04 + AFTER_REPLY_S)
+    assert baseline_replay_s(_entry(Kind.OUT_OF_MEMORY), call_s=0.02, timeout_s=5.0) == pytest.approx(
+        0.04 + AFTER_REPLY_S
+    )
+    assert baseline_replay_s(_entry(Kind.SCHEMA_VIOLATION), call_s=0.02, timeout_s=5.0) == pytest.approx(0.02)
+    assert baseline_replay_s(_entry(Kind.SCHEMA_VIOLATION, prefix=3), call_s=0.02, timeout_s=5.0) == pytest.approx(0.08)
+
+
+def test_an_unmet_baseline_entrys_replays_run_one_after_another_once_fuzzings_server_stopped() -> None:
+    # Three replays of 0.54 s each, after a 0.5 s stop: 2.12 s however many replays run at once.
+    backlog = backlog_of(
+        [], 0.7, {}, default_s=0.02, timeout_s=5.0, stop_s=0.0, warm=1, unseen=[(3, 0.54)], unseen_after_s=0.5
+    )
+    assert backlog.replays == 3
+    assert backlog.longest_s == pytest.approx(0.5 + 3 * 0.54)
+    assert backlog.seconds == pytest.approx(3 * 0.54 + 2 * 0.7)

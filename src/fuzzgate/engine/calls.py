@@ -149,8 +149,7 @@ class CallLoop:
         self.durations: dict[str, float] = {}
         """The longest call seen per fingerprint, for the verification estimate."""
         self.known: set[str] = set()
-        """The baseline's fingerprints fuzzing has not met yet (`unseen`: how many)."""
-        self.unseen = 0
+        """The baseline's fingerprints fuzzing has not met yet: each is a replay after fuzzing."""
         self.read_only: Collection[str] = frozenset()
         """Tools annotated read-only: a repro keeps their calls only among the most recent."""
         self._in_flight: set[_InFlight] = set()
@@ -165,7 +164,6 @@ class CallLoop:
     def expect(self, known: Collection[str]) -> None:
         """The baseline's fingerprints: each one met is one fewer baseline replay after fuzzing."""
         self.known = set(known)
-        self.unseen = len(self.known)
 
     async def worker(self, scheduler: Scheduler, keeper: ServerKeeper, feed: Feed) -> None:
         """Send cases until the scheduler has none left or the server cannot be restarted. In a
@@ -407,7 +405,6 @@ class CallLoop:
                 self.durations[finding.fingerprint] = max(previous, outcome.duration_s)
                 if finding.fingerprint in self.known:
                     self.known.discard(finding.fingerprint)
-                    self.unseen -= 1
             self.run.emit(
                 CallFinished(
                     tool=plan.info.name,

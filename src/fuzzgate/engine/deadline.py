@@ -14,9 +14,10 @@ import anyio
 
 from fuzzgate.config.model import TargetConfig, TargetKind
 from fuzzgate.engine.collector import COLLECT_TIMEOUT_S
+from fuzzgate.model.findings import Finding, Kind
 from fuzzgate.plan.budget import HTTP_STOP_ALLOWANCE_S, STOP_ALLOWANCE_S, TimeBox
 from fuzzgate.plan.selection import Scheduler
-from fuzzgate.target.call import FOLLOW_UP_S
+from fuzzgate.target.call import AFTER_REPLY_S, FOLLOW_UP_S, WATCHED_AFTER_REPLY
 from fuzzgate.target.settle import DEATH_S
 
 _WATCH_S = 0.05
@@ -50,7 +51,8 @@ class Backlog:
     seconds: float
     """All of them one after another: their servers' starts (less the spares waiting) and calls."""
     longest_s: float
-    """The longest one alone: no number of replays at once makes verification shorter."""
+    """The longest one alone (or one baseline entry's, one after another): no number of replays at
+    once makes verification shorter."""
 
 
 def backlog_of(
@@ -62,11 +64,16 @@ def backlog_of(
     timeout_s: float,
     stop_s: float,
     warm: int,
+    unseen: Sequence[tuple[int, float]] = (),
+    unseen_after_s: float = 0.0,
 ) -> Backlog:
     """What the `pending` replays (a count per fingerprint, "" for a baseline entry's) cost: each
     one's server start (`start_s`; none for the `warm` spares already waiting), its failing call
     (the longest fuzzing saw of its fingerprint in `durations`, else `default_s`; at most
-    `timeout_s`), and stopping its server (`stop_s`: `stop_allowance`)."""
+    `timeout_s`), and stopping its server (`stop_s`: `stop_allowance`). `unseen`: the baseline
+    entries fuzzing has not met, each as its replays and what the calls of one take
+    (`baseline_replay_s`): they run one after another, and only once fuzzing's server has stopped
+    (`unseen_after_s`), so an entry's all together may be the longest."""
     replays = 0
     calls_s = longest = 0.0
     for count, key in pending:
@@ -74,7 +81,26 @@ def backlog_of(
         replays += count
         calls_s += count * (call_s + stop_s)
         longest = max(longest, call_s + stop_s) if count else longest
+    for count, seconds in unseen:
+        replays += count
+        calls_s += count * (seconds + stop_s)
+        longest = max(longest, unseen_after_s + count * (seconds + stop_s))
     return Backlog(replays, calls_s + max(0, replays - warm) * start_s, longest + (start_s if not warm else 0.0))
+
+
+def baseline_replay_s(entry: Finding, *, call_s: float, timeout_s: float) -> float:
+    """What one replay of a baseline entry fuzzing has not met takes besides its server's start and
+    stop: the calls of its prefix and its failing call, each `call_s` (the slowest call fuzzing
+    saw), but a hang's whole timeout and the ping after it, and for a crash the wait for a death
+    right after the reply and the ping (`engine.replay`). Counted as one quick call each, the
+    deadline left a crash's replay 0.2 s of the 0.7 s it takes: no baseline entry fuzzing did not
+    meet again was ever replayed, so none was ever shown fixed."""
+    prefix_s = len(entry.repro.prefix) * call_s
+    if entry.kind is Kind.HANG:
+        return prefix_s + timeout_s + FOLLOW_UP_S
+    if entry.kind in WATCHED_AFTER_REPLY:
+        return prefix_s + call_s + AFTER_REPLY_S + call_s
+    return prefix_s + call_s
 
 
 def stop_allowance(target: TargetConfig, *, spares: bool, measured: float | None) -> float:

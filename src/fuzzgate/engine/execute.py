@@ -143,6 +143,8 @@ class Engine:
         self._replay_end = 0.0
         self._replay_began: float | None = None
         self._replay_reported = False
+        self._baseline: tuple[Finding, ...] = ()
+        """The baseline's entries (`run`): those fuzzing has not met are replayed once it ends."""
         self.memory_peak = 0
         """The most resident memory one server of this run held, bytes (`_contained`)."""
 
@@ -331,6 +333,7 @@ class Engine:
         )
         loop = self.loop
         loop.expect({entry.fingerprint for entry in baseline})
+        self._baseline = tuple(baseline)
         verifier = self.verifier
         verifier.known = frozenset(loop.known)
         async with anyio.create_task_group() as verifying:
@@ -506,7 +509,7 @@ class Engine:
             measured if measured is not None else self._startup_s,
             self.loop.durations,
             default_s=max(self.loop.durations.values(), default=0.1),
-            unseen=self.loop.unseen,
+            unseen=[entry for entry in self._baseline if entry.fingerprint in self.loop.known],
         )
         return fuzz_deadline(
             self.timebox, self.settings.target, backlog=backlog, observe=self._observe_s(), relayed=self._relayed

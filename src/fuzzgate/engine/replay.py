@@ -20,10 +20,10 @@ from fuzzgate.engine.steps import StepResult, observe, send_step
 from fuzzgate.generate.dictionary import reply_values
 from fuzzgate.model.commands import subject_label
 from fuzzgate.model.errors import UsageError
-from fuzzgate.model.findings import Finding, Kind, Repro, Step, Surface
+from fuzzgate.model.findings import Finding, Repro, Step, Surface
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
 from fuzzgate.plan.selection import Admission, NotSelected
-from fuzzgate.target.call import AFTER_REPLY_S, follow_reply
+from fuzzgate.target.call import AFTER_REPLY_S, WATCHED_AFTER_REPLY, follow_reply
 from fuzzgate.target.connection import Connection, open_connection
 from fuzzgate.target.discover import discover
 from fuzzgate.triage.finding_set import fingerprint, subject
@@ -71,7 +71,7 @@ async def replay_once(
             unlisted.append(missing)
         stop = listed_only and missing
         # A server stopped for its memory may be stopped right after its reply, as a crash may die then.
-        watched = watch or finding.kind in (Kind.CRASH, Kind.OUT_OF_MEMORY)
+        watched = watch or finding.kind in WATCHED_AFTER_REPLY
         result = (
             None
             if refused is not None or stop

@@ -59,7 +59,14 @@ import anyio
 
 from fuzzgate.check import Observation, Oracles
 from fuzzgate.engine.base_check import BASE_ATTEMPTS, BaseRevision, BaseTally
-from fuzzgate.engine.deadline import Backlog, backlog_of, parallel_replays, side_by_side, stop_allowance
+from fuzzgate.engine.deadline import (
+    Backlog,
+    backlog_of,
+    baseline_replay_s,
+    parallel_replays,
+    side_by_side,
+    stop_allowance,
+)
 from fuzzgate.engine.feedback import lost
 from fuzzgate.engine.labels import OWN_TIMING, BaseChecks, BaselineTally, Explainer, Tally, Verification, label
 from fuzzgate.engine.replay import connect, replay_once, repro_calls
@@ -243,9 +250,12 @@ class Verifier:
             return self._explained.popleft()
         return None
 
-    def backlog(self, start_s: float, durations: Mapping[str, float], *, default_s: float, unseen: int = 0) -> Backlog:
+    def backlog(
+        self, start_s: float, durations: Mapping[str, float], *, default_s: float, unseen: Sequence[Finding] = ()
+    ) -> Backlog:
         """The replays still to run and what they cost, for the fuzzing deadline (`deadline.backlog_of`).
-        `unseen`: baseline entries fuzzing has not met (yet), one replay each once it ends."""
+        `unseen`: baseline entries fuzzing has not met (yet), each replayed once it ends (as many
+        times as a finding, to be shown fixed), but for those this run cannot show (`unobserved`)."""
         spares = self.spares
         server = self.settings.server
         warm = spares.waiting(server, self.extra_env) if spares is not None else 0
@@ -254,14 +264,26 @@ class Verifier:
             spares=spares is not None and spares.enabled,
             measured=spares.stop_s(server) if spares is not None else None,
         )
+        timeout_s = self.settings.target.timeout_ms / 1000
+        call_s = min(default_s, timeout_s)
+        # Baseline entries are replayed once fuzzing is over, after fuzzing's server has stopped.
+        measured = spares.stop_s(server) if spares is not None else None
+        after_s = stop_allowance(self.settings.target, spares=False, measured=measured)
         return backlog_of(
-            [*self._pending_by_fingerprint(), (unseen, "")],
+            self._pending_by_fingerprint(),
             start_s,
             durations,
             default_s=default_s,
-            timeout_s=self.settings.target.timeout_ms / 1000,
+            timeout_s=timeout_s,
             stop_s=stop_s,
             warm=warm,
+            # A fixed entry takes every replay (`_baseline_job`), one still failing only the first.
+            unseen=[
+                (max(1, self.settings.replays), baseline_replay_s(entry, call_s=call_s, timeout_s=timeout_s))
+                for entry in unseen
+                if entry.kind not in self.unobserved
+            ],
+            unseen_after_s=after_s,
         )
 
     def _pending_by_fingerprint(self) -> list[tuple[int, str]]:

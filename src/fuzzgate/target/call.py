@@ -18,7 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from fuzzgate.check.patterns import INTERNAL_ERROR_CODES
 from fuzzgate.check.patterns import SDK_UNHANDLED as _BARE_SDK_ERROR
-from fuzzgate.model.findings import Surface
+from fuzzgate.model.findings import Kind, Surface
 from fuzzgate.model.outcome import AfterTimeout, AnomalyKind, CallOutcome, OutcomeStatus, WireAnomaly
 from fuzzgate.model.uri_template import expand_template
 from fuzzgate.sandbox.owned_process import OwnedProcess
@@ -238,6 +238,8 @@ AFTER_REPLY_S = 0.5
 """How long a replay of a crash waits, after the reply, for the server to die before it pings
 (`follow_reply`'s `wait_s`): a server that shuts itself down after answering (a signal it sent itself, a
 promise that rejected once the reply was out) dies within milliseconds, on the client's next request."""
+WATCHED_AFTER_REPLY = frozenset({Kind.CRASH, Kind.OUT_OF_MEMORY})
+"""The kinds whose replays wait `AFTER_REPLY_S` after the failing call's reply (`engine.replay`)."""
 
 
 async def call_and_follow(
