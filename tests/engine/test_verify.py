@@ -17,7 +17,9 @@ from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.verify import Verification, Verifier
 from fuzzgate.model.findings import DEFAULT_SEVERITY, Details, Finding, Kind, Repro, Severity, Step, Surface
 from fuzzgate.model.outcome import CallOutcome, OutcomeStatus
+from fuzzgate.plan.budget import STOP_ALLOWANCE_S
 from fuzzgate.sandbox.containment import UNHEARD, UNWATCHED, unobserved
+from fuzzgate.target.call import AFTER_REPLY_S
 from fuzzgate.triage.finding_set import fingerprint
 
 
@@ -399,6 +401,25 @@ def test_a_sequence_repro_not_yet_settled_reserves_one_try_beyond_its_replays(mo
         assert verifier.backlog(1.0, {}, default_s=0.1).replays == 3 + 1 + 3 + 3 + 2
 
     _run(monkeypatch, lambda _: True, _config(), [], before=check)
+
+
+def test_an_unmet_baseline_entry_reserves_its_replays_one_after_another(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A crash entry fuzzing has not met: 3 replays, each its call, the wait for a death after the
+    # reply and the ping, after fuzzing's server has stopped (0.5 s, nothing measured), plus the
+    # first server's start (1 s; no spare waiting). It was counted as one quick call (0.1 s here), so
+    # time-boxed runs left it "not replayed within the budget" and never showed it fixed.
+    crash = _finding("c" * 20)
+    ssrf = replace(_finding("u" * 20), kind=Kind.SSRF)
+
+    async def check(verifier: Verifier) -> None:
+        backlog = verifier.backlog(1.0, {}, default_s=0.1, unseen=[crash, ssrf])
+        assert backlog.replays == 3  # the ssrf entry is not replayed where no listener could see it
+        # Each replay stops its server too (no spares: 0.5 s, nothing measured).
+        one = 0.1 + AFTER_REPLY_S + 0.1 + STOP_ALLOWANCE_S
+        assert backlog.longest_s == pytest.approx(STOP_ALLOWANCE_S + 3 * one + 1.0)
+        assert backlog.seconds == pytest.approx(3 * one + 3 * 1.0)
+
+    _run(monkeypatch, lambda _: True, _config(), [], before=check, unobserved={Kind.SSRF: UNHEARD})
 
 
 def test_what_the_replay_of_a_finding_seen_beside_others_shows_instead_is_a_finding_of_its_own(
