@@ -153,7 +153,8 @@ class ReplayResult:
     call was sent all the same (an unlisted tool may still answer), and did not fail again."""
     unobserved: str | None = None
     """Why nothing was sent: a finding whose evidence the server cannot show here (an `ssrf` one
-    without the SSRF listener, `containment.unobserved`). Such a finding was not shown fixed."""
+    without the SSRF listener, an `out_of_memory` one without the memory watch:
+    `containment.unobserved`). Such a finding was not shown fixed."""
 
 
 async def replay_finding(settings: EngineSettings, finding: Finding, attempts: int) -> ReplayResult:
@@ -166,7 +167,7 @@ async def replay_finding(settings: EngineSettings, finding: Finding, attempts: i
     unlisted: list[bool] = []
     async with contained(settings, finding.repro.seed) as servers:
         if (why := servers.unobserved.get(finding.kind)) is not None:
-            # Replayed here it would show "no longer fails", and it does.
+            # Replayed here it could only show "no longer fails", while the bug is still there.
             return ReplayResult(finding, still_fails=False, attempts=0, observations=(), unobserved=why)
         for attempt in range(1, max(1, attempts) + 1):
             try:
