@@ -20,6 +20,7 @@ from fuzzgate.engine.deadline import (
     fuzz_deadline,
     observe_s,
     parallel_replays,
+    replay_wait_s,
     side_by_side,
     stop_allowance,
 )
@@ -158,10 +159,33 @@ def test_a_baseline_entry_replay_costs_what_its_kind_waits_for() -> None:
 
 
 def test_an_unmet_baseline_entrys_replays_run_one_after_another_once_fuzzings_server_stopped() -> None:
-    # Three replays of 0.54 s each, after a 0.5 s stop: 2.12 s however many replays run at once.
+    # Three replays of 0.54 s each, after a 0.5 s stop, the first on the spare waiting: the next two
+    # each wait for a server started as the one before began (0.7 s), however many run at once.
     backlog = backlog_of(
         [], 0.7, {}, default_s=0.02, timeout_s=5.0, stop_s=0.0, warm=1, unseen=[(3, 0.54)], unseen_after_s=0.5
     )
     assert backlog.replays == 3
-    assert backlog.longest_s == pytest.approx(0.5 + 3 * 0.54)
+    assert backlog.longest_s == pytest.approx(0.5 + 0.54 + 2 * 0.7)
     assert backlog.seconds == pytest.approx(3 * 0.54 + 2 * 0.7)
+
+
+def test_a_findings_replays_are_one_chain_and_each_waits_what_its_kind_waits_for() -> None:
+    # A hang's three replays (the verifier queues the next once one is done), each its whole timeout
+    # and the ping after it: 18 s at the least, however many replays run at once. Counted as one
+    # replay (5 s) beside a crash's, the fuzzing deadline left the last two no time.
+    durations = {"hang": 5.0, "crash": 0.02}
+    waits = {"hang": replay_wait_s(Kind.HANG, 5.0), "crash": replay_wait_s(Kind.CRASH, 0.02)}
+    backlog = backlog_of(
+        [(3, "hang"), (3, "crash")], 0.7, durations, default_s=5.0, timeout_s=5.0, stop_s=0.0, warm=2, waits=waits
+    )
+    hang_s = 5.0 + FOLLOW_UP_S
+    crash_s = 0.02 + AFTER_REPLY_S + 0.02
+    assert backlog.longest_s == pytest.approx(3 * hang_s)
+    assert backlog.seconds == pytest.approx(3 * hang_s + 3 * crash_s + 4 * 0.7)
+    box = TimeBox(120.0)
+    assert box.verify_end() - fuzz_deadline(box, TARGET, backlog=backlog, observe=0.0) >= 3 * hang_s
+    # A crash's quick replays are bound by their servers' starts: one after another, each next one
+    # waits for its server.
+    crashes = backlog_of([(3, "crash")], 0.7, durations, default_s=5.0, timeout_s=5.0, stop_s=0.0, warm=1, waits=waits)
+    assert crashes.longest_s == pytest.approx(crash_s + 2 * 0.7)
+    assert replay_wait_s(Kind.SCHEMA_VIOLATION, 0.02) == 0.0

@@ -12,7 +12,7 @@ import pytest
 
 from fuzzgate.check import Observation
 from fuzzgate.config.model import Config, TargetConfig, TargetKind
-from fuzzgate.engine import verify
+from fuzzgate.engine import deadline, verify
 from fuzzgate.engine.settings import VerifySettings
 from fuzzgate.engine.verify import Verification, Verifier
 from fuzzgate.model.findings import DEFAULT_SEVERITY, Details, Finding, Kind, Repro, Severity, Step, Surface
@@ -113,6 +113,29 @@ def test_findings_seen_alone_and_costing_no_timeout_are_replayed_first(monkeypat
     alone = (replace(_finding("i" * 20), name="alone", kind=Kind.INTERNAL_ERROR), False)
     _run(monkeypatch, replay, _config(replays=1, kind=TargetKind.HTTP), [beside, hang, slow_beside, alone])
     assert order == ["alone", "hang", "beside", "slow_beside"]
+
+
+def test_with_replays_at_once_one_of_them_runs_the_hangs_replays_from_the_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two replays at once after fuzzing (a stdio target on two CPUs): the hang, last by cost and
+    # seen beside other calls as a hang always is, gets one of them from the start and keeps it for
+    # its next replay; the other runs the cheap ones. Put last, its replays, one after another, ran
+    # past the deadline the fuzzing deadline had left time for.
+    monkeypatch.setattr(deadline, "_CPUS", 2)
+    order: list[str] = []
+
+    async def replay(finding: Finding) -> bool:
+        order.append(finding.name)
+        await anyio.sleep(0.01 if finding.kind is Kind.HANG else 0.05)
+        return True
+
+    hang = (replace(_finding("h" * 20), name="hang", kind=Kind.HANG), True)
+    cheap = [(replace(_finding(c * 20), name=c, kind=Kind.INTERNAL_ERROR), False) for c in "abc"]
+    out = _run(monkeypatch, replay, _config(replays=2), [*cheap, hang])
+    assert order[:3] == ["hang", "a", "hang"]
+    assert sorted(order) == ["a", "a", "b", "b", "c", "c", "hang", "hang"]
+    assert all(f.replays == 2 for f in out.findings)
 
 
 def test_a_deadline_leaves_findings_unconfirmed_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:

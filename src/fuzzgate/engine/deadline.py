@@ -51,8 +51,8 @@ class Backlog:
     seconds: float
     """All of them one after another: their servers' starts (less the spares waiting) and calls."""
     longest_s: float
-    """The longest one alone (or one baseline entry's, one after another): no number of replays at
-    once makes verification shorter."""
+    """The longest finding's (or baseline entry's) replays, one after another: no number of
+    replays at once makes verification shorter."""
 
 
 def backlog_of(
@@ -64,28 +64,43 @@ def backlog_of(
     timeout_s: float,
     stop_s: float,
     warm: int,
+    waits: Mapping[str, float] | None = None,
     unseen: Sequence[tuple[int, float]] = (),
     unseen_after_s: float = 0.0,
 ) -> Backlog:
     """What the `pending` replays (a count per fingerprint, "" for a baseline entry's) cost: each
     one's server start (`start_s`; none for the `warm` spares already waiting), its failing call
     (the longest fuzzing saw of its fingerprint in `durations`, else `default_s`; at most
-    `timeout_s`), and stopping its server (`stop_s`: `stop_allowance`). `unseen`: the baseline
-    entries fuzzing has not met, each as its replays and what the calls of one take
-    (`baseline_replay_s`): they run one after another, and only once fuzzing's server has stopped
-    (`unseen_after_s`), so an entry's all together may be the longest."""
+    `timeout_s`) and what its kind waits for after it (`waits`, per fingerprint: `replay_wait_s`),
+    and stopping its server (`stop_s`: `stop_allowance`). A finding's replays run one after another
+    (the verifier queues the next once one is done), so its count of them together may be the
+    longest. `unseen`: the baseline entries fuzzing has not met, each as its replays and what the
+    calls of one take (`baseline_replay_s`): they too run one after another, and only once
+    fuzzing's server has stopped (`unseen_after_s`)."""
+    waits = waits or {}
     replays = 0
     calls_s = longest = 0.0
     for count, key in pending:
-        call_s = min(durations.get(key, default_s) if key else default_s, timeout_s)
+        one_s = min(durations.get(key, default_s) if key else default_s, timeout_s) + waits.get(key, 0.0) + stop_s
         replays += count
-        calls_s += count * (call_s + stop_s)
-        longest = max(longest, call_s + stop_s) if count else longest
+        calls_s += count * one_s
+        longest = max(longest, _chain_s(count, one_s, start_s))
     for count, seconds in unseen:
         replays += count
         calls_s += count * (seconds + stop_s)
-        longest = max(longest, unseen_after_s + count * (seconds + stop_s))
+        longest = max(longest, unseen_after_s + _chain_s(count, seconds + stop_s, start_s))
     return Backlog(replays, calls_s + max(0, replays - warm) * start_s, longest + (start_s if not warm else 0.0))
+
+
+def _chain_s(count: int, one_s: float, start_s: float) -> float:
+    """`count` replays of one finding, one after another, each taking `one_s` on its fresh server
+    (the first's start is `backlog_of`'s to add): the server of each next one starts while the one
+    before it runs (a spare is kept for a job that may queue another, `Verifier._wanted`), so it
+    waits for whichever of the two takes longer. Counted as one replay, a hang's three replays
+    (each a whole timeout) got a third of the time they take, and the last ones were cut off."""
+    if count <= 0:
+        return 0.0
+    return one_s + (count - 1) * max(one_s, start_s)
 
 
 def baseline_replay_s(entry: Finding, *, call_s: float, timeout_s: float) -> float:
@@ -96,11 +111,19 @@ def baseline_replay_s(entry: Finding, *, call_s: float, timeout_s: float) -> flo
     deadline left a crash's replay 0.2 s of the 0.7 s it takes: no baseline entry fuzzing did not
     meet again was ever replayed, so none was ever shown fixed."""
     prefix_s = len(entry.repro.prefix) * call_s
-    if entry.kind is Kind.HANG:
-        return prefix_s + timeout_s + FOLLOW_UP_S
-    if entry.kind in WATCHED_AFTER_REPLY:
-        return prefix_s + call_s + AFTER_REPLY_S + call_s
-    return prefix_s + call_s
+    failing_s = timeout_s if entry.kind is Kind.HANG else call_s
+    return prefix_s + failing_s + replay_wait_s(entry.kind, call_s)
+
+
+def replay_wait_s(kind: Kind, call_s: float) -> float:
+    """What a replay of a finding of `kind` waits for after its failing call (`engine.replay`): a
+    hang's ping after the timeout, a crash's (or running out of memory's) wait for a death right
+    after the reply and the ping after it (`call_s`); nothing for the others."""
+    if kind is Kind.HANG:
+        return FOLLOW_UP_S
+    if kind in WATCHED_AFTER_REPLY:
+        return AFTER_REPLY_S + call_s
+    return 0.0
 
 
 def stop_allowance(target: TargetConfig, *, spares: bool, measured: float | None) -> float:

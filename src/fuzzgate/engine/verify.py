@@ -64,6 +64,7 @@ from fuzzgate.engine.deadline import (
     backlog_of,
     baseline_replay_s,
     parallel_replays,
+    replay_wait_s,
     side_by_side,
     stop_allowance,
 )
@@ -121,6 +122,14 @@ def _cost_rank(job: _Job) -> tuple[bool, bool]:
         return (False, False)
     tally = job[0]
     return (tally.ambiguous, tally.finding.kind in OWN_TIMING)
+
+
+def _dear(job: _Job) -> bool:
+    """A replay of a finding whose call takes its own time (a hang's timeout, a slow call): its
+    replays, one after another, may be verification's longest chain (`_next_job`). Seen beside
+    other calls or not: a hang always is (calls go out beside a call that takes this long,
+    `CallLoop._watch`), and its time is its own (`labels.OWN_TIMING`)."""
+    return isinstance(job, tuple) and job[0].finding.kind in OWN_TIMING
 
 
 class Verifier:
@@ -182,6 +191,8 @@ class Verifier:
         self._pending = 0
         self._following = 0
         """Running jobs that may queue another try on this server (`_may_follow`)."""
+        self._dear_running = 0
+        """Running replays of dear findings (`_dear`): once fuzzing is over, one replay at a time runs them."""
         self._idle = anyio.Event()
         self._idle.set()
         self._start_error: str | None = None
@@ -235,9 +246,16 @@ class Verifier:
             self._explained = deque(job for job in self._explained if explainer.by(job[0]) is not None)
         while self._jobs:
             # Once fuzzing is over, the first of the cheapest (`_cost_rank`), so that what is left
-            # of the budget confirms the most findings it can. Beside fuzzing, in the order found:
-            # a dear replay put off until fuzzing ends would make fuzzing end sooner for it.
-            job = min(self._jobs, key=_cost_rank) if self._finishing else self._jobs[0]
+            # of the budget confirms the most findings it can; but with replays at once, one of
+            # them runs the dear ones (`_dear`) from the start: the fuzzing deadline left time for
+            # the longest chain of replays beside the rest (`deadline.backlog_of`), not after it.
+            # Beside fuzzing, in the order found: a dear replay put off until fuzzing ends would
+            # make fuzzing end sooner for it.
+            job = self._jobs[0]
+            if self._finishing:
+                dear = [queued for queued in self._jobs if _dear(queued)]
+                lane = bool(dear) and self._parallel > 1 and not self._dear_running
+                job = dear[0] if lane else min(self._jobs, key=_cost_rank)
             self._jobs.remove(job)
             if isinstance(job, tuple) and explainer.by(job[0]) is not None:
                 self._explained.append(job)
@@ -277,6 +295,10 @@ class Verifier:
             timeout_s=timeout_s,
             stop_s=stop_s,
             warm=warm,
+            waits={
+                fingerprint: replay_wait_s(tally.finding.kind, min(durations.get(fingerprint, default_s), timeout_s))
+                for fingerprint, tally in self._tallies.items()
+            },
             # A fixed entry takes every replay (`_baseline_job`), one still failing only the first.
             unseen=[
                 (max(1, self.settings.replays), baseline_replay_s(entry, call_s=call_s, timeout_s=timeout_s))
@@ -356,7 +378,9 @@ class Verifier:
                     await self._arrived.wait()
                 follows = self._may_follow(job)
                 self._following += follows
-                tg.start_soon(self._run, job, token, follows)
+                dear = _dear(job)
+                self._dear_running += dear
+                tg.start_soon(self._run, job, token, follows, dear)
 
     def _may_follow(self, job: _Job) -> bool:
         """Whether `job` may queue another try on a fresh server of this server once it is done: a
@@ -414,7 +438,7 @@ class Verifier:
             self._idle.set()
             self._keep_warm()
 
-    async def _run(self, job: _Job, token: object, follows: bool = False) -> None:
+    async def _run(self, job: _Job, token: object, follows: bool = False, dear: bool = False) -> None:
         try:
             if isinstance(job, BaseTally):
                 await self._base_job(job)
@@ -425,6 +449,7 @@ class Verifier:
             else:
                 await self._confirm_job(*job)
         finally:
+            self._dear_running -= dear
             if isinstance(job, _ShrinkTry):
                 self._shrinking -= 1
                 self._arrived.set()
