@@ -192,7 +192,8 @@ class Verifier:
         self._following = 0
         """Running jobs that may queue another try on this server (`_may_follow`)."""
         self._dear_running = 0
-        """Running replays of dear findings (`_dear`): once fuzzing is over, one replay at a time runs them."""
+        """Running replays of dear findings (`_dear`): once fuzzing is over, while none runs, the
+        next replay to start is one of theirs (`_next_job`)."""
         self._idle = anyio.Event()
         self._idle.set()
         self._start_error: str | None = None
